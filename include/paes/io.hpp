@@ -1,0 +1,111 @@
+// Where bytes come from and go. Engines see a message as random-access input
+// and output; files implement that with pread/pwrite, memory with views so an
+// in-memory job (paes bench, the library API) never copies.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace paes {
+
+class Source {
+ public:
+  virtual ~Source() = default;
+  virtual std::uint64_t size() const = 0;
+  // Fills `dst` from `offset`; throws Error on a read error or a short read
+  // (the input shrank under us).
+  virtual void read_at(std::uint64_t offset, std::span<std::uint8_t> dst) = 0;
+  // Zero-copy access when the bytes are already in memory, else nullptr.
+  virtual const std::uint8_t* view(std::uint64_t, std::size_t) { return nullptr; }
+  // True when there is no I/O to overlap with the cipher.
+  virtual bool in_memory() const { return false; }
+};
+
+class Sink {
+ public:
+  virtual ~Sink() = default;
+  // Writes all of `src` at `offset`; throws Error on failure (disk full, ...).
+  virtual void write_at(std::uint64_t offset, std::span<const std::uint8_t> src) = 0;
+  // Where to transform straight into when the output is memory, else nullptr;
+  // bytes placed there need no write_at.
+  virtual std::uint8_t* view(std::uint64_t, std::size_t) { return nullptr; }
+  virtual bool in_memory() const { return false; }
+};
+
+class MemorySource final : public Source {
+ public:
+  explicit MemorySource(std::span<const std::uint8_t> bytes) : bytes_(bytes) {}
+  std::uint64_t size() const override { return bytes_.size(); }
+  void read_at(std::uint64_t offset, std::span<std::uint8_t> dst) override;
+  const std::uint8_t* view(std::uint64_t offset, std::size_t len) override;
+  bool in_memory() const override { return true; }
+
+ private:
+  std::span<const std::uint8_t> bytes_;
+};
+
+class MemorySink final : public Sink {
+ public:
+  explicit MemorySink(std::span<std::uint8_t> bytes) : bytes_(bytes) {}
+  void write_at(std::uint64_t offset, std::span<const std::uint8_t> src) override;
+  std::uint8_t* view(std::uint64_t offset, std::size_t len) override;
+  bool in_memory() const override { return true; }
+
+ private:
+  std::span<std::uint8_t> bytes_;
+};
+
+// A regular file opened for reading. Throws Error naming the path when it is
+// missing, unreadable or a directory.
+class InputFile final : public Source {
+ public:
+  explicit InputFile(const std::string& path);
+  ~InputFile() override;
+  InputFile(const InputFile&) = delete;
+  InputFile& operator=(const InputFile&) = delete;
+
+  std::uint64_t size() const override { return size_; }
+  void read_at(std::uint64_t offset, std::span<std::uint8_t> dst) override;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  std::uint64_t size_ = 0;
+};
+
+// The output of a job, never visible under its final name until complete.
+//
+// A regular file is written to a temporary file beside the target (same
+// directory, so the final rename is atomic) and renamed by commit(). Until then
+// the temporary is removed by the destructor, and by SIGINT/SIGTERM/SIGHUP
+// (only one OutputFile is armed for signals at a time). Without `force`, an
+// existing target is refused up front and again, race-free, at the rename.
+// With `force` the target may even be the input: it is replaced only once the
+// new content is complete.
+// An existing character device that is not a terminal (/dev/null) is written
+// in place. Terminals are refused: ciphertext is binary.
+class OutputFile final : public Sink {
+ public:
+  OutputFile(const std::string& path, bool force);
+  ~OutputFile() override;
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+
+  void write_at(std::uint64_t offset, std::span<const std::uint8_t> src) override;
+  // Makes the output visible under its final name. Throws Error on failure, in
+  // which case nothing is left under either name.
+  void commit();
+
+ private:
+  void discard() noexcept;
+  std::string path_;
+  std::string temp_path_;  // empty when writing in place to a device
+  int fd_ = -1;
+  bool force_ = false;
+  bool committed_ = false;
+};
+
+}  // namespace paes

@@ -1,0 +1,37 @@
+// Bytes that must not outlive their use: keys and passphrases. The storage is
+// wiped with OPENSSL_cleanse when the object is destroyed or reassigned, and the
+// type refuses implicit copies so a key is never duplicated by accident.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+namespace paes {
+
+class SecretBytes {
+ public:
+  SecretBytes() = default;
+  explicit SecretBytes(std::size_t len);
+  SecretBytes(const std::uint8_t* data, std::size_t len);
+  ~SecretBytes();
+  SecretBytes(SecretBytes&& other) noexcept;
+  SecretBytes& operator=(SecretBytes&& other) noexcept;
+  SecretBytes(const SecretBytes&) = delete;
+  SecretBytes& operator=(const SecretBytes&) = delete;
+
+  std::uint8_t* data() noexcept { return bytes_.get(); }
+  const std::uint8_t* data() const noexcept { return bytes_.get(); }
+  std::size_t size() const noexcept { return len_; }
+  bool empty() const noexcept { return len_ == 0; }
+  std::span<const std::uint8_t> view() const noexcept { return {bytes_.get(), len_}; }
+  SecretBytes clone() const { return SecretBytes(data(), size()); }
+
+ private:
+  void wipe() noexcept;
+  std::unique_ptr<std::uint8_t[]> bytes_;
+  std::size_t len_ = 0;
+};
+
+}  // namespace paes

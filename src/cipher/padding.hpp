@@ -1,0 +1,20 @@
+// PKCS#7 padding exactly as openssl enc applies it to ECB and CBC.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "paes/mode.hpp"
+
+namespace paes {
+
+// The final block of a padded message: the last tail_len (< 16) bytes of
+// plaintext followed by 16 - tail_len bytes of value 16 - tail_len.
+Block pkcs7_final_block(const std::uint8_t* tail, std::size_t tail_len);
+
+// Length of the padding at the end of decrypted `block` (its last 16 bytes),
+// 1 to 16. Throws Error "bad decrypt: wrong key or corrupted data" when the
+// bytes aren't valid padding.
+std::size_t pkcs7_pad_len(const std::uint8_t* last_block);
+
+}  // namespace paes

@@ -1,0 +1,94 @@
+#include "cli/key_source.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+
+#include "paes/error.hpp"
+#include "util/hex.hpp"
+
+namespace paes::cli {
+namespace {
+
+// A key file is small; anything bigger is a mistake (a data file given as key).
+constexpr std::size_t kMaxKeyFileLen = 4096;
+
+SecretBytes read_key_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw system_error("key file " + path);
+  SecretBytes buffer(kMaxKeyFileLen + 1);
+  std::size_t len = 0;
+  while (len < buffer.size()) {
+    const ssize_t n = ::read(fd, buffer.data() + len, buffer.size() - len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const Error error = system_error("key file " + path);
+      ::close(fd);
+      throw error;
+    }
+    if (n == 0) break;
+    len += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  if (len > kMaxKeyFileLen) throw Error("key file " + path + " is too large to be a key");
+  return SecretBytes(buffer.data(), len);
+}
+
+}  // namespace
+
+SecretBytes decode_key_file(const SecretBytes& content, const std::string& path) {
+  std::string_view text(reinterpret_cast<const char*>(content.data()), content.size());
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
+  const bool hex_length = text.size() == 32 || text.size() == 48 || text.size() == 64;
+  if (hex_length) {
+    if (auto key = decode_hex(text)) return std::move(*key);
+  }
+  try {
+    check_key_length(content.size());
+  } catch (const Error& e) {
+    throw Error("key file " + path + ": " + e.what() +
+                " (a key file holds 16, 24 or 32 raw bytes, or 32, 48 or 64 hex digits)");
+  }
+  return content.clone();
+}
+
+SecretBytes load_key(const std::string& key_hex, const std::string& key_file) {
+  if (key_hex.empty() == key_file.empty()) {
+    throw usage_error("give the key with exactly one of --key-file PATH or --key-hex HEX");
+  }
+  if (!key_file.empty()) return decode_key_file(read_key_file(key_file), key_file);
+
+  std::cerr << "paes: warning: a key given with --key-hex is visible to other users of this "
+               "machine (ps, /proc); prefer --key-file\n";
+  auto key = decode_hex(key_hex);
+  if (!key) throw usage_error("--key-hex is not hex (expected 32, 48 or 64 hex digits)");
+  check_key_length(key->size());
+  return std::move(*key);
+}
+
+Block parse_iv(Mode mode, const std::string& iv_hex) {
+  Block iv{};
+  if (!mode_uses_iv(mode)) {
+    if (!iv_hex.empty()) throw usage_error("ECB takes no IV: drop --iv");
+    return iv;
+  }
+  if (iv_hex.empty()) {
+    throw usage_error("--iv is required for " + std::string(mode_name(mode)) +
+                      " (16 bytes as 32 hex digits)");
+  }
+  const auto bytes = decode_hex(iv_hex);
+  if (!bytes) throw usage_error("--iv is not hex (expected 32 hex digits)");
+  if (bytes->size() != kBlockLen) {
+    throw usage_error("IV must be 16 bytes (32 hex digits), got " + std::to_string(bytes->size()) +
+                      " bytes");
+  }
+  std::memcpy(iv.data(), bytes->data(), kBlockLen);
+  return iv;
+}
+
+}  // namespace paes::cli

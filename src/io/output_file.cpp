@@ -1,0 +1,155 @@
+// OutputFile: nothing appears under the final name until commit().
+//
+// The temporary lives beside the target (".NAME.paes-XXXXXX") so that commit is
+// one rename within a directory. A signal handler removes it on SIGINT, SIGTERM
+// and SIGHUP; the handler may only touch async-signal-safe state, so the path
+// sits in a static buffer armed by a sig_atomic_t flag.
+#include <fcntl.h>
+#include <stdio.h>  // renameat2
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <utility>
+
+#include "paes/error.hpp"
+#include "paes/io.hpp"
+
+namespace paes {
+namespace {
+
+char g_cleanup_path[4096];
+volatile std::sig_atomic_t g_cleanup_armed = 0;
+
+extern "C" void remove_temp_and_die(int sig) {
+  if (g_cleanup_armed) ::unlink(g_cleanup_path);
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+void arm_cleanup(const std::string& path) {
+  static const bool installed = [] {
+    struct sigaction action {};
+    action.sa_handler = remove_temp_and_die;
+    sigemptyset(&action.sa_mask);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &action, nullptr);
+    return true;
+  }();
+  (void)installed;
+  if (path.size() >= sizeof g_cleanup_path) throw Error(path + ": path too long");
+  g_cleanup_armed = 0;
+  std::memcpy(g_cleanup_path, path.c_str(), path.size() + 1);
+  g_cleanup_armed = 1;
+}
+
+void disarm_cleanup() { g_cleanup_armed = 0; }
+
+mode_t creation_mode() {
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  return 0666 & ~mask;
+}
+
+// Links temp to path only if path doesn't exist, for filesystems without
+// renameat2(RENAME_NOREPLACE).
+int rename_noreplace(const char* from, const char* to) {
+  if (::renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0) return 0;
+  if (errno != EINVAL && errno != ENOSYS) return -1;
+  if (::link(from, to) != 0) return -1;
+  ::unlink(from);
+  return 0;
+}
+
+}  // namespace
+
+OutputFile::OutputFile(const std::string& path, bool force) : path_(path), force_(force) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) throw Error(path + ": is a directory");
+    if (S_ISCHR(st.st_mode)) {
+      fd_ = ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
+      if (fd_ < 0) throw system_error(path);
+      if (::isatty(fd_)) {
+        ::close(fd_);
+        fd_ = -1;
+        throw Error(path + ": refusing to write binary output to a terminal");
+      }
+      return;  // a device such as /dev/null is written in place
+    }
+    if (!S_ISREG(st.st_mode)) throw Error(path + ": not a regular file or device");
+    if (!force) throw Error(path + ": already exists (use -f to overwrite)");
+  } else if (errno != ENOENT) {
+    throw system_error(path);
+  }
+
+  const std::size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  std::string temp = (slash == std::string::npos ? "" : dir) + "." + base + ".paes-XXXXXX";
+  fd_ = ::mkstemp(temp.data());
+  if (fd_ < 0) throw system_error("cannot create the output in " + dir);
+  ::fcntl(fd_, F_SETFD, FD_CLOEXEC);
+  temp_path_ = temp;
+  try {
+    arm_cleanup(temp_path_);
+  } catch (...) {
+    discard();
+    throw;
+  }
+}
+
+OutputFile::~OutputFile() {
+  if (!committed_) discard();
+}
+
+void OutputFile::discard() noexcept {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  if (!temp_path_.empty()) {
+    ::unlink(temp_path_.c_str());
+    disarm_cleanup();
+    temp_path_.clear();
+  }
+}
+
+void OutputFile::write_at(std::uint64_t offset, std::span<const std::uint8_t> src) {
+  std::size_t done = 0;
+  while (done < src.size()) {
+    const ssize_t n = ::pwrite(fd_, src.data() + done, src.size() - done,
+                               static_cast<off_t>(offset + done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw system_error("writing " + path_);
+    }
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+void OutputFile::commit() {
+  if (temp_path_.empty()) {
+    const int fd = std::exchange(fd_, -1);
+    committed_ = true;
+    if (::close(fd) != 0) throw system_error("writing " + path_);
+    return;
+  }
+  if (::fchmod(fd_, creation_mode()) != 0 || ::close(std::exchange(fd_, -1)) != 0) {
+    const Error error = system_error("writing " + path_);
+    discard();
+    throw error;
+  }
+  const int renamed = force_ ? ::rename(temp_path_.c_str(), path_.c_str())
+                             : rename_noreplace(temp_path_.c_str(), path_.c_str());
+  if (renamed != 0) {
+    const Error error = errno == EEXIST ? Error(path_ + ": already exists (use -f to overwrite)")
+                                        : system_error(path_);
+    discard();
+    throw error;
+  }
+  disarm_cleanup();
+  temp_path_.clear();
+  committed_ = true;
+}
+
+}  // namespace paes

@@ -1,0 +1,40 @@
+#include "paes/transform.hpp"
+
+#include <chrono>
+
+#include "paes/error.hpp"
+#include "paes/io.hpp"
+
+namespace paes {
+
+TransformReport transform_file(const CipherSpec& spec, const std::string& input_path,
+                               const std::string& output_path, const TransformOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  InputFile input(input_path);
+  const ChunkPlan plan(spec, input.size(), options.chunk_len);
+  const auto engine = make_engine(options.engine, options.threads);
+  OutputFile output(output_path, options.force);
+
+  TransformReport report;
+  report.bytes_in = input.size();
+  report.bytes_out = engine->run(spec, plan, input, output);
+  output.commit();
+  report.workers = engine->workers_for(plan);
+  report.parallel = plan.parallel();
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return report;
+}
+
+std::uint64_t transform_memory(const CipherSpec& spec, std::span<std::uint8_t> out,
+                               std::span<const std::uint8_t> in, const TransformOptions& options) {
+  const ChunkPlan plan(spec, in.size(), options.chunk_len);
+  if (out.size() < plan.max_output_len()) {
+    throw Error("output buffer too small: " + std::to_string(out.size()) + " bytes, need " +
+                std::to_string(plan.max_output_len()));
+  }
+  MemorySource source(in);
+  MemorySink sink(out);
+  return make_engine(options.engine, options.threads)->run(spec, plan, source, sink);
+}
+
+}  // namespace paes
