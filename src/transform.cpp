@@ -21,6 +21,7 @@ TransformReport transform_file(const CipherSpec& spec, const std::string& input_
   output.commit();
   report.workers = engine->workers_for(plan);
   report.parallel = plan.parallel();
+  report.chunk_len = plan.chunk_len();
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report;
 }

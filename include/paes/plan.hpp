@@ -41,9 +41,12 @@ class ChunkPlan {
 
   bool parallel() const { return parallel_; }
   std::uint64_t input_len() const { return input_len_; }
-  // For a parallel plan, the chunk length; for a sequential one, the length of
-  // the pieces an engine should stream the single chunk in.
   std::uint64_t chunk_len() const { return chunk_len_; }
+  // The most bytes an engine transforms at a time: the chunk length of a
+  // parallel plan. A sequential plan's single chunk is streamed in pieces of
+  // at least kDefaultChunkLen, since its chunk size buys no parallelism and
+  // tiny pieces would only add hand-offs between the pipeline's threads.
+  std::uint64_t piece_len() const;
   std::uint64_t chunk_count() const { return chunk_count_; }
   Chunk chunk(std::uint64_t index) const;
 

@@ -22,6 +22,7 @@ struct TransformReport {
   std::uint64_t bytes_out = 0;
   unsigned workers = 0;
   bool parallel = false;
+  std::uint64_t chunk_len = 0;  // as the plan used it: rounded down to whole blocks
   double seconds = 0;  // open to commit, I/O included
 };
 

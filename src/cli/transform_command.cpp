@@ -123,7 +123,7 @@ int run_transform(Direction direction, const TransformArgs& args, const CLI::App
         {"engine", engine_name(options.engine)},
         {"threads", report.workers},
         {"parallel", report.parallel},
-        {"chunk_size", options.chunk_len},
+        {"chunk_size", report.chunk_len},
         {"bytes_in", report.bytes_in},
         {"bytes_out", report.bytes_out},
         {"seconds", report.seconds},

@@ -6,14 +6,14 @@ namespace paes {
 
 std::uint64_t piece_count(const ChunkPlan& plan, const Chunk& chunk) {
   // An empty message still has one (empty) final piece: padding may fill it.
-  return std::max<std::uint64_t>(1, (chunk.in_len + plan.chunk_len() - 1) / plan.chunk_len());
+  return std::max<std::uint64_t>(1, (chunk.in_len + plan.piece_len() - 1) / plan.piece_len());
 }
 
 Piece piece(const ChunkPlan& plan, const Chunk& chunk, std::uint64_t index) {
   Piece p;
-  const std::uint64_t start = index * plan.chunk_len();
+  const std::uint64_t start = index * plan.piece_len();
   p.offset = chunk.in_offset + start;
-  p.len = static_cast<std::size_t>(std::min(plan.chunk_len(), chunk.in_len - start));
+  p.len = static_cast<std::size_t>(std::min(plan.piece_len(), chunk.in_len - start));
   p.final = chunk.last && index + 1 == piece_count(plan, chunk);
   return p;
 }

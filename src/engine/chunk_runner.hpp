@@ -12,7 +12,7 @@
 
 namespace paes {
 
-// A chunk is streamed in pieces of at most plan.chunk_len() bytes: one piece
+// A chunk is streamed in pieces of at most plan.piece_len() bytes: one piece
 // for a parallel plan, many for the single chunk of a sequential one.
 struct Piece {
   std::uint64_t offset = 0;  // in the input

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -72,6 +73,10 @@ ChunkPlan::ChunkPlan(const CipherSpec& spec, std::uint64_t input_len, std::uint6
   } else {
     chunk_count_ = 1;
   }
+}
+
+std::uint64_t ChunkPlan::piece_len() const {
+  return parallel_ ? chunk_len_ : std::max(chunk_len_, kDefaultChunkLen);
 }
 
 Chunk ChunkPlan::chunk(std::uint64_t index) const {

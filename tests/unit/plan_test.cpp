@@ -51,6 +51,7 @@ TEST(ChunkPlan, SplitsParallelInputIntoBlockAlignedChunks) {
   const ChunkPlan plan(spec, 1000, 100);  // rounded down to 96
   EXPECT_TRUE(plan.parallel());
   EXPECT_EQ(plan.chunk_len(), 96u);
+  EXPECT_EQ(plan.piece_len(), 96u);
   EXPECT_EQ(plan.chunk_count(), 11u);
   std::uint64_t covered = 0;
   for (std::uint64_t i = 0; i < plan.chunk_count(); ++i) {
@@ -73,6 +74,7 @@ TEST(ChunkPlan, SequentialDirectionsAreOneChunk) {
     EXPECT_FALSE(plan.parallel());
     EXPECT_EQ(plan.chunk_count(), 1u);
     EXPECT_EQ(plan.chunk(0).in_len, 10u << 20);
+    EXPECT_EQ(plan.piece_len(), ChunkPlan::kDefaultChunkLen);  // not 4096: no parallelism to buy
     EXPECT_EQ(plan.start_state(plan.chunk(0), nullptr), spec.iv);
   }
 }

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs everything paes needs to build and test on Debian 12, from Debian's
+# archive only. Safe to run again. Run as root (or with sudo available).
+set -euo pipefail
+
+export DEBIAN_FRONTEND=noninteractive
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+packages=(
+  build-essential cmake pkg-config   # compiler (GCC with OpenMP), build system
+  libssl-dev openssl                 # OpenSSL 3: every CPU AES, and the test oracle
+  libcli11-dev nlohmann-json3-dev    # command line, --json
+  libgtest-dev                       # unit tests
+  python3                            # end-to-end CLI tests
+  util-linux                         # setpriv: the CLI tests' permission cases as root
+)
+
+$SUDO apt-get update
+$SUDO apt-get install -y --no-install-recommends "${packages[@]}"

@@ -1,0 +1,751 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the real `paes` binary, with the `openssl` command as the oracle.
+
+Run as:  python3 tests/cli/test_cli.py --paes build/release/paes --openssl /usr/bin/openssl
+
+Covers:
+  A. every mode (ecb cbc cfb cfb8 cfb1 ofb ctr) x AES-128/192/256 x encrypt/decrypt is
+     byte-identical to `openssl enc`: the full cross of small sizes with threads 1/2/3,
+     chunk sizes 16/64K/default and --engine serial; --no-pad for ecb/cbc; 1 MiB+5
+     (cfb1: 64 KiB+3) with a few thread/chunk combinations.
+  B. CTR counter carry across 32, 64 and 128 bits with tiny chunks and 3 threads.
+  C. --key-file holding raw key bytes, or hex text with or without a newline.
+  D. --json (one object, its fields, byte counts, chunk-size suffixes and rounding),
+     `paes info`, `paes --help`, `paes encrypt --help`, `paes bench --json`, and the
+     --key-hex warning.
+  E. bad input: exit status (1 failure, 2 usage), one "paes: " line on stderr naming
+     the problem, and nothing new left in the output directory.
+  F. SIGINT mid-run leaves neither the output nor a temporary file behind.
+  G. CTR output is the same for every thread count and chunk size.
+
+Python 3.11 standard library only. Exits non-zero when any test fails; every skip
+says why.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+from concurrent.futures import ThreadPoolExecutor
+
+PAES = "paes"
+OPENSSL = "openssl"
+
+MODES = ["ecb", "cbc", "cfb", "cfb8", "cfb1", "ofb", "ctr"]
+PADDED_MODES = {"ecb", "cbc"}
+KEY_BITS = [128, 192, 256]
+DIRECTIONS = ["encrypt", "decrypt"]
+SMALL_SIZES = [0, 1, 15, 16, 17, 100]
+NOPAD_SIZES = [0, 16, 48]
+THREADS = [1, 2, 3]
+CHUNKS = ["16", "64K", None]  # None: paes' default chunk size
+NOBODY = 65534
+MAX_REPORTED_FAILURES = 15
+# Independent paes runs of one oracle case go side by side (they spend most time starting up).
+POOL = ThreadPoolExecutor(max_workers=max(2, min(4, os.cpu_count() or 2)))
+
+
+# --------------------------------------------------------------------------- helpers
+
+def run(args, input_bytes=None, timeout=120, as_nobody=False):
+    """Runs paes with `args` (a list of strings); returns the CompletedProcess (bytes)."""
+    cmd = [PAES] + [str(a) for a in args]
+    if as_nobody:
+        cmd = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"] + cmd
+    return subprocess.run(cmd, input=input_bytes, capture_output=True, timeout=timeout)
+
+
+def openssl_enc(mode, key, iv, data, decrypt=False, nopad=False):
+    """What `openssl enc` makes of `data`: (returncode, stdout bytes, stderr text)."""
+    cmd = [OPENSSL, "enc", f"-aes-{len(key) * 8}-{mode}", "-K", key.hex()]
+    if mode != "ecb":
+        cmd += ["-iv", iv.hex()]
+    if decrypt:
+        cmd.append("-d")
+    if nopad:
+        cmd.append("-nopad")
+    proc = subprocess.run(cmd, input=data, capture_output=True, timeout=120)
+    return proc.returncode, proc.stdout, proc.stderr.decode(errors="replace")
+
+
+def openssl_ok(mode, key, iv, data, decrypt=False, nopad=False):
+    rc, out, err = openssl_enc(mode, key, iv, data, decrypt, nopad)
+    if rc != 0:
+        raise AssertionError(f"openssl enc failed for {mode} (rc {rc}): {err}")
+    return out
+
+
+def write_file(path, data, mode=None):
+    with open(path, "wb") as f:
+        f.write(data)
+    if mode is not None:
+        os.chmod(path, mode)
+    return path
+
+
+def read_file(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def cipher_args(direction, mode, key, iv, inp, out, key_file=None, extra=()):
+    """The argument list of one encrypt/decrypt run."""
+    args = [direction, "--mode", mode]
+    args += ["--key-file", key_file] if key_file else ["--key-hex", key.hex()]
+    if mode != "ecb":
+        args += ["--iv", iv.hex()]
+    return args + list(extra) + [inp, "-o", out]
+
+
+def combo_args(threads=None, chunk=None, engine=None):
+    args = []
+    if engine:
+        args += ["--engine", engine]
+    if threads is not None:
+        args += ["--threads", str(threads)]
+    if chunk is not None:
+        args += ["--chunk-size", chunk]
+    return args
+
+
+def describe(proc):
+    err = proc.stderr.decode(errors="replace").strip()
+    return f"exit {proc.returncode}, stderr: {err!r}"
+
+
+def nobody_can_run_paes(workdir):
+    """Returns (command path usable by uid nobody, None) or (None, reason to skip)."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return None, "not root"
+    if shutil.which("setpriv") is None:
+        return None, "setpriv not found"
+    probe = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+    try:
+        if subprocess.run(probe + [PAES, "--help"], capture_output=True, timeout=30).returncode == 0:
+            return PAES, None
+    except OSError:
+        pass
+    # The build tree may be closed to nobody: try a world-readable copy of the binary.
+    os.chmod(workdir, 0o777)
+    copy = os.path.join(workdir, "paes-copy")
+    shutil.copy2(PAES, copy)
+    os.chmod(copy, 0o755)
+    proc = subprocess.run(probe + [copy, "--help"], capture_output=True, timeout=30)
+    if proc.returncode == 0:
+        return copy, None
+    return None, f"user nobody cannot run paes ({describe(proc)})"
+
+
+class PaesTestCase(unittest.TestCase):
+    """A fresh temporary directory per test, and failure collection for big case lists."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="paes-cli-")
+        self.failures = []
+        self.cases = 0
+
+    def tearDown(self):
+        for root, dirs, files in os.walk(self.tmp):
+            for d in dirs:
+                os.chmod(os.path.join(root, d), 0o755)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def path(self, *parts):
+        return os.path.join(self.tmp, *parts)
+
+    def new_dir(self, name, mode=None):
+        d = self.path(name)
+        os.makedirs(d, exist_ok=True)
+        if mode is not None:
+            os.chmod(d, mode)
+        return d
+
+    # -- checking many cases, reporting the first few failures of a test at its end
+    def check(self, ok, message):
+        self.cases += 1
+        if not ok:
+            self.failures.append(message)
+
+    def finish(self):
+        if self.failures:
+            shown = "\n  ".join(self.failures[:MAX_REPORTED_FAILURES])
+            self.fail(f"{len(self.failures)} of {self.cases} cases failed; first ones:\n  {shown}")
+
+    def paes_to_bytes(self, args_without_out, out):
+        """Runs paes writing to `out`; returns (proc, output bytes or None) and removes `out`."""
+        proc = run(args_without_out)
+        data = None
+        if os.path.exists(out):
+            data = read_file(out)
+            os.remove(out)
+        return proc, data
+
+    def oracle_case(self, direction, mode, key, iv, plaintext, combos, nopad=False, label=""):
+        """Checks paes against openssl for one message under every (threads, chunk, engine)
+        in `combos`; the paes runs go in parallel, each to its own output file."""
+        out_dir = self.path("out")
+        os.makedirs(out_dir, exist_ok=True)
+        inp = self.path("in.bin")
+        ciphertext = openssl_ok(mode, key, iv, plaintext, nopad=nopad)
+        if direction == "encrypt":
+            source, expected = plaintext, ciphertext
+        else:
+            source = ciphertext
+            expected = openssl_ok(mode, key, iv, ciphertext, decrypt=True, nopad=nopad)
+            if expected != plaintext:
+                raise AssertionError(f"openssl did not round-trip {mode}")
+        write_file(inp, source)
+
+        def one(index, threads, chunk, engine):
+            out = os.path.join(out_dir, f"result-{index}.bin")
+            extra = combo_args(threads, chunk, engine) + (["--no-pad"] if nopad else [])
+            args = cipher_args(direction, mode, key, iv, inp, out, extra=extra)
+            proc, got = self.paes_to_bytes(args, out)
+            what = (f"{direction} {mode}-{len(key) * 8} {label}size {len(plaintext)} "
+                    f"threads={threads} chunk={chunk} engine={engine} nopad={nopad}")
+            if proc.returncode != 0:
+                return f"{what}: {describe(proc)}  [paes {' '.join(map(str, args))}]"
+            if got != expected:
+                return (f"{what}: output differs from openssl "
+                        f"({None if got is None else len(got)} vs {len(expected)} bytes)")
+            return None
+
+        for problem in POOL.map(lambda ic: one(ic[0], *ic[1]), enumerate(combos)):
+            self.check(problem is None, problem)
+        leftovers = os.listdir(out_dir)
+        self.check(not leftovers, f"files left in the output directory: {leftovers}")
+
+    def assert_fails(self, args, code, substring, out_dir=None, as_nobody=False,
+                     before=None, input_bytes=None):
+        """paes `args` must exit with `code`, print one 'paes: ' line on stderr containing
+        `substring` (any case), and leave `out_dir` as it was (`before`: its listing)."""
+        if out_dir is not None and before is None:
+            before = sorted(os.listdir(out_dir))
+        proc = run(args, input_bytes=input_bytes, as_nobody=as_nobody)
+        cmd = "paes " + " ".join(map(str, args))
+        err = proc.stderr.decode(errors="replace")
+        lines = [l for l in err.splitlines() if l.strip()]
+        if "--key-hex" in args:  # a key on the command line also earns a warning line
+            lines = [l for l in lines if "warning" not in l.lower()]
+        self.assertEqual(proc.returncode, code, f"{cmd}: expected exit {code}, got {describe(proc)}")
+        self.assertEqual(len(lines), 1, f"{cmd}: expected one error line on stderr, got {err!r}")
+        self.assertTrue(lines[0].startswith("paes: "), f"{cmd}: stderr not 'paes: ...': {err!r}")
+        self.assertIn(substring.lower(), lines[0].lower(), f"{cmd}: stderr lacks {substring!r}")
+        self.assertEqual(proc.stdout, b"", f"{cmd}: unexpected stdout {proc.stdout[:200]!r}")
+        if out_dir is not None:
+            after = sorted(os.listdir(out_dir))
+            self.assertEqual(after, before, f"{cmd}: output directory changed (leftovers)")
+        return proc
+
+
+# --------------------------------------------------------------------------- A. oracle
+
+class OracleTest(PaesTestCase):
+    """A: byte-identical to `openssl enc` in every mode, key size and direction."""
+
+    SMALL_COMBOS = [(t, c, None) for t in THREADS for c in CHUNKS] + [(None, None, "serial")]
+
+    def small_cross(self, modes):
+        for mode in modes:
+            for bits in KEY_BITS:
+                key, iv = os.urandom(bits // 8), os.urandom(16)
+                for direction in DIRECTIONS:
+                    for size in SMALL_SIZES:
+                        self.oracle_case(direction, mode, key, iv, os.urandom(size),
+                                         self.SMALL_COMBOS)
+        self.finish()
+
+    def test_small_block_modes(self):
+        self.small_cross(["ecb", "cbc"])
+
+    def test_small_cfb_modes(self):
+        self.small_cross(["cfb", "cfb8", "cfb1"])
+
+    def test_small_ofb_ctr(self):
+        self.small_cross(["ofb", "ctr"])
+
+    def test_no_pad(self):
+        for mode in sorted(PADDED_MODES):
+            for bits in KEY_BITS:
+                key, iv = os.urandom(bits // 8), os.urandom(16)
+                for direction in DIRECTIONS:
+                    for size in NOPAD_SIZES + [1024 * 1024]:
+                        combos = self.SMALL_COMBOS if size < 1024 else [(3, "16", None), (2, None, None)]
+                        self.oracle_case(direction, mode, key, iv, os.urandom(size), combos,
+                                         nopad=True)
+        self.finish()
+
+    def test_large(self):
+        combos = [(1, None, None), (2, "64K", None), (3, "16", None), (3, "4K", None),
+                  (None, None, "serial")]
+        for mode in MODES:
+            size = 64 * 1024 + 3 if mode == "cfb1" else 1024 * 1024 + 5  # openssl cfb1 is slow
+            for bits in KEY_BITS:
+                key, iv = os.urandom(bits // 8), os.urandom(16)
+                for direction in DIRECTIONS:
+                    self.oracle_case(direction, mode, key, iv, os.urandom(size), combos,
+                                     label="large ")
+        self.finish()
+
+    def test_default_threads_and_engine(self):
+        # No --threads, --chunk-size or --engine at all.
+        for mode in MODES:
+            key, iv = os.urandom(32), os.urandom(16)
+            for direction in DIRECTIONS:
+                self.oracle_case(direction, mode, key, iv, os.urandom(200 * 1024 + 9),
+                                 [(None, None, None), (None, None, "threads")])
+        self.finish()
+
+
+# --------------------------------------------------------------------------- B. CTR carry
+
+class CtrCarryTest(PaesTestCase):
+    """B: the CTR counter carries across the 32-, 64- and full 128-bit boundaries."""
+
+    def test_counter_carry(self):
+        prefixes = {
+            "low 32 bits ff": os.urandom(12) + b"\xff" * 4,
+            "low 64 bits ff": os.urandom(8) + b"\xff" * 8,
+            "all 128 bits ff": b"\xff" * 16,
+            "low 32 bits fe": os.urandom(12) + b"\xff\xff\xff\xfe",
+        }
+        for label, iv in prefixes.items():
+            for bits in KEY_BITS:
+                key = os.urandom(bits // 8)
+                for size in [300, 517]:
+                    data = os.urandom(size)
+                    for direction in DIRECTIONS:
+                        self.oracle_case(direction, "ctr", key, iv, data,
+                                         [(3, "16", None), (3, "32", None), (1, "16", None),
+                                          (None, None, "serial")],
+                                         label=f"iv {label} ")
+        self.finish()
+
+
+# --------------------------------------------------------------------------- C. key files
+
+class KeyFileTest(PaesTestCase):
+    """C: --key-file with raw key bytes or with hex text; same result as --key-hex."""
+
+    def test_key_file_forms(self):
+        data = os.urandom(1000)
+        inp = write_file(self.path("in.bin"), data)
+        for bits in KEY_BITS:
+            key, iv = os.urandom(bits // 8), os.urandom(16)
+            while all(chr(b) in "0123456789abcdefABCDEF" for b in key):
+                key = os.urandom(bits // 8)  # never ambiguous with hex text
+            expected = openssl_ok("cbc", key, iv, data)
+            forms = {
+                "raw": key,
+                "hex+newline": key.hex().encode() + b"\n",
+                "hex": key.hex().encode(),
+                "HEX+newline": key.hex().upper().encode() + b"\n",
+            }
+            for name, content in forms.items():
+                key_file = write_file(self.path(f"key-{bits}-{name}"), content, 0o600)
+                out = self.path(f"out-{bits}-{name}")
+                proc = run(cipher_args("encrypt", "cbc", key, iv, inp, out, key_file=key_file))
+                self.assertEqual(proc.returncode, 0, f"key file {name}: {describe(proc)}")
+                self.assertNotIn("warning", proc.stderr.decode(errors="replace").lower(),
+                                 f"key file {name}: unexpected warning")
+                self.assertEqual(read_file(out), expected, f"key file {name} ({bits} bits)")
+                back = self.path(f"back-{bits}-{name}")
+                proc = run(cipher_args("decrypt", "cbc", key, iv, out, back, key_file=key_file))
+                self.assertEqual(proc.returncode, 0, f"key file {name} decrypt: {describe(proc)}")
+                self.assertEqual(read_file(back), data)
+
+    def test_key_hex_warns_but_succeeds(self):
+        data = os.urandom(64)
+        key, iv = os.urandom(16), os.urandom(16)
+        inp = write_file(self.path("in.bin"), data)
+        out = self.path("out.bin")
+        proc = run(cipher_args("encrypt", "ctr", key, iv, inp, out))
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.assertIn("warning", proc.stderr.decode(errors="replace").lower())
+        self.assertEqual(read_file(out), openssl_ok("ctr", key, iv, data))
+
+
+# --------------------------------------------------------------------------- D. JSON, info, help, bench
+
+class ReportingTest(PaesTestCase):
+    """D: --json, info, help and bench output."""
+
+    JSON_KEYS = {"mode", "key_bits", "direction", "engine", "threads", "chunk_size",
+                 "bytes_in", "bytes_out", "seconds", "gbps"}
+
+    def run_json(self, args):
+        proc = run(args)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        try:
+            report = json.loads(proc.stdout.decode())
+        except ValueError as e:
+            self.fail(f"--json stdout is not one JSON value ({e}): {proc.stdout[:500]!r}")
+        self.assertIsInstance(report, dict, "--json must print one JSON object")
+        missing = self.JSON_KEYS - report.keys()
+        self.assertFalse(missing, f"--json lacks {sorted(missing)}: {report}")
+        for k in ["key_bits", "threads", "chunk_size", "bytes_in", "bytes_out"]:
+            self.assertIsInstance(report[k], int, f"{k} should be an integer: {report}")
+        for k in ["seconds", "gbps"]:
+            self.assertIsInstance(report[k], (int, float), f"{k} should be a number: {report}")
+            self.assertGreaterEqual(report[k], 0)
+        return report
+
+    def test_json_byte_counts(self):
+        key, iv = os.urandom(16), os.urandom(16)
+        plain = write_file(self.path("plain"), os.urandom(100))
+        enc = self.path("enc")
+        report = self.run_json(cipher_args("encrypt", "cbc", key, iv, plain, enc,
+                                           extra=["--json", "--threads", "2"]))
+        self.assertEqual((report["mode"], report["key_bits"], report["direction"]),
+                         ("cbc", 128, "encrypt"), report)
+        self.assertEqual((report["bytes_in"], report["bytes_out"]), (100, 112), report)
+        self.assertEqual(os.path.getsize(enc), 112)
+        dec = self.path("dec")
+        report = self.run_json(cipher_args("decrypt", "cbc", key, iv, enc, dec, extra=["--json"]))
+        self.assertEqual((report["direction"], report["bytes_in"], report["bytes_out"]),
+                         ("decrypt", 112, 100), report)
+        key = os.urandom(32)
+        ctr_out = self.path("ctr")
+        report = self.run_json(cipher_args("encrypt", "ctr", key, iv, plain, ctr_out,
+                                           extra=["--json", "--engine", "serial"]))
+        self.assertEqual((report["mode"], report["key_bits"], report["engine"]),
+                         ("ctr", 256, "serial"), report)
+        self.assertEqual((report["bytes_in"], report["bytes_out"]), (100, 100), report)
+
+    def test_json_chunk_size_and_threads(self):
+        key, iv = os.urandom(24), os.urandom(16)
+        data = os.urandom(300 * 1024)
+        inp = write_file(self.path("in"), data)
+        expected = openssl_ok("ctr", key, iv, data)
+        for chunk, want in [("64K", 65536), ("100", 96), ("4096", 4096), ("1M", 1048576)]:
+            out = self.path(f"out-{chunk}")
+            report = self.run_json(cipher_args("encrypt", "ctr", key, iv, inp, out,
+                                               extra=["--json", "--engine", "threads",
+                                                      "--threads", "3", "--chunk-size", chunk]))
+            self.assertEqual(report["chunk_size"], want, f"--chunk-size {chunk}: {report}")
+            # "threads" counts the workers that ran: never more than the chunks.
+            chunks = -(-len(data) // want)
+            self.assertEqual((report["engine"], report["threads"], report["key_bits"]),
+                             ("threads", min(3, chunks), 192), report)
+            self.assertEqual(read_file(out), expected, f"--chunk-size {chunk}")
+
+    def test_size_suffixes_accepted(self):
+        key, iv = os.urandom(16), os.urandom(16)
+        data = os.urandom(5000)
+        inp = write_file(self.path("in"), data)
+        expected = openssl_ok("ofb", key, iv, data)
+        for chunk in ["64K", "4M", "1G"]:
+            out = self.path(f"out-{chunk}")
+            proc = run(cipher_args("encrypt", "ofb", key, iv, inp, out,
+                                   extra=["--chunk-size", chunk]))
+            self.assertEqual(proc.returncode, 0, f"--chunk-size {chunk}: {describe(proc)}")
+            self.assertEqual(read_file(out), expected, f"--chunk-size {chunk}")
+
+    def test_info(self):
+        proc = run(["info"])
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        text = proc.stdout.decode(errors="replace")
+        for needle in ["OpenSSL 3", "AES-NI", "serial", "threads"]:
+            self.assertIn(needle, text, f"`paes info` lacks {needle!r}:\n{text}")
+
+    def test_help(self):
+        for args in (["--help"], ["encrypt", "--help"]):
+            proc = run(args)
+            self.assertEqual(proc.returncode, 0, f"paes {' '.join(args)}: {describe(proc)}")
+            self.assertIn("Example", proc.stdout.decode(errors="replace"),
+                          f"paes {' '.join(args)} shows no examples")
+
+    def test_bench_json(self):
+        args = ["bench", "--size", "1M", "--modes", "ctr", "--key-bits", "128",
+                "--threads", "2", "--json"]
+        proc = run(args, timeout=120)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        text = proc.stdout.decode(errors="replace").strip()
+        try:
+            records = json.loads(text)
+            if isinstance(records, dict):
+                records = [records]
+        except ValueError:
+            try:
+                records = [json.loads(line) for line in text.splitlines() if line.strip()]
+            except ValueError as e:
+                self.fail(f"bench --json is neither a JSON array nor JSON lines ({e}):\n{text[:1000]}")
+        self.assertIsInstance(records, list)
+        self.assertTrue(records, "bench --json printed no records")
+        keys = {"mode", "direction", "key_bits", "engine", "threads", "bytes", "seconds", "gbps"}
+        for rec in records:
+            self.assertIsInstance(rec, dict, f"bench record is not an object: {rec!r}")
+            self.assertFalse(keys - rec.keys(), f"bench record lacks {sorted(keys - rec.keys())}: {rec}")
+            self.assertEqual(rec["mode"], "ctr", rec)
+            self.assertEqual(rec["key_bits"], 128, rec)
+        self.assertIn("openssl", [r["engine"] for r in records], "no record with engine openssl")
+
+
+# --------------------------------------------------------------------------- E. errors
+
+class ErrorTest(PaesTestCase):
+    """E: bad input fails cleanly: exit status, one stderr line, nothing left behind."""
+
+    def setUp(self):
+        super().setUp()
+        self.key, self.iv = os.urandom(16), os.urandom(16)
+        self.key_file = write_file(self.path("key"), self.key, 0o600)
+        self.data = os.urandom(1000)
+        self.inp = write_file(self.path("in.bin"), self.data)
+        self.out_dir = self.new_dir("out")
+        self.out = os.path.join(self.out_dir, "result.bin")
+
+    def args(self, direction="encrypt", mode="cbc", inp=None, out=None, extra=(), iv=True):
+        args = [direction, "--mode", mode, "--key-file", self.key_file]
+        if iv and mode != "ecb":
+            args += ["--iv", self.iv.hex()]
+        return args + list(extra) + [inp or self.inp, "-o", out or self.out]
+
+    def fails(self, args, code, substring, **kw):
+        kw.setdefault("out_dir", self.out_dir)
+        return self.assert_fails(args, code, substring, **kw)
+
+    # -- input
+    def test_missing_input(self):
+        self.fails(self.args(inp=self.path("does-not-exist")), 1, "no such file")
+
+    def test_input_is_directory(self):
+        self.fails(self.args(inp=self.new_dir("a-directory")), 1, "directory")
+
+    def test_unreadable_input(self):
+        secret = write_file(self.path("unreadable.bin"), self.data, 0o000)
+        paes, why = nobody_can_run_paes(self.tmp)
+        if paes is None and why != "not root":
+            self.skipTest(f"cannot run paes as an unprivileged user: {why}")
+        if paes is None:  # not root: the permission bits apply to us directly
+            self.fails(self.args(inp=secret), 1, "permission denied")
+            return
+        os.chmod(self.tmp, 0o777)
+        os.chmod(self.out_dir, 0o777)
+        os.chown(self.key_file, NOBODY, NOBODY)
+        global PAES
+        saved, PAES = PAES, paes
+        try:
+            self.fails(self.args(inp=secret), 1, "permission denied", as_nobody=True)
+        finally:
+            PAES = saved
+
+    # -- output
+    def test_output_exists_without_force(self):
+        write_file(self.out, b"precious")
+        self.fails(self.args(), 1, "exists")
+        self.assertEqual(read_file(self.out), b"precious", "existing output was modified")
+        proc = run(self.args(extra=["-f"]))
+        self.assertEqual(proc.returncode, 0, f"-f: {describe(proc)}")
+        self.assertEqual(read_file(self.out), openssl_ok("cbc", self.key, self.iv, self.data))
+        self.assertEqual(os.listdir(self.out_dir), ["result.bin"])
+        write_file(self.out, b"precious again")
+        proc = run(self.args(extra=["--force"]))
+        self.assertEqual(proc.returncode, 0, f"--force: {describe(proc)}")
+        self.assertEqual(read_file(self.out), openssl_ok("cbc", self.key, self.iv, self.data))
+
+    def test_output_directory_missing(self):
+        missing = self.path("no-such-dir", "result.bin")
+        self.fails(self.args(out=missing), 1, "no such file", out_dir=self.tmp)
+        self.assertFalse(os.path.exists(os.path.dirname(missing)))
+
+    def test_output_directory_unwritable(self):
+        paes, why = nobody_can_run_paes(self.tmp)
+        if paes is None:
+            if why != "not root":
+                self.skipTest(f"cannot run paes as an unprivileged user: {why}")
+            os.chmod(self.out_dir, 0o555)
+            self.fails(self.args(), 1, "permission denied")
+            return
+        os.chmod(self.tmp, 0o777)
+        os.chmod(self.inp, 0o644)
+        os.chown(self.key_file, NOBODY, NOBODY)
+        os.chmod(self.out_dir, 0o555)
+        global PAES
+        saved, PAES = PAES, paes
+        try:
+            self.fails(self.args(), 1, "permission denied", as_nobody=True)
+        finally:
+            PAES = saved
+
+    def test_output_is_terminal(self):
+        try:
+            master, slave = os.openpty()
+        except OSError as e:
+            self.skipTest(f"no pseudo-terminal can be made here: {e}")
+        try:
+            tty = os.ttyname(slave)
+            for extra in ([], ["-f"]):
+                proc = run(self.args(out=tty, extra=extra))
+                err = proc.stderr.decode(errors="replace")
+                lines = [l for l in err.splitlines() if l.strip()]
+                what = f"-o {tty} {' '.join(extra)}"
+                self.assertIn(proc.returncode, (1, 2), f"{what}: {describe(proc)}")
+                self.assertEqual(len(lines), 1, f"{what}: expected one stderr line: {err!r}")
+                self.assertTrue(lines[0].startswith("paes: "), f"{what}: {err!r}")
+                self.assertIn("terminal", err.lower(), f"{what}: {err!r}")
+        finally:
+            os.close(master)
+            os.close(slave)
+
+    # -- keys and IVs
+    def test_key_hex_wrong_length(self):
+        args = ["encrypt", "--mode", "cbc", "--key-hex", os.urandom(20).hex(),
+                "--iv", self.iv.hex(), self.inp, "-o", self.out]
+        self.fails(args, 2, "key must be 16, 24 or 32 bytes")
+
+    def test_key_hex_not_hex(self):
+        args = ["encrypt", "--mode", "cbc", "--key-hex", "zz" * 16,
+                "--iv", self.iv.hex(), self.inp, "-o", self.out]
+        self.fails(args, 2, "hex")
+
+    def test_key_file_wrong_length(self):
+        key = os.urandom(20)
+        while all(chr(b) in "0123456789abcdefABCDEF" for b in key):
+            key = os.urandom(20)
+        self.key_file = write_file(self.path("bad-key"), key, 0o600)
+        self.fails(self.args(), 1, "key must be 16, 24 or 32 bytes")
+        self.key_file = write_file(self.path("bad-key-hex"), os.urandom(20).hex().encode() + b"\n", 0o600)
+        self.fails(self.args(), 1, "key must be 16, 24 or 32 bytes")
+
+    def test_iv_missing(self):
+        self.fails(self.args(iv=False), 2, "--iv")
+
+    def test_iv_wrong_length(self):
+        self.fails(self.args(iv=False, extra=["--iv", os.urandom(15).hex()]), 2, "iv")
+
+    def test_iv_given_for_ecb(self):
+        self.fails(self.args(mode="ecb", extra=["--iv", self.iv.hex()]), 2, "ecb")
+
+    # -- lengths and padding
+    def test_no_pad_unaligned_plaintext(self):
+        inp = write_file(self.path("odd.bin"), os.urandom(17))
+        for mode in ["ecb", "cbc"]:
+            self.fails(self.args(mode=mode, inp=inp, extra=["--no-pad"]), 1, "multiple of 16")
+
+    def test_unaligned_ciphertext(self):
+        for size in [17, 31]:
+            inp = write_file(self.path(f"odd-{size}.bin"), os.urandom(size))
+            for mode in ["ecb", "cbc"]:
+                self.fails(self.args("decrypt", mode=mode, inp=inp), 1, "multiple of 16")
+                self.fails(self.args("decrypt", mode=mode, inp=inp, extra=["--no-pad"]),
+                           1, "multiple of 16")
+
+    def test_bad_padding(self):
+        for mode in ["ecb", "cbc"]:
+            # Last plaintext bytes that are not valid PKCS#7 padding.
+            for tail in [b"\x00", b"\x11", b"\x03\x03\x02", b"\x10" * 15 + b"\x0f"]:
+                plain = os.urandom(48 - len(tail)) + tail
+                cipher = openssl_ok(mode, self.key, self.iv, plain, nopad=True)
+                rc, _, err = openssl_enc(mode, self.key, self.iv, cipher, decrypt=True)
+                self.assertNotEqual(rc, 0, f"oracle accepted padding {tail.hex()}")
+                inp = write_file(self.path("bad-pad.bin"), cipher)
+                self.fails(self.args("decrypt", mode=mode, inp=inp), 1, "bad decrypt")
+            # The wrong key: find one openssl rejects, so the case is certain.
+            cipher = openssl_ok(mode, self.key, self.iv, self.data)
+            for _ in range(100):
+                wrong = os.urandom(16)
+                if openssl_enc(mode, wrong, self.iv, cipher, decrypt=True)[0] != 0:
+                    break
+            self.key_file = write_file(self.path("wrong-key"), wrong, 0o600)
+            inp = write_file(self.path("cipher.bin"), cipher)
+            self.fails(self.args("decrypt", mode=mode, inp=inp), 1, "bad decrypt")
+            self.key_file = self.path("key")
+
+    # -- other arguments
+    def test_bad_threads(self):
+        for value in ["0", "abc"]:
+            self.fails(self.args(extra=["--threads", value]), 2, "threads")
+
+    def test_unknown_mode(self):
+        self.fails(self.args(mode="xts"), 2, "mode")
+
+    def test_bad_chunk_size(self):
+        for value in ["12Q", "abc"]:
+            self.fails(self.args(extra=["--chunk-size", value]), 2, "")
+
+
+# --------------------------------------------------------------------------- F. SIGINT
+
+class InterruptTest(PaesTestCase):
+    """F: SIGINT mid-run leaves nothing in the output directory."""
+
+    def test_sigint_cleans_up(self):
+        inp = self.path("zeros.bin")
+        with open(inp, "wb") as f:
+            f.truncate(512 * 1024 * 1024)  # sparse: costs no disk
+        key_file = write_file(self.path("key"), os.urandom(16), 0o600)
+        out_dir = self.new_dir("out")
+        out = os.path.join(out_dir, "big.enc")
+        args = [PAES, "encrypt", "--mode", "ofb", "--key-file", key_file,
+                "--iv", os.urandom(16).hex(), "--engine", "serial", inp, "-o", out]
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            # Wait until it is writing (a temporary file shows up), at most ~0.3 s more.
+            deadline = time.monotonic() + 5
+            while not os.listdir(out_dir) and proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.01)
+            time.sleep(0.3 if not os.listdir(out_dir) else 0.1)
+            if proc.poll() is not None:
+                self.skipTest(f"paes finished (exit {proc.returncode}) before SIGINT could be sent")
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        self.assertNotEqual(proc.returncode, 0, "paes exited 0 after SIGINT")
+        self.assertEqual(os.listdir(out_dir), [],
+                         f"left behind after SIGINT: {os.listdir(out_dir)} (stderr {err!r})")
+
+
+# --------------------------------------------------------------------------- G. invariance
+
+class InvarianceTest(PaesTestCase):
+    """G: CTR output does not depend on the thread count or chunk size."""
+
+    def test_ctr_threads_and_chunks(self):
+        key, iv = os.urandom(32), os.urandom(16)
+        data = os.urandom(3 * 1024 * 1024 + 7)
+        inp = write_file(self.path("in"), data)
+        expected = openssl_ok("ctr", key, iv, data)
+        out = self.path("out")
+        for threads in [1, 2, 3, 7]:
+            for chunk in ["16", "4K", "1M", None]:
+                proc, got = self.paes_to_bytes(
+                    cipher_args("encrypt", "ctr", key, iv, inp, out,
+                                extra=combo_args(threads, chunk)), out)
+                self.check(proc.returncode == 0 and got == expected,
+                           f"threads={threads} chunk={chunk}: "
+                           + (describe(proc) if proc.returncode else "output differs"))
+        self.finish()
+
+
+# --------------------------------------------------------------------------- main
+
+def main():
+    global PAES, OPENSSL
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--paes", required=True, help="the paes binary under test")
+    parser.add_argument("--openssl", default=shutil.which("openssl") or "openssl",
+                        help="the openssl command (the oracle)")
+    opts, rest = parser.parse_known_args()
+    PAES, OPENSSL = os.path.abspath(opts.paes), opts.openssl
+    if not os.access(PAES, os.X_OK):
+        print(f"test_cli.py: paes binary {PAES!r} is not executable", file=sys.stderr)
+        return 1
+    if subprocess.run([OPENSSL, "version"], capture_output=True).returncode != 0:
+        print(f"test_cli.py: openssl command {OPENSSL!r} does not run", file=sys.stderr)
+        return 1
+    program = unittest.main(argv=[sys.argv[0]] + rest, exit=False, verbosity=2)
+    return 0 if program.result.wasSuccessful() else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
