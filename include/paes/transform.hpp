@@ -13,7 +13,7 @@ namespace paes {
 struct TransformOptions {
   EngineKind engine = EngineKind::threads;
   unsigned threads = 0;  // 0: one per online CPU
-  std::uint64_t chunk_len = ChunkPlan::kDefaultChunkLen;
+  std::uint64_t chunk_len = ChunkPlan::kAutoChunkLen;  // or bytes, 16 to 1G
   bool force = false;  // overwrite an existing output
 };
 

@@ -21,14 +21,14 @@ struct TransformArgs {
   bool no_pad = false;
   std::string engine = "threads";
   unsigned threads = 0;
-  std::uint64_t chunk_len = 0;
+  std::uint64_t chunk_len = 0;  // 0: the mode's default
   bool force = false;
   bool json = false;
   std::string input;
   std::string output;
 };
 CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArgs& args);
-int run_transform(Direction direction, const TransformArgs& args, const CLI::App& command);
+int run_transform(Direction direction, const TransformArgs& args);
 
 struct BenchArgs {
   std::vector<std::uint64_t> sizes;
@@ -50,7 +50,8 @@ CLI::App* add_info_command(CLI::App& app, InfoArgs& args);
 int run_info(const InfoArgs& args);
 
 // Validators shared by the subcommands.
-CLI::Validator size_validator();  // "64K", "4M", "1G"
+CLI::Validator size_validator();        // "64K", "4M", "1G"
+CLI::Validator chunk_size_validator();  // a size from 16 bytes to 1G
 std::uint64_t size_value(const std::string& text);
 
 }  // namespace paes::cli

@@ -60,8 +60,8 @@ int main(int argc, char** argv) {
       if (app.get_subcommands().empty()) message += " (see 'paes --help')";
       return fail(message, 2);
     }
-    if (encrypt->parsed()) return run_transform(paes::Direction::encrypt, encrypt_args, *encrypt);
-    if (decrypt->parsed()) return run_transform(paes::Direction::decrypt, decrypt_args, *decrypt);
+    if (encrypt->parsed()) return run_transform(paes::Direction::encrypt, encrypt_args);
+    if (decrypt->parsed()) return run_transform(paes::Direction::decrypt, decrypt_args);
     if (bench->parsed()) return run_bench(bench_args);
     if (info->parsed()) return run_info(info_args);
     return fail("no command given (see 'paes --help')", 2);

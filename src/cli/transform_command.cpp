@@ -64,35 +64,43 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
                                          : "Decrypt a file with a raw AES mode");
   cmd->footer(enc ? kEncryptFooter : kDecryptFooter);
   cmd->add_option("--mode,-m", args.mode, "ecb, cbc, cfb (128-bit), cfb8, cfb1, ofb or ctr")
+      ->type_name("MODE")
       ->required()
       ->check(mode_validator());
   auto* key_group = cmd->add_option_group("key", "Where the key comes from (one of)");
   auto* key_file = key_group->add_option("--key-file,-k", args.key_file,
-                                         "File with the key: 16/24/32 raw bytes or hex text");
+                                         "File with the key: 16/24/32 raw bytes or hex text")
+                        ->type_name("PATH");
   auto* key_hex = key_group->add_option("--key-hex", args.key_hex,
-                                        "Key as hex (visible to other users: prefer --key-file)");
+                                        "Key as hex (visible to other users: prefer --key-file)")
+                       ->type_name("HEX");
   key_file->excludes(key_hex);
   key_group->require_option(1);
-  cmd->add_option("--iv", args.iv_hex, "IV as 32 hex digits (every mode but ECB)");
+  cmd->add_option("--iv", args.iv_hex, "IV as 32 hex digits (every mode but ECB)")->type_name("HEX");
   cmd->add_flag("--no-pad", args.no_pad,
                 "ECB/CBC without PKCS#7 padding (input must be whole 16-byte blocks)");
   cmd->add_option("--engine", args.engine, "serial or threads")
+      ->type_name("ENGINE")
       ->check(engine_validator())
       ->capture_default_str();
   cmd->add_option("--threads,-t", args.threads, "Worker threads (default: online CPUs)")
+      ->type_name("N")
       ->check(CLI::Range(1u, 4096u));
   cmd->add_option_function<std::string>(
          "--chunk-size", [&args](const std::string& text) { args.chunk_len = size_value(text); },
-         "Bytes a worker takes at a time, a multiple of 16 (default 1M)")
-      ->check(size_validator());
+         "Bytes a worker takes at a time, a multiple of 16 (default 1M; cfb8 64K, cfb1 16K)")
+      ->type_name("SIZE")
+      ->check(chunk_size_validator());
   cmd->add_flag("-f,--force", args.force, "Overwrite an existing output");
   cmd->add_flag("--json", args.json, "Print a JSON summary on stdout");
-  cmd->add_option("input", args.input, "Input file")->required();
-  cmd->add_option("-o,--output", args.output, "Output file")->required();
+  cmd->add_option("input", args.input, "Input file")->type_name("INPUT")->required();
+  cmd->add_option("-o,--output", args.output, "Output file (written only when complete)")
+      ->type_name("OUTPUT")
+      ->required();
   return cmd;
 }
 
-int run_transform(Direction direction, const TransformArgs& args, const CLI::App& command) {
+int run_transform(Direction direction, const TransformArgs& args) {
   CipherSpec spec;
   spec.mode = *parse_mode(args.mode);
   spec.direction = direction;
@@ -103,7 +111,7 @@ int run_transform(Direction direction, const TransformArgs& args, const CLI::App
   TransformOptions options;
   options.engine = *parse_engine(args.engine);
   options.threads = args.threads;
-  if (command.count("--chunk-size") != 0) options.chunk_len = args.chunk_len;
+  options.chunk_len = args.chunk_len;  // 0: the mode's default
   options.force = args.force;
 
   if (options.engine == EngineKind::threads && args.threads > 1 &&

@@ -35,16 +35,25 @@ Block add_to_counter(const Block& counter, std::uint64_t blocks) {
   return sum;
 }
 
+std::uint64_t ChunkPlan::default_chunk_len(Mode mode) {
+  switch (mode) {
+    case Mode::cfb8: return kDefaultChunkLen / 16;
+    case Mode::cfb1: return kDefaultChunkLen / 64;
+    default: return kDefaultChunkLen;
+  }
+}
+
 ChunkPlan::ChunkPlan(const CipherSpec& spec, std::uint64_t input_len, std::uint64_t chunk_len)
     : mode_(spec.mode),
       direction_(spec.direction),
       iv_(spec.iv),
       padded_(spec.padded()),
       input_len_(input_len),
-      chunk_len_(chunk_len / kBlockLen * kBlockLen),
+      chunk_len_(chunk_len == kAutoChunkLen ? default_chunk_len(spec.mode)
+                                            : chunk_len / kBlockLen * kBlockLen),
       lookback_len_(0),
       parallel_(is_parallel(spec.mode, spec.direction)) {
-  if (chunk_len < kBlockLen || chunk_len > kMaxChunkLen) {
+  if (chunk_len != kAutoChunkLen && (chunk_len < kBlockLen || chunk_len > kMaxChunkLen)) {
     throw usage_error("chunk size must be between 16 bytes and 1G, got " +
                       std::to_string(chunk_len));
   }

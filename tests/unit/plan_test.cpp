@@ -65,6 +65,16 @@ TEST(ChunkPlan, SplitsParallelInputIntoBlockAlignedChunks) {
   EXPECT_EQ(covered, 1000u);
 }
 
+TEST(ChunkPlan, DefaultChunkIsAboutTheSameWorkInEveryMode) {
+  const ChunkPlan ctr(test::make_spec(Mode::ctr, Direction::encrypt, 128, 1), 100 << 20, ChunkPlan::kAutoChunkLen);
+  EXPECT_EQ(ctr.chunk_len(), ChunkPlan::kDefaultChunkLen);
+  const ChunkPlan cfb8(test::make_spec(Mode::cfb8, Direction::decrypt, 128, 1), 1 << 20, ChunkPlan::kAutoChunkLen);
+  EXPECT_EQ(cfb8.chunk_len(), 64u << 10);
+  const ChunkPlan cfb1(test::make_spec(Mode::cfb1, Direction::decrypt, 128, 1), 1 << 20, ChunkPlan::kAutoChunkLen);
+  EXPECT_EQ(cfb1.chunk_len(), 16u << 10);
+  EXPECT_EQ(cfb1.chunk_count(), 64u);  // a 1 MiB CFB1 job spreads over threads
+}
+
 TEST(ChunkPlan, SequentialDirectionsAreOneChunk) {
   for (auto [mode, direction] : {std::pair{Mode::cbc, Direction::encrypt},
                                  {Mode::cfb8, Direction::encrypt},
@@ -116,7 +126,7 @@ TEST(ChunkPlan, RejectsImpossibleLengths) {
 
 TEST(ChunkPlan, RejectsChunkSizesOutOfRange) {
   const CipherSpec spec = test::make_spec(Mode::ctr, Direction::encrypt, 128, 6);
-  for (std::uint64_t bad : {std::uint64_t{0}, std::uint64_t{15}, (std::uint64_t{1} << 30) + 1}) {
+  for (std::uint64_t bad : {std::uint64_t{1}, std::uint64_t{15}, (std::uint64_t{1} << 30) + 1}) {
     try {
       ChunkPlan(spec, 100, bad);
       ADD_FAILURE() << "accepted chunk size " << bad;
