@@ -5,8 +5,8 @@
 // CFB128 decryption does not use EVP's CFB, which OpenSSL doesn't interleave
 // (about 0.5 GB/s a core). Since P[i] = C[i] ^ E(C[i-1]) with C[-1] = IV, the
 // keystream is the ECB encryption of the ciphertext shifted by one block, which
-// OpenSSL runs at full interleaved AES-NI speed. The shifted copy is made tile
-// by tile in a small buffer that stays in L1.
+// OpenSSL runs at full interleaved AES-NI speed, tile by tile into a small
+// keystream buffer that stays in L1.
 #include "paes/cipher.hpp"
 
 #include <algorithm>
@@ -93,11 +93,12 @@ std::size_t ChunkCipher::State::cfb128_decrypt(std::uint8_t* out, const std::uin
   while (done < len) {
     const std::size_t n = std::min(kKeystreamTileLen, len - done);
     const std::size_t blocks = (n + kBlockLen - 1) / kBlockLen;
-    // tile = feedback || C[0 .. blocks-1) of this tile; encrypt it to keystream.
-    std::memcpy(tile, feedback.data(), kBlockLen);
-    std::memcpy(tile + kBlockLen, in + done, (blocks - 1) * kBlockLen);
+    // keystream = E(feedback) || E(C[0 .. blocks-1)) of this tile. The
+    // ciphertext is read before this tile's plaintext overwrites it (out may
+    // be in); the block before the tile is kept in `feedback` for that reason.
+    evp_update(ctx.get(), tile, feedback.data(), kBlockLen);
+    evp_update(ctx.get(), tile + kBlockLen, in + done, (blocks - 1) * kBlockLen);
     if (n % kBlockLen == 0) std::memcpy(feedback.data(), in + done + n - kBlockLen, kBlockLen);
-    evp_update(ctx.get(), tile, tile, blocks * kBlockLen);
     xor_into(out + done, in + done, tile, n);
     done += n;
   }

@@ -2,8 +2,8 @@
 // size it times OpenSSL's own one-shot transform (one EVP context over the
 // whole buffer, what `openssl enc` does minus its I/O), the serial engine and
 // the threads engine at 1..N threads, all in this one process, and prints
-// ratios against those baselines. Each figure is the median of --repeat runs
-// after one warm-up run.
+// ratios against those baselines. Each figure is the median of --repeat runs,
+// taken round-robin after a warm-up (see time_round_robin).
 #include <openssl/rand.h>
 
 #include <algorithm>
@@ -23,6 +23,12 @@
 namespace paes::cli {
 namespace {
 
+struct Candidate {
+  std::string engine;
+  unsigned threads = 1;
+  std::function<void()> run;
+};
+
 struct Measurement {
   std::string engine;
   unsigned threads = 1;
@@ -31,17 +37,29 @@ struct Measurement {
   double max_seconds = 0;
 };
 
-Measurement time_runs(const std::string& engine, unsigned threads, unsigned repeat,
-                      const std::function<void()>& run) {
-  run();  // warm-up: page faults, thread team creation, key schedule caches
-  std::vector<double> seconds;
-  for (unsigned i = 0; i < repeat; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    run();
-    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+// Times every candidate `repeat` times, round-robin (one run of each, then the
+// next round) after one warm-up run each, so that a slow drift of the machine
+// (other tenants, frequency) weighs on all candidates alike and their ratios
+// stay fair. Reports the median, min and max of each.
+std::vector<Measurement> time_round_robin(const std::vector<Candidate>& candidates,
+                                          unsigned repeat) {
+  for (const auto& candidate : candidates) candidate.run();
+  std::vector<std::vector<double>> seconds(candidates.size());
+  for (unsigned round = 0; round < repeat; ++round) {
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      candidates[i].run();
+      seconds[i].push_back(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
   }
-  std::sort(seconds.begin(), seconds.end());
-  return {engine, threads, seconds[seconds.size() / 2], seconds.front(), seconds.back()};
+  std::vector<Measurement> results;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    auto& s = seconds[i];
+    std::sort(s.begin(), s.end());
+    results.push_back({candidates[i].engine, candidates[i].threads, s[s.size() / 2], s.front(), s.back()});
+  }
+  return results;
 }
 
 // The bit- and byte-wise CFB modes run one AES per bit or byte; a smaller
@@ -106,8 +124,7 @@ int run_bench(const BenchArgs& args) {
   if (modes.empty()) modes.assign(std::begin(kAllModes), std::end(kAllModes));
   const std::vector<std::uint64_t> sizes = args.sizes.empty() ? std::vector<std::uint64_t>{64u << 20} : args.sizes;
   const unsigned max_threads = args.threads != 0 ? args.threads : online_cpus();
-  TransformOptions options;
-  options.chunk_len = args.chunk_len;  // 0: each mode's default
+  const std::uint64_t chunk_len = args.chunk_len;  // 0: each mode's default
 
   nlohmann::json records = nlohmann::json::array();
   if (!args.json) {
@@ -140,22 +157,17 @@ int run_bench(const BenchArgs& args) {
           }
           std::vector<std::uint8_t> output(input.size() + kBlockLen, 0);
 
-          std::vector<Measurement> rows;
-          rows.push_back(time_runs("openssl", 1, args.repeat, [&] {
-            openssl_oneshot_into(spec, output.data(), input);
-          }));
-          options.engine = EngineKind::serial;
-          options.threads = 1;
-          rows.push_back(time_runs("serial", 1, args.repeat, [&] {
-            transform_memory(spec, output, input, options);
-          }));
-          options.engine = EngineKind::threads;
+          std::vector<Candidate> candidates;
+          candidates.push_back({"openssl", 1, [&] { openssl_oneshot_into(spec, output.data(), input); }});
+          candidates.push_back({"serial", 1, [&] {
+                                  transform_memory(spec, output, input, {EngineKind::serial, 1, chunk_len, false});
+                                }});
           for (unsigned t = 1; t <= max_threads; ++t) {
-            options.threads = t;
-            rows.push_back(time_runs("threads", t, args.repeat, [&] {
-              transform_memory(spec, output, input, options);
-            }));
+            candidates.push_back({"threads", t, [&, t] {
+                                    transform_memory(spec, output, input, {EngineKind::threads, t, chunk_len, false});
+                                  }});
           }
+          const std::vector<Measurement> rows = time_round_robin(candidates, args.repeat);
 
           for (const auto& row : rows) {
             records.push_back({{"mode", mode_name(mode)},
@@ -165,7 +177,7 @@ int run_bench(const BenchArgs& args) {
                                {"threads", row.threads},
                                {"parallel", row.engine == "openssl" ? false : is_parallel(mode, spec.direction) && row.threads > 1},
                                {"bytes", input.size()},
-                               {"chunk_size", ChunkPlan(spec, input.size(), options.chunk_len).chunk_len()},
+                               {"chunk_size", ChunkPlan(spec, input.size(), chunk_len).chunk_len()},
                                {"repeat", args.repeat},
                                {"seconds", row.seconds},
                                {"min_seconds", row.min_seconds},
