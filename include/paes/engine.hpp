@@ -1,15 +1,16 @@
-// Who runs a plan's chunks. An engine knows nothing of modes' math: it asks the
-// plan for chunks and their start states and a ChunkCipher for the bytes.
+// Who runs a job's chunks. An engine knows nothing of modes' or formats'
+// mathematics: it asks the job for chunk geometry and workers, and moves
+// bytes between threads, files and streams.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string_view>
 
 #include "paes/io.hpp"
-#include "paes/mode.hpp"
-#include "paes/plan.hpp"
+#include "paes/job.hpp"
 
 namespace paes {
 
@@ -20,17 +21,33 @@ std::optional<EngineKind> parse_engine(std::string_view name);
 // The engines this build contains, in the order `paes info` lists them.
 std::string_view compiled_engines();
 
+// Told the input bytes of each finished chunk, from any worker thread.
+using ProgressCallback = std::function<void(std::uint64_t)>;
+
 class Engine {
  public:
   virtual ~Engine() = default;
   virtual EngineKind kind() const = 0;
-  // Workers that run cipher work for this plan (1 for sequential plans).
-  virtual unsigned workers_for(const ChunkPlan& plan) const = 0;
-  // Transforms the whole input into `out` as the plan says and returns the
-  // output length. Throws Error on the first failure of any chunk; `out` may
-  // then hold partial data, which the caller must discard.
-  virtual std::uint64_t run(const CipherSpec& spec, const ChunkPlan& plan, Source& in,
-                            Sink& out) = 0;
+  // Workers that run cipher work for the job on an input of this length.
+  virtual unsigned workers_for(const Job& job, std::uint64_t input_len) const = 0;
+  // Transforms the whole of `in` into `out` and returns the output length.
+  // Throws Error on the first failure of any chunk; `out` may then hold
+  // partial data, which the caller must discard.
+  virtual std::uint64_t run(const Job& job, Source& in, Sink& out) = 0;
+  // The same for a stream read front to back and written in order. Each
+  // chunk's output is written only after its worker finished it (for the
+  // sealed format: after it verified). Returns the output length.
+  virtual std::uint64_t run_stream(const Job& job, StreamReader& in, StreamWriter& out) = 0;
+
+  void on_progress(ProgressCallback callback) { progress_ = std::move(callback); }
+
+ protected:
+  void report(std::uint64_t bytes) const {
+    if (progress_) progress_(bytes);
+  }
+
+ private:
+  ProgressCallback progress_;
 };
 
 // threads = 0 means one per online CPU. The serial engine ignores it.

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 
 namespace paes {
 
@@ -55,6 +56,69 @@ class MemorySink final : public Sink {
 
  private:
   std::span<std::uint8_t> bytes_;
+};
+
+// The part of another source from `offset` on: the body after a header.
+class OffsetSource final : public Source {
+ public:
+  OffsetSource(Source& inner, std::uint64_t offset);
+  std::uint64_t size() const override { return inner_.size() - offset_; }
+  void read_at(std::uint64_t offset, std::span<std::uint8_t> dst) override {
+    inner_.read_at(offset_ + offset, dst);
+  }
+  const std::uint8_t* view(std::uint64_t offset, std::size_t len) override {
+    return inner_.view(offset_ + offset, len);
+  }
+  bool in_memory() const override { return inner_.in_memory(); }
+
+ private:
+  Source& inner_;
+  std::uint64_t offset_;
+};
+
+// Another sink shifted by `offset`: the body written after a header.
+class OffsetSink final : public Sink {
+ public:
+  OffsetSink(Sink& inner, std::uint64_t offset) : inner_(inner), offset_(offset) {}
+  void write_at(std::uint64_t offset, std::span<const std::uint8_t> src) override {
+    inner_.write_at(offset_ + offset, src);
+  }
+  std::uint8_t* view(std::uint64_t offset, std::size_t len) override {
+    return inner_.view(offset_ + offset, len);
+  }
+  bool in_memory() const override { return inner_.in_memory(); }
+
+ private:
+  Sink& inner_;
+  std::uint64_t offset_;
+};
+
+// A sequential input (a pipe, a terminal, or a file read front to back).
+// Does not own the descriptor.
+class StreamReader {
+ public:
+  StreamReader(int fd, std::string name) : fd_(fd), name_(std::move(name)) {}
+  // Reads `len` bytes, fewer only at the end of the input. Throws Error.
+  std::size_t read_full(std::uint8_t* dst, std::size_t len);
+  const std::string& name() const { return name_; }
+
+ private:
+  int fd_;
+  std::string name_;
+};
+
+// A sequential output (a pipe or a terminal-free stdout). Does not own the
+// descriptor.
+class StreamWriter {
+ public:
+  StreamWriter(int fd, std::string name) : fd_(fd), name_(std::move(name)) {}
+  // Writes all of `src`. Throws Error (a closed pipe, a full disk).
+  void write_all(std::span<const std::uint8_t> src);
+  const std::string& name() const { return name_; }
+
+ private:
+  int fd_;
+  std::string name_;
 };
 
 // A regular file opened for reading. Throws Error naming the path when it is

@@ -1,6 +1,6 @@
-// How one message splits into chunks for a mode and direction, and the state
-// each chunk starts from. This is the only place that knows which modes are
-// parallel (DESIGN.md, "Which work is parallel"):
+// How one raw-mode message splits into chunks, and the state each chunk starts
+// from. This is the only place that knows which raw modes are parallel
+// (DESIGN.md, "Which work is parallel"):
 //
 //   ECB         both directions parallel; a chunk needs nothing
 //   CTR         both directions parallel; counter = IV + first block index
@@ -8,26 +8,19 @@
 //               (the IV for the first chunk); encrypt is sequential
 //   OFB         sequential both ways
 //
-// A sequential job is one chunk spanning the whole message; engines stream it
-// through in pieces with one cipher context, so it still runs at full speed on
-// one core and never produces non-standard ciphertext.
+// A sequential job is cut into pieces that one worker transforms in order with
+// one cipher context, so it still runs at full speed on one core and never
+// produces non-standard ciphertext.
 #pragma once
 
 #include <cstdint>
 
+#include "paes/job.hpp"
 #include "paes/mode.hpp"
 
 namespace paes {
 
-struct Chunk {
-  std::uint64_t index = 0;
-  std::uint64_t in_offset = 0;
-  std::uint64_t in_len = 0;
-  std::uint64_t out_offset = 0;  // equals in_offset: padding only ever grows the end
-  bool last = false;
-};
-
-class ChunkPlan {
+class ChunkPlan final : public Job {
  public:
   // Default chunk size of the modes that run at full AES speed (about 4 GB/s a
   // core): small inputs stay on one thread, and large files see no gain from
@@ -43,43 +36,42 @@ class ChunkPlan {
   // of a second of work, still spreads over every thread.
   static std::uint64_t default_chunk_len(Mode mode);
 
-  // Throws Error when the input length is impossible for the spec (ECB/CBC
-  // ciphertext or --no-pad plaintext not a multiple of 16), and a usage Error
+  // `spec` must outlive the plan (workers use its key). Throws a usage Error
   // when chunk_len is below 16 or above kMaxChunkLen (kAutoChunkLen aside).
   // chunk_len is rounded down to a whole number of blocks.
-  ChunkPlan(const CipherSpec& spec, std::uint64_t input_len, std::uint64_t chunk_len);
+  ChunkPlan(const CipherSpec& spec, std::uint64_t chunk_len);
 
-  bool parallel() const { return parallel_; }
-  std::uint64_t input_len() const { return input_len_; }
   std::uint64_t chunk_len() const { return chunk_len_; }
-  // The most bytes an engine transforms at a time: the chunk length of a
-  // parallel plan. A sequential plan's single chunk is streamed in pieces of
-  // at least kDefaultChunkLen, since its chunk size buys no parallelism and
-  // tiny pieces would only add hand-offs between the pipeline's threads.
-  std::uint64_t piece_len() const;
-  std::uint64_t chunk_count() const { return chunk_count_; }
-  Chunk chunk(std::uint64_t index) const;
+  // What a worker transforms at a time: the chunk length of a parallel plan.
+  // A sequential plan's pieces are at least kDefaultChunkLen, since its chunk
+  // size buys no parallelism and tiny pieces would only add hand-offs.
+  std::uint64_t piece_len() const { return piece_len_; }
 
   // Output length before padding is removed (exact for everything but padded
   // decryption, where the true length is known only after the last block).
-  std::uint64_t max_output_len() const;
+  std::uint64_t max_output_len(std::uint64_t input_len) const;
 
-  // Bytes of input just before a chunk that its start state is made of: 16 for
-  // CBC/CFB decryption, 0 otherwise. Engines read them along with the chunk.
-  std::size_t lookback_len() const { return lookback_len_; }
   // The IV to start a chunk's cipher context with. `preceding` points at the
   // lookback_len() input bytes before the chunk; it is ignored (and may be
   // null) for the first chunk and for modes with no lookback.
   Block start_state(const Chunk& chunk, const std::uint8_t* preceding) const;
 
+  // Job. chunk_count() throws Error when the input length is impossible for
+  // the spec (ECB/CBC ciphertext or --no-pad plaintext not whole blocks,
+  // padded ciphertext that is empty).
+  bool parallel() const override { return parallel_; }
+  std::size_t lookback_len() const override { return lookback_len_; }
+  std::uint64_t in_offset(std::uint64_t index) const override { return index * piece_len_; }
+  std::uint64_t nominal_in_len(std::uint64_t) const override { return piece_len_; }
+  Chunk chunk(std::uint64_t index, std::uint64_t in_len, bool last) const override;
+  std::size_t out_capacity(const Chunk& chunk) const override;
+  std::uint64_t chunk_count(std::uint64_t input_len) const override;
+  std::unique_ptr<ChunkWorker> make_worker() const override;
+
  private:
-  Mode mode_;
-  Direction direction_;
-  Block iv_;
-  bool padded_;
-  std::uint64_t input_len_;
+  const CipherSpec& spec_;
   std::uint64_t chunk_len_;
-  std::uint64_t chunk_count_;
+  std::uint64_t piece_len_;
   std::size_t lookback_len_;
   bool parallel_;
 };

@@ -7,6 +7,7 @@
 
 #include "paes/engine.hpp"
 #include "paes/mode.hpp"
+#include "paes/plan.hpp"
 
 namespace paes {
 
@@ -31,8 +32,8 @@ struct TransformReport {
 TransformReport transform_file(const CipherSpec& spec, const std::string& input_path,
                                const std::string& output_path, const TransformOptions& options);
 
-// Transforms `in` into `out` (which must hold ChunkPlan::max_output_len() bytes,
-// that is in.size() + 16 for padded encryption) and returns the output length.
+// Transforms `in` into `out` (which must hold output_capacity() bytes: in.size(),
+// plus 16 for padded encryption) and returns the output length.
 std::uint64_t transform_memory(const CipherSpec& spec, std::span<std::uint8_t> out,
                                std::span<const std::uint8_t> in, const TransformOptions& options);
 

@@ -177,7 +177,7 @@ int run_bench(const BenchArgs& args) {
                                {"threads", row.threads},
                                {"parallel", row.engine == "openssl" ? false : is_parallel(mode, spec.direction) && row.threads > 1},
                                {"bytes", input.size()},
-                               {"chunk_size", ChunkPlan(spec, input.size(), chunk_len).chunk_len()},
+                               {"chunk_size", ChunkPlan(spec, chunk_len).chunk_len()},
                                {"repeat", args.repeat},
                                {"seconds", row.seconds},
                                {"min_seconds", row.min_seconds},

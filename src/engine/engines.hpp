@@ -8,21 +8,28 @@ namespace paes {
 class SerialEngine final : public Engine {
  public:
   EngineKind kind() const override { return EngineKind::serial; }
-  unsigned workers_for(const ChunkPlan&) const override { return 1; }
-  std::uint64_t run(const CipherSpec& spec, const ChunkPlan& plan, Source& in,
-                    Sink& out) override;
+  unsigned workers_for(const Job&, std::uint64_t) const override { return 1; }
+  std::uint64_t run(const Job& job, Source& in, Sink& out) override;
+  std::uint64_t run_stream(const Job& job, StreamReader& in, StreamWriter& out) override;
 };
 
 class ThreadsEngine final : public Engine {
  public:
   explicit ThreadsEngine(unsigned threads) : threads_(threads) {}
   EngineKind kind() const override { return EngineKind::threads; }
-  unsigned workers_for(const ChunkPlan& plan) const override;
-  std::uint64_t run(const CipherSpec& spec, const ChunkPlan& plan, Source& in,
-                    Sink& out) override;
+  unsigned workers_for(const Job& job, std::uint64_t input_len) const override;
+  std::uint64_t run(const Job& job, Source& in, Sink& out) override;
+  std::uint64_t run_stream(const Job& job, StreamReader& in, StreamWriter& out) override;
 
  private:
   unsigned threads_;
 };
+
+// Shared by both engines: every chunk in order on the calling thread. Memory
+// inputs and outputs are transformed in place of their views, without copies.
+std::uint64_t run_in_order(const Job& job, Source& in, Sink& out, const ProgressCallback& progress);
+// Transforms one chunk of an in-memory input straight into an in-memory output.
+std::size_t transform_in_memory(const Job& job, ChunkWorker& worker, const Chunk& c, Source& in,
+                                Sink& out);
 
 }  // namespace paes

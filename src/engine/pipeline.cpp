@@ -1,121 +1,144 @@
+// The ordered pipeline, pigz's design: one reader thread, N cipher workers and
+// one in-order writer (the calling thread), over a fixed ring of 2N + 2 slots.
+//
+//   reader:  takes a free slot, fills it with the next chunk's input (the feed
+//            decides how: pread from a file, or read a stream and find its
+//            end), and queues it for the workers;
+//   workers: each takes the oldest queued slot and transforms it in place with
+//            its own ChunkWorker;
+//   writer:  waits for the slot that holds the next chunk in order, writes it
+//            (the drain decides how: pwrite at its offset, or append to a
+//            stream), and frees the slot.
+//
+// Memory stays at 2N + 2 chunks whatever the input size, every chunk is
+// written only after its worker finished with it, and the output order is the
+// input order. A sequential job runs with one worker, so its chunks are also
+// transformed in order and it overlaps reading, the cipher and writing.
+// The first error of any stage stops all of them and is rethrown.
 #include "engine/pipeline.hpp"
 
 #include <condition_variable>
 #include <deque>
-#include <optional>
+#include <map>
+#include <mutex>
 #include <thread>
 #include <vector>
 
-#include "engine/chunk_runner.hpp"
+#include "engine/first_error.hpp"
 
 namespace paes {
-namespace {
 
-// Enough buffers for the reader, the cipher and the writer to each hold one
-// and for one to wait between every pair of stages.
-constexpr std::size_t kBuffers = 4;
-
-struct Slot {
-  std::vector<std::uint8_t> bytes;
-  Piece piece;
-  std::size_t out_len = 0;
-};
-
-// A blocking FIFO of slot indices that can be shut down from any stage, which
-// wakes every waiter so a failure anywhere ends the whole pipeline.
-class SlotQueue {
- public:
-  void push(std::size_t slot) {
-    {
-      std::lock_guard lock(mutex_);
-      slots_.push_back(slot);
-    }
-    ready_.notify_one();
-  }
-  std::optional<std::size_t> pop() {
-    std::unique_lock lock(mutex_);
-    ready_.wait(lock, [&] { return !slots_.empty() || shut_; });
-    if (shut_) return std::nullopt;
-    const std::size_t slot = slots_.front();
-    slots_.pop_front();
-    return slot;
-  }
-  void shut_down() {
-    {
-      std::lock_guard lock(mutex_);
-      shut_ = true;
-    }
-    ready_.notify_all();
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable ready_;
-  std::deque<std::size_t> slots_;
-  bool shut_ = false;
-};
-
-}  // namespace
-
-std::uint64_t run_pipelined(const ChunkPlan& plan, ChunkCipher& cipher, Source& in, Sink& out) {
-  const Chunk chunk = plan.chunk(0);
-  const std::uint64_t pieces = piece_count(plan, chunk);
-  std::vector<Slot> slots(kBuffers);
-  SlotQueue free_slots, read_slots, done_slots;
-  for (std::size_t i = 0; i < kBuffers; ++i) free_slots.push(i);
-
+std::uint64_t run_pipeline(const Job& job, ChunkFeed& feed, ChunkDrain& drain, unsigned workers,
+                           const ProgressCallback& progress) {
+  std::vector<Slot> slots(2 * static_cast<std::size_t>(workers) + 2);
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<std::size_t> free_slots;
+  for (std::size_t i = 0; i < slots.size(); ++i) free_slots.push_back(i);
+  std::deque<std::size_t> queued;
+  std::map<std::uint64_t, std::size_t> finished;  // chunk index -> slot
+  std::uint64_t chunks_read = 0;
+  bool reading_done = false;
+  bool stopped = false;
   FirstError error;
+
   auto fail = [&] {
     error.capture();
-    for (SlotQueue* q : {&free_slots, &read_slots, &done_slots}) q->shut_down();
+    {
+      std::lock_guard lock(mutex);
+      stopped = true;
+    }
+    changed.notify_all();
   };
 
   std::thread reader([&] {
     try {
-      for (std::uint64_t i = 0; i < pieces; ++i) {
-        const auto slot = free_slots.pop();
-        if (!slot) return;
-        Slot& s = slots[*slot];
-        s.piece = piece(plan, chunk, i);
-        if (s.bytes.size() < s.piece.len + kBlockLen) s.bytes.resize(s.piece.len + kBlockLen);
-        in.read_at(s.piece.offset, {s.bytes.data(), s.piece.len});
-        read_slots.push(*slot);
+      for (;;) {
+        std::size_t slot = 0;
+        {
+          std::unique_lock lock(mutex);
+          changed.wait(lock, [&] { return stopped || !free_slots.empty(); });
+          if (stopped) return;
+          slot = free_slots.back();
+          free_slots.pop_back();
+        }
+        const bool more = feed.next(slots[slot]);
+        {
+          std::lock_guard lock(mutex);
+          if (more) {
+            queued.push_back(slot);
+            ++chunks_read;
+          } else {
+            free_slots.push_back(slot);
+            reading_done = true;
+          }
+        }
+        changed.notify_all();
+        if (!more) return;
       }
     } catch (...) {
       fail();
     }
   });
 
+  std::vector<std::thread> pool;
+  for (unsigned w = 0; w < workers; ++w) {
+    pool.emplace_back([&] {
+      try {
+        const auto worker = job.make_worker();
+        for (;;) {
+          std::size_t slot = 0;
+          {
+            std::unique_lock lock(mutex);
+            changed.wait(lock, [&] { return stopped || !queued.empty() || reading_done; });
+            if (stopped || queued.empty()) return;
+            slot = queued.front();
+            queued.pop_front();
+          }
+          Slot& s = slots[slot];
+          s.produced = worker->transform(s.chunk, s.data(), s.data());
+          if (progress) progress(s.chunk.in_len);
+          {
+            std::lock_guard lock(mutex);
+            finished.emplace(s.chunk.index, slot);
+          }
+          changed.notify_all();
+        }
+      } catch (...) {
+        fail();
+      }
+    });
+  }
+
+  std::uint64_t next = 0;
   std::uint64_t written = 0;
-  std::thread writer([&] {
-    try {
-      for (std::uint64_t i = 0; i < pieces; ++i) {
-        const auto slot = done_slots.pop();
-        if (!slot) return;
-        Slot& s = slots[*slot];
-        out.write_at(chunk.out_offset + written, {s.bytes.data(), s.out_len});
-        written += s.out_len;
-        free_slots.push(*slot);
-      }
-    } catch (...) {
-      fail();
-    }
-  });
-
   try {
-    cipher.begin(plan.start_state(chunk, nullptr));
-    for (std::uint64_t i = 0; i < pieces; ++i) {
-      const auto slot = read_slots.pop();
-      if (!slot) break;
-      Slot& s = slots[*slot];
-      s.out_len = cipher.update(s.bytes.data(), s.bytes.data(), s.piece.len, s.piece.final);
-      done_slots.push(*slot);
+    for (;;) {
+      std::size_t slot = 0;
+      {
+        std::unique_lock lock(mutex);
+        changed.wait(lock, [&] {
+          return stopped || finished.count(next) != 0 || (reading_done && next == chunks_read);
+        });
+        const auto it = finished.find(next);
+        if (stopped || it == finished.end()) break;
+        slot = it->second;
+        finished.erase(it);
+      }
+      drain.put(slots[slot]);
+      written += slots[slot].produced;
+      ++next;
+      {
+        std::lock_guard lock(mutex);
+        free_slots.push_back(slot);
+      }
+      changed.notify_all();
     }
   } catch (...) {
     fail();
   }
   reader.join();
-  writer.join();
+  for (auto& thread : pool) thread.join();
   error.rethrow();
   return written;
 }

@@ -1,22 +1,19 @@
-// The threads engine (OpenMP).
+// The threads engine (OpenMP and the ordered pipeline).
 //
-// Parallel plans (ECB, CTR, CBC/CFB decryption): the chunks are independent, so
-// a team of workers takes them one at a time (dynamic schedule, so a worker
-// stalled on I/O doesn't hold back the others). Each worker has its own
-// ChunkCipher and buffer; it preads its chunk (plus the 16 bytes before it when
-// the mode needs them), transforms it in place and pwrites it at the same
-// offset. There is no shared queue and no ordering: the file offsets are the
-// order, and reads and writes run in parallel like the cipher does.
+// Parallel jobs over files and memory (ECB, CTR, CBC/CFB decryption, sealed
+// segments): the chunks are independent, so a team of workers takes them one
+// at a time (dynamic schedule, so a worker stalled on I/O doesn't hold back the
+// others). Each worker has its own ChunkWorker and buffer; it preads its chunk
+// (plus the bytes before it when the job needs them), transforms it in place
+// and pwrites it at its own output offset. There is no shared queue and no
+// ordering: the file offsets are the order, and reads and writes run in
+// parallel like the cipher does. In memory, workers transform straight from
+// the input span into the output span.
 //
-// Sequential plans (CBC/CFB encryption, OFB): the mathematics allows one cipher
-// thread only, so the job runs as a three-stage pipeline instead: a reader
-// thread fills buffers, the calling thread transforms them in order with one
-// cipher context, a writer thread writes them out, with four buffers in
-// rotation. The cipher never waits on a read or a write unless the disk is
-// slower than AES, and output is the standard ciphertext.
-//
-// In-memory jobs skip all buffers: workers transform straight from the input
-// span into the output span.
+// Sequential jobs over files (CBC/CFB encryption, OFB) and every job over a
+// stream run as the ordered pipeline of pipeline.cpp: a reader, the cipher
+// workers (one for a sequential job) and an in-order writer, with memory
+// bounded by 2N + 2 chunks.
 //
 // Errors: the first exception of any worker is kept (FirstError), the other
 // workers skip their remaining chunks, and run() rethrows it after the team ends.
@@ -26,46 +23,66 @@
 #include <atomic>
 #include <memory>
 
-#include "engine/chunk_runner.hpp"
 #include "engine/engines.hpp"
+#include "engine/feed.hpp"
+#include "engine/first_error.hpp"
 #include "engine/pipeline.hpp"
 
 namespace paes {
 
-unsigned ThreadsEngine::workers_for(const ChunkPlan& plan) const {
-  if (!plan.parallel()) return 1;
-  return static_cast<unsigned>(std::min<std::uint64_t>(threads_, plan.chunk_count()));
+unsigned ThreadsEngine::workers_for(const Job& job, std::uint64_t input_len) const {
+  if (!job.parallel()) return 1;
+  return static_cast<unsigned>(std::min<std::uint64_t>(threads_, job.chunk_count(input_len)));
 }
 
-std::uint64_t ThreadsEngine::run(const CipherSpec& spec, const ChunkPlan& plan, Source& in,
-                                 Sink& out) {
-  const unsigned workers = workers_for(plan);
-  if (!plan.parallel() && !(in.in_memory() && out.in_memory())) {
-    ChunkCipher cipher(spec);
-    return run_pipelined(plan, cipher, in, out);
+std::uint64_t ThreadsEngine::run(const Job& job, Source& in, Sink& out) {
+  const ProgressCallback progress = [this](std::uint64_t bytes) { report(bytes); };
+  const bool in_memory = in.in_memory() && out.in_memory();
+  if (!job.parallel()) {
+    if (in_memory) return run_in_order(job, in, out, progress);
+    SourceFeed feed(job, in);
+    SinkDrain drain(out);
+    return run_pipeline(job, feed, drain, 1, progress);
   }
-  if (workers <= 1) return SerialEngine().run(spec, plan, in, out);
+  const unsigned workers = workers_for(job, in.size());
+  if (workers <= 1) return run_in_order(job, in, out, progress);
 
-  std::vector<std::unique_ptr<ChunkCipher>> ciphers(workers);
-  std::vector<std::vector<std::uint8_t>> scratch(workers);
+  const std::uint64_t count = job.chunk_count(in.size());
+  std::vector<std::unique_ptr<ChunkWorker>> chunk_workers(workers);
+  std::vector<Slot> slots(workers);
   std::atomic<std::uint64_t> written{0};
   FirstError error;
-  const auto chunks = static_cast<std::int64_t>(plan.chunk_count());
 
 #pragma omp parallel for num_threads(workers) schedule(dynamic, 1)
-  for (std::int64_t i = 0; i < chunks; ++i) {
+  for (std::int64_t i = 0; i < static_cast<std::int64_t>(count); ++i) {
     if (error.failed()) continue;
-    const auto worker = static_cast<std::size_t>(omp_get_thread_num());
+    const auto w = static_cast<std::size_t>(omp_get_thread_num());
     try {
-      if (!ciphers[worker]) ciphers[worker] = std::make_unique<ChunkCipher>(spec);
-      written += run_chunk(plan, plan.chunk(static_cast<std::uint64_t>(i)), *ciphers[worker], in,
-                           out, scratch[worker]);
+      if (!chunk_workers[w]) chunk_workers[w] = job.make_worker();
+      const Chunk c = chunk_of(job, in.size(), count, static_cast<std::uint64_t>(i));
+      if (in_memory) {
+        written += transform_in_memory(job, *chunk_workers[w], c, in, out);
+      } else {
+        Slot& slot = slots[w];
+        read_chunk(job, in, c, slot);
+        slot.produced = chunk_workers[w]->transform(c, slot.data(), slot.data());
+        out.write_at(c.out_offset, {slot.data(), slot.produced});
+        written += slot.produced;
+      }
+      report(c.in_len);
     } catch (...) {
       error.capture();
     }
   }
   error.rethrow();
   return written.load();
+}
+
+std::uint64_t ThreadsEngine::run_stream(const Job& job, StreamReader& in, StreamWriter& out) {
+  StreamFeed feed(job, in);
+  StreamDrain drain(out);
+  return run_pipeline(job, feed, drain, job.parallel() ? threads_ : 1,
+                      [this](std::uint64_t bytes) { report(bytes); });
 }
 
 }  // namespace paes

@@ -2,10 +2,34 @@
 #include <cstring>
 #include <string>
 
+#include "paes/cipher.hpp"
 #include "paes/error.hpp"
 #include "paes/plan.hpp"
 
 namespace paes {
+namespace {
+
+// Runs the plan's chunks through one ChunkCipher. For a sequential plan the
+// chunks are pieces of one cipher stream and arrive in order on this worker,
+// so the context is started once, at the first piece.
+class RawWorker final : public ChunkWorker {
+ public:
+  explicit RawWorker(const ChunkPlan& plan, const CipherSpec& spec) : plan_(plan), cipher_(spec) {}
+
+  std::size_t transform(const Chunk& chunk, std::uint8_t* out, const std::uint8_t* in) override {
+    if (plan_.parallel() || chunk.index == 0) {
+      const std::uint8_t* preceding = plan_.lookback_len() != 0 ? in - plan_.lookback_len() : nullptr;
+      cipher_.begin(plan_.start_state(chunk, preceding));
+    }
+    return cipher_.update(out, in, static_cast<std::size_t>(chunk.in_len), chunk.last);
+  }
+
+ private:
+  const ChunkPlan& plan_;
+  ChunkCipher cipher_;
+};
+
+}  // namespace
 
 bool is_parallel(Mode mode, Direction direction) {
   switch (mode) {
@@ -27,7 +51,9 @@ Block add_to_counter(const Block& counter, std::uint64_t blocks) {
   Block sum = counter;
   unsigned carry = 0;
   for (std::size_t i = kBlockLen; i-- > 0;) {
-    const unsigned addend = i >= kBlockLen - 8 ? static_cast<unsigned>((blocks >> (8 * (kBlockLen - 1 - i))) & 0xff) : 0;
+    const std::size_t byte_from_right = kBlockLen - 1 - i;
+    const unsigned addend =
+        byte_from_right < 8 ? static_cast<unsigned>((blocks >> (8 * byte_from_right)) & 0xff) : 0;
     const unsigned total = sum[i] + addend + carry;
     sum[i] = static_cast<std::uint8_t>(total);
     carry = total >> 8;
@@ -43,12 +69,8 @@ std::uint64_t ChunkPlan::default_chunk_len(Mode mode) {
   }
 }
 
-ChunkPlan::ChunkPlan(const CipherSpec& spec, std::uint64_t input_len, std::uint64_t chunk_len)
-    : mode_(spec.mode),
-      direction_(spec.direction),
-      iv_(spec.iv),
-      padded_(spec.padded()),
-      input_len_(input_len),
+ChunkPlan::ChunkPlan(const CipherSpec& spec, std::uint64_t chunk_len)
+    : spec_(spec),
       chunk_len_(chunk_len == kAutoChunkLen ? default_chunk_len(spec.mode)
                                             : chunk_len / kBlockLen * kBlockLen),
       lookback_len_(0),
@@ -57,66 +79,61 @@ ChunkPlan::ChunkPlan(const CipherSpec& spec, std::uint64_t input_len, std::uint6
     throw usage_error("chunk size must be between 16 bytes and 1G, got " +
                       std::to_string(chunk_len));
   }
-
-  if (mode_is_padded(mode_) && input_len % kBlockLen != 0) {
-    if (direction_ == Direction::decrypt) {
-      throw Error("ciphertext length " + std::to_string(input_len) +
-                  " is not a multiple of 16: not " + std::string(mode_name(mode_)) +
-                  " ciphertext, or truncated");
-    }
-    if (!padded_) {
-      throw Error("input length " + std::to_string(input_len) +
-                  " is not a multiple of 16, which --no-pad requires for " +
-                  std::string(mode_name(mode_)));
-    }
-  }
-  if (padded_ && direction_ == Direction::decrypt && input_len == 0) {
-    throw Error("bad decrypt: empty input holds no padding block (wrong key or corrupted data)");
-  }
-
-  if (parallel_ && direction_ == Direction::decrypt && mode_ != Mode::ecb && mode_ != Mode::ctr) {
+  piece_len_ = parallel_ ? chunk_len_ : std::max(chunk_len_, kDefaultChunkLen);
+  if (parallel_ && spec.direction == Direction::decrypt && spec.mode != Mode::ecb &&
+      spec.mode != Mode::ctr) {
     lookback_len_ = kBlockLen;
   }
-  if (parallel_) {
-    chunk_count_ = input_len == 0 ? 1 : (input_len + chunk_len_ - 1) / chunk_len_;
-  } else {
-    chunk_count_ = 1;
-  }
 }
 
-std::uint64_t ChunkPlan::piece_len() const {
-  return parallel_ ? chunk_len_ : std::max(chunk_len_, kDefaultChunkLen);
+std::uint64_t ChunkPlan::chunk_count(std::uint64_t input_len) const {
+  if (mode_is_padded(spec_.mode) && input_len % kBlockLen != 0) {
+    if (spec_.direction == Direction::decrypt) {
+      throw Error("ciphertext length " + std::to_string(input_len) +
+                  " is not a multiple of 16: not " + std::string(mode_name(spec_.mode)) +
+                  " ciphertext, or truncated");
+    }
+    if (!spec_.padded()) {
+      throw Error("input length " + std::to_string(input_len) +
+                  " is not a multiple of 16, which --no-pad requires for " +
+                  std::string(mode_name(spec_.mode)));
+    }
+  }
+  if (spec_.padded() && spec_.direction == Direction::decrypt && input_len == 0) {
+    throw Error("bad decrypt: empty input holds no padding block (wrong key or corrupted data)");
+  }
+  // An empty message is still one (empty) chunk: padding may fill it.
+  return std::max<std::uint64_t>(1, (input_len + piece_len_ - 1) / piece_len_);
 }
 
-Chunk ChunkPlan::chunk(std::uint64_t index) const {
-  Chunk c;
-  c.index = index;
-  c.last = index + 1 == chunk_count_;
-  if (parallel_) {
-    c.in_offset = index * chunk_len_;
-    c.in_len = c.last ? input_len_ - c.in_offset : chunk_len_;
-  } else {
-    c.in_len = input_len_;
-  }
-  c.out_offset = c.in_offset;
-  return c;
+Chunk ChunkPlan::chunk(std::uint64_t index, std::uint64_t in_len, bool last) const {
+  return Chunk{index, in_offset(index), in_len, in_offset(index), last};
 }
 
-std::uint64_t ChunkPlan::max_output_len() const {
-  if (padded_ && direction_ == Direction::encrypt) {
-    return input_len_ / kBlockLen * kBlockLen + kBlockLen;
+std::size_t ChunkPlan::out_capacity(const Chunk& c) const {
+  const bool grows = c.last && spec_.padded() && spec_.direction == Direction::encrypt;
+  return static_cast<std::size_t>(c.in_len) + (grows ? kBlockLen : 0);
+}
+
+std::uint64_t ChunkPlan::max_output_len(std::uint64_t input_len) const {
+  if (spec_.padded() && spec_.direction == Direction::encrypt) {
+    return input_len / kBlockLen * kBlockLen + kBlockLen;
   }
-  return input_len_;
+  return input_len;
 }
 
 Block ChunkPlan::start_state(const Chunk& c, const std::uint8_t* preceding) const {
-  if (mode_ == Mode::ctr) return add_to_counter(iv_, c.in_offset / kBlockLen);
+  if (spec_.mode == Mode::ctr) return add_to_counter(spec_.iv, c.in_offset / kBlockLen);
   if (lookback_len_ != 0 && c.in_offset != 0) {
     Block state;
     std::memcpy(state.data(), preceding, kBlockLen);
     return state;
   }
-  return iv_;
+  return spec_.iv;
+}
+
+std::unique_ptr<ChunkWorker> ChunkPlan::make_worker() const {
+  return std::make_unique<RawWorker>(*this, spec_);
 }
 
 }  // namespace paes

@@ -48,69 +48,76 @@ TEST(Counter, CarriesThroughEveryByteAndWraps) {
 
 TEST(ChunkPlan, SplitsParallelInputIntoBlockAlignedChunks) {
   const CipherSpec spec = test::make_spec(Mode::ctr, Direction::encrypt, 128, 1);
-  const ChunkPlan plan(spec, 1000, 100);  // rounded down to 96
+  const ChunkPlan plan(spec, 100);  // rounded down to 96
   EXPECT_TRUE(plan.parallel());
   EXPECT_EQ(plan.chunk_len(), 96u);
   EXPECT_EQ(plan.piece_len(), 96u);
-  EXPECT_EQ(plan.chunk_count(), 11u);
+  const std::uint64_t count = plan.chunk_count(1000);
+  EXPECT_EQ(count, 11u);
   std::uint64_t covered = 0;
-  for (std::uint64_t i = 0; i < plan.chunk_count(); ++i) {
-    const Chunk c = plan.chunk(i);
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const Chunk c = chunk_of(plan, 1000, count, i);
     EXPECT_EQ(c.in_offset, covered);
     EXPECT_EQ(c.in_offset % kBlockLen, 0u);
-    EXPECT_EQ(c.last, i + 1 == plan.chunk_count());
+    EXPECT_EQ(c.last, i + 1 == count);
     EXPECT_EQ(plan.start_state(c, nullptr), add_to_counter(spec.iv, c.in_offset / kBlockLen));
     covered += c.in_len;
   }
   EXPECT_EQ(covered, 1000u);
+  EXPECT_EQ(plan.chunk_count(0), 1u);  // an empty message is one empty chunk
 }
 
 TEST(ChunkPlan, DefaultChunkIsAboutTheSameWorkInEveryMode) {
-  const ChunkPlan ctr(test::make_spec(Mode::ctr, Direction::encrypt, 128, 1), 100 << 20, ChunkPlan::kAutoChunkLen);
-  EXPECT_EQ(ctr.chunk_len(), ChunkPlan::kDefaultChunkLen);
-  const ChunkPlan cfb8(test::make_spec(Mode::cfb8, Direction::decrypt, 128, 1), 1 << 20, ChunkPlan::kAutoChunkLen);
-  EXPECT_EQ(cfb8.chunk_len(), 64u << 10);
-  const ChunkPlan cfb1(test::make_spec(Mode::cfb1, Direction::decrypt, 128, 1), 1 << 20, ChunkPlan::kAutoChunkLen);
+  const CipherSpec ctr_spec = test::make_spec(Mode::ctr, Direction::encrypt, 128, 1);
+  EXPECT_EQ(ChunkPlan(ctr_spec, ChunkPlan::kAutoChunkLen).chunk_len(), ChunkPlan::kDefaultChunkLen);
+  const CipherSpec cfb8_spec = test::make_spec(Mode::cfb8, Direction::decrypt, 128, 1);
+  EXPECT_EQ(ChunkPlan(cfb8_spec, ChunkPlan::kAutoChunkLen).chunk_len(), 64u << 10);
+  const CipherSpec cfb1_spec = test::make_spec(Mode::cfb1, Direction::decrypt, 128, 1);
+  const ChunkPlan cfb1(cfb1_spec, ChunkPlan::kAutoChunkLen);
   EXPECT_EQ(cfb1.chunk_len(), 16u << 10);
-  EXPECT_EQ(cfb1.chunk_count(), 64u);  // a 1 MiB CFB1 job spreads over threads
+  EXPECT_EQ(cfb1.chunk_count(1 << 20), 64u);  // a 1 MiB CFB1 job spreads over threads
 }
 
-TEST(ChunkPlan, SequentialDirectionsAreOneChunk) {
+TEST(ChunkPlan, SequentialDirectionsRunInOrder) {
   for (auto [mode, direction] : {std::pair{Mode::cbc, Direction::encrypt},
                                  {Mode::cfb8, Direction::encrypt},
                                  {Mode::ofb, Direction::decrypt}}) {
     const CipherSpec spec = test::make_spec(mode, direction, 256, 2);
-    const ChunkPlan plan(spec, 10 << 20, 4096);
+    const ChunkPlan plan(spec, 4096);
     EXPECT_FALSE(plan.parallel());
-    EXPECT_EQ(plan.chunk_count(), 1u);
-    EXPECT_EQ(plan.chunk(0).in_len, 10u << 20);
     EXPECT_EQ(plan.piece_len(), ChunkPlan::kDefaultChunkLen);  // not 4096: no parallelism to buy
-    EXPECT_EQ(plan.start_state(plan.chunk(0), nullptr), spec.iv);
+    EXPECT_EQ(plan.chunk_count(10 << 20), 10u);  // pieces of one cipher stream, in order
+    EXPECT_EQ(plan.lookback_len(), 0u);
+    EXPECT_EQ(plan.start_state(chunk_of(plan, 10 << 20, 10, 0), nullptr), spec.iv);
   }
 }
 
 TEST(ChunkPlan, DecryptChunksStartFromThePreviousCiphertext) {
   const CipherSpec spec = test::make_spec(Mode::cbc, Direction::decrypt, 192, 3);
-  const ChunkPlan plan(spec, 4096, 1024);
+  const ChunkPlan plan(spec, 1024);
   ASSERT_EQ(plan.lookback_len(), kBlockLen);
-  EXPECT_EQ(plan.start_state(plan.chunk(0), nullptr), spec.iv);
+  EXPECT_EQ(plan.start_state(chunk_of(plan, 4096, 4, 0), nullptr), spec.iv);
   const Block previous = block_from({1, 2, 3}, 0xab);
-  EXPECT_EQ(plan.start_state(plan.chunk(2), previous.data()), previous);
-  EXPECT_EQ(ChunkPlan(test::make_spec(Mode::ecb, Direction::decrypt, 128, 3), 4096, 1024).lookback_len(), 0u);
+  EXPECT_EQ(plan.start_state(chunk_of(plan, 4096, 4, 2), previous.data()), previous);
+  const CipherSpec ecb = test::make_spec(Mode::ecb, Direction::decrypt, 128, 3);
+  EXPECT_EQ(ChunkPlan(ecb, 1024).lookback_len(), 0u);
 }
 
 TEST(ChunkPlan, PaddedEncryptionGrowsByOneBlock) {
   const CipherSpec spec = test::make_spec(Mode::ecb, Direction::encrypt, 128, 4);
-  EXPECT_EQ(ChunkPlan(spec, 0, 1024).max_output_len(), 16u);
-  EXPECT_EQ(ChunkPlan(spec, 15, 1024).max_output_len(), 16u);
-  EXPECT_EQ(ChunkPlan(spec, 16, 1024).max_output_len(), 32u);
-  EXPECT_EQ(ChunkPlan(test::make_spec(Mode::ecb, Direction::encrypt, 128, 4, false), 32, 1024).max_output_len(), 32u);
+  const ChunkPlan plan(spec, 1024);
+  EXPECT_EQ(plan.max_output_len(0), 16u);
+  EXPECT_EQ(plan.max_output_len(15), 16u);
+  EXPECT_EQ(plan.max_output_len(16), 32u);
+  EXPECT_EQ(output_capacity(plan, 5000), 5016u);
+  const CipherSpec no_pad = test::make_spec(Mode::ecb, Direction::encrypt, 128, 4, false);
+  EXPECT_EQ(ChunkPlan(no_pad, 1024).max_output_len(32), 32u);
 }
 
 TEST(ChunkPlan, RejectsImpossibleLengths) {
   const auto expect_failure = [](const CipherSpec& spec, std::uint64_t len, const char* text) {
     try {
-      ChunkPlan(spec, len, 1024);
+      ChunkPlan(spec, 1024).chunk_count(len);
       ADD_FAILURE() << "accepted length " << len;
     } catch (const Error& e) {
       EXPECT_EQ(e.kind(), ErrorKind::failure);
@@ -120,15 +127,17 @@ TEST(ChunkPlan, RejectsImpossibleLengths) {
   expect_failure(test::make_spec(Mode::cbc, Direction::decrypt, 128, 5), 33, "multiple of 16");
   expect_failure(test::make_spec(Mode::ecb, Direction::encrypt, 128, 5, false), 17, "multiple of 16");
   expect_failure(test::make_spec(Mode::cbc, Direction::decrypt, 128, 5), 0, "bad decrypt");
-  EXPECT_NO_THROW(ChunkPlan(test::make_spec(Mode::ctr, Direction::decrypt, 128, 5), 33, 1024));
-  EXPECT_NO_THROW(ChunkPlan(test::make_spec(Mode::cbc, Direction::decrypt, 128, 5, false), 0, 1024));
+  const CipherSpec ctr = test::make_spec(Mode::ctr, Direction::decrypt, 128, 5);
+  EXPECT_NO_THROW(ChunkPlan(ctr, 1024).chunk_count(33));
+  const CipherSpec cbc_no_pad = test::make_spec(Mode::cbc, Direction::decrypt, 128, 5, false);
+  EXPECT_NO_THROW(ChunkPlan(cbc_no_pad, 1024).chunk_count(0));
 }
 
 TEST(ChunkPlan, RejectsChunkSizesOutOfRange) {
   const CipherSpec spec = test::make_spec(Mode::ctr, Direction::encrypt, 128, 6);
   for (std::uint64_t bad : {std::uint64_t{1}, std::uint64_t{15}, (std::uint64_t{1} << 30) + 1}) {
     try {
-      ChunkPlan(spec, 100, bad);
+      ChunkPlan(spec, bad);
       ADD_FAILURE() << "accepted chunk size " << bad;
     } catch (const Error& e) {
       EXPECT_EQ(e.kind(), ErrorKind::usage);

@@ -1,0 +1,94 @@
+// Moving chunks between a job and its input and output, one chunk at a time:
+// a feed fills a slot with the next chunk's input, a drain writes a slot's
+// output. Files and streams each have one of both; the engines combine them.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "paes/io.hpp"
+#include "paes/job.hpp"
+
+namespace paes {
+
+// A chunk in flight. The buffer holds the job's lookback bytes, then the
+// chunk's input, and room for its output, which is written in place.
+struct Slot {
+  std::vector<std::uint8_t> buffer;
+  std::size_t lookback = 0;
+  Chunk chunk;
+  std::size_t produced = 0;
+
+  std::uint8_t* data() { return buffer.data() + lookback; }
+  // Sizes the buffer for `c` of `job` and records it as this slot's chunk.
+  void prepare(const Job& job, const Chunk& c);
+};
+
+class ChunkFeed {
+ public:
+  virtual ~ChunkFeed() = default;
+  // Fills `slot` with the next chunk in order; false when there is none left.
+  virtual bool next(Slot& slot) = 0;
+};
+
+class ChunkDrain {
+ public:
+  virtual ~ChunkDrain() = default;
+  // Writes the slot's produced bytes. Called in chunk order by the pipeline.
+  virtual void put(Slot& slot) = 0;
+};
+
+// Reads chunk `c` (and its lookback) from `in` into `slot`.
+void read_chunk(const Job& job, Source& in, const Chunk& c, Slot& slot);
+
+// Input of known length, read with pread in chunk order.
+class SourceFeed final : public ChunkFeed {
+ public:
+  SourceFeed(const Job& job, Source& in);
+  bool next(Slot& slot) override;
+
+ private:
+  const Job& job_;
+  Source& in_;
+  std::uint64_t count_;
+  std::uint64_t index_ = 0;
+};
+
+// A stream read front to back. The end is found by reading: after a full
+// chunk, one more byte is read ahead to learn whether that chunk was the last.
+// At the end, the total length is checked with the job's chunk_count().
+class StreamFeed final : public ChunkFeed {
+ public:
+  StreamFeed(const Job& job, StreamReader& in) : job_(job), in_(in) {}
+  bool next(Slot& slot) override;
+  std::uint64_t bytes_read() const { return total_; }
+
+ private:
+  const Job& job_;
+  StreamReader& in_;
+  std::uint64_t index_ = 0;
+  std::uint64_t total_ = 0;
+  std::vector<std::uint8_t> tail_;  // the lookback bytes for the next chunk
+  int carried_ = -1;                // a byte read ahead, or -1
+  bool done_ = false;
+};
+
+class SinkDrain final : public ChunkDrain {
+ public:
+  explicit SinkDrain(Sink& out) : out_(out) {}
+  void put(Slot& slot) override;
+
+ private:
+  Sink& out_;
+};
+
+class StreamDrain final : public ChunkDrain {
+ public:
+  explicit StreamDrain(StreamWriter& out) : out_(out) {}
+  void put(Slot& slot) override;
+
+ private:
+  StreamWriter& out_;
+};
+
+}  // namespace paes
