@@ -1,29 +1,70 @@
 #include "paes/transform.hpp"
 
-#include <chrono>
+#include <cstring>
 
+#include "cipher/kdf.hpp"
+#include "job_runner.hpp"
+#include "paes/endpoint.hpp"
 #include "paes/error.hpp"
 #include "paes/io.hpp"
 
 namespace paes {
+namespace {
+
+constexpr char kSaltedMagic[8] = {'S', 'a', 'l', 't', 'e', 'd', '_', '_'};
+constexpr std::size_t kSaltLen = 8;
+constexpr std::size_t kSaltedHeaderLen = sizeof kSaltedMagic + kSaltLen;
+
+// Refuses impossible lengths (no-pad, truncated ECB/CBC) before an output exists.
+void check_input_len(const ChunkPlan& plan, const InputEndpoint& in, std::uint64_t skip) {
+  if (const auto size = in.size()) plan.chunk_count(*size - skip);
+}
+
+}  // namespace
 
 TransformReport transform_file(const CipherSpec& spec, const std::string& input_path,
                                const std::string& output_path, const TransformOptions& options) {
-  const auto start = std::chrono::steady_clock::now();
-  InputFile input(input_path);
+  JobRunner runner(options);
+  InputEndpoint in(input_path, spec.direction == Direction::decrypt);
   const ChunkPlan plan(spec, options.chunk_len);
-  plan.chunk_count(input.size());  // refuse impossible lengths before creating the output
-  const auto engine = make_engine(options.engine, options.threads);
-  OutputFile output(output_path, options.force);
-
+  check_input_len(plan, in, 0);
+  OutputEndpoint out(output_path, options.force, spec.direction == Direction::encrypt);
   TransformReport report;
-  report.bytes_in = input.size();
-  report.bytes_out = engine->run(plan, input, output);
-  output.commit();
-  report.workers = engine->workers_for(plan, input.size());
-  report.parallel = plan.parallel();
   report.chunk_len = plan.chunk_len();
-  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  runner.run(plan, in, 0, out, 0, report);
+  return report;
+}
+
+TransformReport transform_salted(const CipherSpec& base, const Pbkdf2Key& pbkdf2,
+                                 const std::string& input_path, const std::string& output_path,
+                                 const TransformOptions& options) {
+  check_key_length(pbkdf2.key_len);
+  JobRunner runner(options);
+  const bool encrypt = base.direction == Direction::encrypt;
+  InputEndpoint in(input_path, !encrypt);
+  std::uint8_t header[kSaltedHeaderLen];
+  if (encrypt) {
+    std::memcpy(header, kSaltedMagic, sizeof kSaltedMagic);
+    random_bytes({header + sizeof kSaltedMagic, kSaltLen});
+  } else if (in.read_prefix(header) != kSaltedHeaderLen ||
+             std::memcmp(header, kSaltedMagic, sizeof kSaltedMagic) != 0) {
+    throw Error(in.name() + ": not openssl enc -pbkdf2 data (no \"Salted__\" header)");
+  }
+  // openssl enc -pbkdf2 derives key || IV in one PBKDF2 output (no IV for ECB).
+  const std::size_t iv_len = mode_uses_iv(base.mode) ? kBlockLen : 0;
+  const SecretBytes derived = pbkdf2_sha256(pbkdf2.passphrase, {header + sizeof kSaltedMagic, kSaltLen},
+                                            pbkdf2.iterations, pbkdf2.key_len + iv_len);
+  CipherSpec spec{base.mode, base.direction, SecretBytes(derived.data(), pbkdf2.key_len), {}, base.padding};
+  if (iv_len != 0) std::memcpy(spec.iv.data(), derived.data() + pbkdf2.key_len, kBlockLen);
+
+  const ChunkPlan plan(spec, options.chunk_len);
+  const std::uint64_t in_skip = encrypt ? 0 : kSaltedHeaderLen;
+  check_input_len(plan, in, in_skip);
+  OutputEndpoint out(output_path, options.force, encrypt);
+  if (encrypt) out.write_prefix(header);
+  TransformReport report;
+  report.chunk_len = plan.chunk_len();
+  runner.run(plan, in, in_skip, out, encrypt ? kSaltedHeaderLen : 0, report);
   return report;
 }
 

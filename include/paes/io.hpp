@@ -133,6 +133,7 @@ class InputFile final : public Source {
   std::uint64_t size() const override { return size_; }
   void read_at(std::uint64_t offset, std::span<std::uint8_t> dst) override;
   const std::string& path() const { return path_; }
+  int fd() const { return fd_; }
 
  private:
   std::string path_;
@@ -162,6 +163,10 @@ class OutputFile final : public Sink {
   // Makes the output visible under its final name. Throws Error on failure, in
   // which case nothing is left under either name.
   void commit();
+  int fd() const { return fd_; }
+  // Permissions the file gets at commit (default 0666 less the umask); 0600
+  // for secrets.
+  void set_final_mode(unsigned mode) { final_mode_ = mode; }
 
  private:
   void discard() noexcept;
@@ -170,6 +175,7 @@ class OutputFile final : public Sink {
   int fd_ = -1;
   bool force_ = false;
   bool committed_ = false;
+  unsigned final_mode_ = 0;  // 0: 0666 less the umask
 };
 
 }  // namespace paes

@@ -1,9 +1,11 @@
-// The library's front door: transform a whole file or buffer with one call.
+// The library's front door: transform a whole input with one call. Inputs and
+// outputs are file paths, or "-" / "" for stdin and stdout.
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "paes/engine.hpp"
 #include "paes/mode.hpp"
@@ -14,8 +16,9 @@ namespace paes {
 struct TransformOptions {
   EngineKind engine = EngineKind::threads;
   unsigned threads = 0;  // 0: one per online CPU
-  std::uint64_t chunk_len = ChunkPlan::kAutoChunkLen;  // or bytes, 16 to 1G
+  std::uint64_t chunk_len = ChunkPlan::kAutoChunkLen;  // or bytes, 16 to 1G (raw modes)
   bool force = false;  // overwrite an existing output
+  ProgressCallback progress;  // input bytes done, from any thread
 };
 
 struct TransformReport {
@@ -23,14 +26,26 @@ struct TransformReport {
   std::uint64_t bytes_out = 0;
   unsigned workers = 0;
   bool parallel = false;
-  std::uint64_t chunk_len = 0;  // as the plan used it: rounded down to whole blocks
+  std::uint64_t chunk_len = 0;  // as the job used it: rounded down to whole blocks
   double seconds = 0;  // open to commit, I/O included
 };
 
-// Encrypts or decrypts input_path into output_path. Nothing appears under
-// output_path unless the whole job succeeds. Throws Error.
+// Encrypts or decrypts input into output with a raw mode. Nothing appears
+// under a file output's name unless the whole job succeeds. Throws Error.
 TransformReport transform_file(const CipherSpec& spec, const std::string& input_path,
                                const std::string& output_path, const TransformOptions& options);
+
+// openssl enc's passphrase format for raw modes: "Salted__" || 8-byte salt ||
+// ciphertext, key and IV = PBKDF2-HMAC-SHA256(passphrase, salt, iterations).
+// spec.key and spec.iv are ignored: they are derived (key length key_len).
+struct Pbkdf2Key {
+  SecretBytes passphrase;
+  std::uint32_t iterations = 10000;
+  std::size_t key_len = 32;
+};
+TransformReport transform_salted(const CipherSpec& spec, const Pbkdf2Key& pbkdf2,
+                                 const std::string& input_path, const std::string& output_path,
+                                 const TransformOptions& options);
 
 // Transforms `in` into `out` (which must hold output_capacity() bytes: in.size(),
 // plus 16 for padded encryption) and returns the output length.

@@ -160,11 +160,11 @@ int run_bench(const BenchArgs& args) {
           std::vector<Candidate> candidates;
           candidates.push_back({"openssl", 1, [&] { openssl_oneshot_into(spec, output.data(), input); }});
           candidates.push_back({"serial", 1, [&] {
-                                  transform_memory(spec, output, input, {EngineKind::serial, 1, chunk_len, false});
+                                  transform_memory(spec, output, input, {EngineKind::serial, 1, chunk_len, false, {}});
                                 }});
           for (unsigned t = 1; t <= max_threads; ++t) {
             candidates.push_back({"threads", t, [&, t] {
-                                    transform_memory(spec, output, input, {EngineKind::threads, t, chunk_len, false});
+                                    transform_memory(spec, output, input, {EngineKind::threads, t, chunk_len, false, {}});
                                   }});
           }
           const std::vector<Measurement> rows = time_round_robin(candidates, args.repeat);

@@ -9,26 +9,36 @@
 #include <string>
 #include <vector>
 
+#include "cli/key_source.hpp"
 #include "paes/mode.hpp"
 
 namespace paes::cli {
 
 struct TransformArgs {
-  std::string mode;
-  std::string key_hex;
-  std::string key_file;
+  std::string mode;  // empty: the sealed format
+  std::string format = "paes";
+  KeySources keys;
   std::string iv_hex;
   bool no_pad = false;
+  bool pbkdf2 = false;
+  std::uint32_t iterations = 10000;
+  unsigned key_bits = 0;  // 0: 256 for passphrases
+  std::string aad;
+  std::uint64_t segment_len = 1u << 20;
+  unsigned scrypt_log2_n = 18;
   std::string engine = "threads";
   unsigned threads = 0;
   std::uint64_t chunk_len = 0;  // 0: the mode's default
   bool force = false;
   bool json = false;
+  bool verbose = false;
+  bool progress = false;
+  bool no_progress = false;
   std::string input;
   std::string output;
 };
 CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArgs& args);
-int run_transform(Direction direction, const TransformArgs& args);
+int run_transform(Direction direction, const TransformArgs& args, const CLI::App& command);
 
 struct BenchArgs {
   std::vector<std::uint64_t> sizes;
@@ -47,6 +57,14 @@ struct InfoArgs {
   bool json = false;
 };
 CLI::App* add_info_command(CLI::App& app, InfoArgs& args);
+
+struct KeygenArgs {
+  std::string output;
+  unsigned key_bits = 256;
+  bool force = false;
+};
+CLI::App* add_keygen_command(CLI::App& app, KeygenArgs& args);
+int run_keygen(const KeygenArgs& args);
 int run_info(const InfoArgs& args);
 
 // Validators shared by the subcommands.

@@ -4,10 +4,12 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <cstdlib>
 #include <cerrno>
 #include <cstring>
 #include <iostream>
 
+#include "cli/passphrase.hpp"
 #include "paes/error.hpp"
 #include "util/hex.hpp"
 
@@ -57,18 +59,32 @@ SecretBytes decode_key_file(const SecretBytes& content, const std::string& path)
   return content.clone();
 }
 
-SecretBytes load_key(const std::string& key_hex, const std::string& key_file) {
-  if (key_hex.empty() == key_file.empty()) {
-    throw usage_error("give the key with exactly one of --key-file PATH or --key-hex HEX");
+SecretBytes load_key(const KeySources& sources) {
+  if (!sources.key_file.empty()) return decode_key_file(read_key_file(sources.key_file), sources.key_file);
+  if (!sources.key_env.empty()) {
+    const char* value = std::getenv(sources.key_env.c_str());
+    if (!value) throw Error("environment variable " + sources.key_env + " is not set");
+    auto key = decode_hex(value);
+    if (!key) throw Error("environment variable " + sources.key_env + " does not hold a hex key");
+    try {
+      check_key_length(key->size());
+    } catch (const Error& e) {
+      throw Error("environment variable " + sources.key_env + ": " + e.what());
+    }
+    return std::move(*key);
   }
-  if (!key_file.empty()) return decode_key_file(read_key_file(key_file), key_file);
-
   std::cerr << "paes: warning: a key given with --key-hex is visible to other users of this "
-               "machine (ps, /proc); prefer --key-file\n";
-  auto key = decode_hex(key_hex);
+               "machine (ps, /proc); prefer --key-file or --key-env\n";
+  auto key = decode_hex(sources.key_hex);
   if (!key) throw usage_error("--key-hex is not hex (expected 32, 48 or 64 hex digits)");
   check_key_length(key->size());
   return std::move(*key);
+}
+
+SecretBytes load_passphrase(const KeySources& sources, bool confirm) {
+  if (!sources.passphrase_file.empty()) return passphrase_from_file(sources.passphrase_file);
+  if (!sources.passphrase_env.empty()) return passphrase_from_env(sources.passphrase_env);
+  return passphrase_from_terminal(confirm);
 }
 
 Block parse_iv(Mode mode, const std::string& iv_hex) {

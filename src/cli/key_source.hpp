@@ -9,10 +9,25 @@
 
 namespace paes::cli {
 
-// Exactly one of key_hex and key_file must be non-empty (usage Error otherwise).
-// Throws Error when the file can't be read or holds no valid key, and a usage
-// Error for a malformed --key-hex.
-SecretBytes load_key(const std::string& key_hex, const std::string& key_file);
+// Where the command line says the secret comes from: at most one is set.
+struct KeySources {
+  std::string key_file;
+  std::string key_env;
+  std::string key_hex;
+  std::string passphrase_file;
+  std::string passphrase_env;
+
+  bool has_key() const { return !key_file.empty() || !key_env.empty() || !key_hex.empty(); }
+};
+
+// The raw key from --key-file, --key-env (hex) or --key-hex (with a warning
+// that command lines are visible). Throws Error when a file or variable holds
+// no valid key, and a usage Error for a malformed --key-hex.
+SecretBytes load_key(const KeySources& sources);
+
+// The passphrase from --passphrase-file, --passphrase-env, or else a no-echo
+// prompt on the terminal, asked twice when `confirm`.
+SecretBytes load_passphrase(const KeySources& sources, bool confirm);
 
 // Decodes a key file's content: hex text (32, 48 or 64 hex digits, surrounding
 // whitespace ignored) or else raw bytes (16, 24 or 32 of them).

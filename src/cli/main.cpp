@@ -42,10 +42,12 @@ int main(int argc, char** argv) {
   paes::cli::TransformArgs encrypt_args, decrypt_args;
   paes::cli::BenchArgs bench_args;
   paes::cli::InfoArgs info_args;
+  paes::cli::KeygenArgs keygen_args;
   CLI::App* encrypt = add_transform_command(app, paes::Direction::encrypt, encrypt_args);
   CLI::App* decrypt = add_transform_command(app, paes::Direction::decrypt, decrypt_args);
   CLI::App* bench = add_bench_command(app, bench_args);
   CLI::App* info = add_info_command(app, info_args);
+  CLI::App* keygen = add_keygen_command(app, keygen_args);
 
   try {
     try {
@@ -60,10 +62,11 @@ int main(int argc, char** argv) {
       if (app.get_subcommands().empty()) message += " (see 'paes --help')";
       return fail(message, 2);
     }
-    if (encrypt->parsed()) return run_transform(paes::Direction::encrypt, encrypt_args);
-    if (decrypt->parsed()) return run_transform(paes::Direction::decrypt, decrypt_args);
+    if (encrypt->parsed()) return run_transform(paes::Direction::encrypt, encrypt_args, *encrypt);
+    if (decrypt->parsed()) return run_transform(paes::Direction::decrypt, decrypt_args, *decrypt);
     if (bench->parsed()) return run_bench(bench_args);
     if (info->parsed()) return run_info(info_args);
+    if (keygen->parsed()) return run_keygen(keygen_args);
     return fail("no command given (see 'paes --help')", 2);
   } catch (const paes::Error& e) {
     return fail(e.what(), e.kind() == paes::ErrorKind::usage ? 2 : 1);

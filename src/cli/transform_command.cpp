@@ -1,58 +1,98 @@
+// paes encrypt / paes decrypt: the sealed format by default, a raw AES mode
+// with --mode. This file turns options into a SealedSpec or a CipherSpec,
+// refuses combinations that make no sense, and reports the result.
+#include <unistd.h>
+
 #include <iostream>
 
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/key_source.hpp"
+#include "cli/progress.hpp"
+#include "paes/endpoint.hpp"
 #include "paes/engine.hpp"
 #include "paes/error.hpp"
+#include "paes/sealed.hpp"
 #include "paes/transform.hpp"
 
 namespace paes::cli {
 namespace {
 
 constexpr const char* kEncryptFooter = R"TXT(Examples:
-  # AES-256-CTR with a key file (32 raw bytes or 64 hex digits):
+  # Sealed (authenticated AES-256-GCM, the default), with a key from 'paes keygen':
+  paes keygen -o backup.key
+  paes encrypt --key-file backup.key data.tar -o data.tar.paes
+  # With a passphrase (scrypt), from a pipe to a pipe:
+  tar c dir | paes encrypt --passphrase-file pass.txt > dir.tar.paes
+  # A bare Tink stream that Tink's StreamingAead reads:
+  paes encrypt --format tink --key-file tink.key --aad "backup 2026" in -o out.tink
+  # Raw AES-256-CTR, byte-identical to 'openssl enc -aes-256-ctr -K .. -iv ..':
   paes encrypt --mode ctr --key-file aes256.key --iv 00112233445566778899aabbccddeeff big.bin -o big.ctr
-  # AES-128-CBC with PKCS#7 padding, as 'openssl enc -aes-128-cbc -K .. -iv ..':
-  paes encrypt --mode cbc --key-file aes128.key --iv "$IV" notes.txt -o notes.cbc
-  # Machine-readable timing:
-  paes encrypt --mode ecb --key-file aes.key --no-pad --json blocks.bin -o blocks.ecb
+  # openssl's passphrase format: 'openssl enc -d -aes-256-cbc -pbkdf2' reads it
+  paes encrypt --mode cbc --pbkdf2 --passphrase-env PASS notes.txt -o notes.enc
 
-The key size (AES-128/192/256) follows the key length (16/24/32 bytes).
-ECB, CTR and the decryption of CBC and CFB run on all threads. CBC and CFB
-encryption and OFB are sequential by nature: they run one cipher thread with
-reading and writing overlapped, and give the standard ciphertext.
-The output appears under its name only when complete; an existing output is
-replaced only with -f.)TXT";
+Input and output may be '-' or left out for stdin and stdout.
+The sealed format detects any change, truncation, reordering or wrong key.
+Raw modes (--mode) have no integrity protection. ECB, CTR and the decryption
+of CBC and CFB run on all threads; CBC and CFB encryption and OFB are
+sequential by nature and run one cipher thread with I/O overlapped.
+A file output appears under its name only when complete; an existing output
+is replaced only with -f.)TXT";
 
 constexpr const char* kDecryptFooter = R"TXT(Examples:
+  paes decrypt --key-file backup.key data.tar.paes -o data.tar
+  paes decrypt --passphrase-file pass.txt < dir.tar.paes | tar x
   paes decrypt --mode ctr --key-file aes256.key --iv 00112233445566778899aabbccddeeff big.ctr -o big.bin
-  paes decrypt --mode cbc --key-file aes128.key --iv "$IV" notes.cbc -o notes.txt
-  # Decrypt what openssl wrote:
-  openssl enc -aes-256-cfb -K "$(xxd -p -c 64 aes256.key)" -iv "$IV" -in a -out a.cfb
-  paes decrypt --mode cfb --key-file aes256.key --iv "$IV" a.cfb -o a
+  openssl enc -aes-256-ctr -pbkdf2 -pass env:PASS -in a -out a.enc
+  paes decrypt --mode ctr --pbkdf2 --passphrase-env PASS a.enc -o a
 
+Sealed input is verified segment by segment. To a file, nothing appears under
+the output name unless every segment verified. To a pipe, each segment is
+written only after it verified; on a failure paes stops, exits 1, and what it
+wrote before is verified but incomplete: check the exit status.
 Raw modes carry no integrity check: a wrong key or damaged data gives garbage,
 except that ECB/CBC padding errors are reported as "bad decrypt".)TXT";
 
-CLI::Validator mode_validator() {
+CLI::Validator name_validator(bool (*valid)(std::string_view), std::string what, std::string choices) {
   return CLI::Validator(
-      [](std::string& name) -> std::string {
-        if (parse_mode(name)) return {};
-        return "unknown mode '" + name + "' (choose ecb, cbc, cfb, cfb8, cfb1, ofb or ctr)";
+      [=](std::string& name) -> std::string {
+        if (valid(name)) return {};
+        return "unknown " + what + " '" + name + "' (choose " + choices + ")";
       },
-      "MODE");
+      "");
 }
 
-CLI::Validator engine_validator() {
-  return CLI::Validator(
-      [](std::string& name) -> std::string {
-        if (parse_engine(name)) return {};
-        return "unknown engine '" + name + "' (this build has: " +
-               std::string(compiled_engines()) + ")";
-      },
-      "ENGINE");
+bool valid_mode(std::string_view name) { return parse_mode(name).has_value(); }
+bool valid_engine(std::string_view name) { return parse_engine(name).has_value(); }
+bool valid_format(std::string_view name) { return name == "paes" || name == "tink"; }
+
+// Options that belong to the other kind of job are refused, not ignored.
+void refuse(const CLI::App& command, const char* option, const char* why) {
+  if (command.count(option) != 0) throw usage_error(std::string(option) + " " + why);
+}
+
+std::string human_bytes(std::uint64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024 && unit < 4) {
+    value /= 1024;
+    ++unit;
+  }
+  char text[32];
+  std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.2f %s", value, units[unit]);
+  return text;
+}
+
+struct JobDescription {
+  std::string mode;  // "sealed", "tink" or a raw mode's name
+  unsigned key_bits = 0;
+};
+
+ProgressMode progress_mode(const TransformArgs& args) {
+  if (args.no_progress) return ProgressMode::never;
+  return args.progress ? ProgressMode::always : ProgressMode::automatic;
 }
 
 }  // namespace
@@ -60,73 +100,162 @@ CLI::Validator engine_validator() {
 CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArgs& args) {
   const bool enc = direction == Direction::encrypt;
   CLI::App* cmd = app.add_subcommand(std::string(direction_name(direction)),
-                                     enc ? "Encrypt a file with a raw AES mode"
-                                         : "Decrypt a file with a raw AES mode");
+                                     enc ? "Encrypt: sealed and authenticated by default, or a raw AES mode"
+                                         : "Decrypt what paes encrypt, Tink or openssl enc wrote");
   cmd->footer(enc ? kEncryptFooter : kDecryptFooter);
-  cmd->add_option("--mode,-m", args.mode, "ecb, cbc, cfb (128-bit), cfb8, cfb1, ofb or ctr")
+  cmd->add_option("--mode,-m", args.mode,
+                  "A raw AES mode instead of the sealed format: ecb, cbc, cfb, cfb8, cfb1, ofb or ctr")
       ->type_name("MODE")
-      ->required()
-      ->check(mode_validator());
-  auto* key_group = cmd->add_option_group("key", "Where the key comes from (one of)");
-  auto* key_file = key_group->add_option("--key-file,-k", args.key_file,
-                                         "File with the key: 16/24/32 raw bytes or hex text")
-                        ->type_name("PATH");
-  auto* key_hex = key_group->add_option("--key-hex", args.key_hex,
-                                        "Key as hex (visible to other users: prefer --key-file)")
-                       ->type_name("HEX");
-  key_file->excludes(key_hex);
-  key_group->require_option(1);
-  cmd->add_option("--iv", args.iv_hex, "IV as 32 hex digits (every mode but ECB)")->type_name("HEX");
-  cmd->add_flag("--no-pad", args.no_pad,
-                "ECB/CBC without PKCS#7 padding (input must be whole 16-byte blocks)");
+      ->check(name_validator(valid_mode, "mode", "ecb, cbc, cfb, cfb8, cfb1, ofb or ctr"));
+  cmd->add_option("--format", args.format, "Sealed format: paes (default) or tink (a bare Tink stream)")
+      ->type_name("FORMAT")
+      ->check(name_validator(valid_format, "format", "paes or tink"));
+
+  auto* keys = cmd->add_option_group("key", "Where the key comes from (at most one; default: ask for a passphrase)");
+  keys->add_option("--key-file,-k", args.keys.key_file, "File with the key: 16/24/32 raw bytes or hex text")->type_name("PATH");
+  keys->add_option("--key-env", args.keys.key_env, "Environment variable holding the key as hex")->type_name("VAR");
+  keys->add_option("--key-hex", args.keys.key_hex, "Key as hex, raw modes only (visible to other users)")->type_name("HEX");
+  keys->add_option("--passphrase-file", args.keys.passphrase_file, "File whose first line is the passphrase")->type_name("PATH");
+  keys->add_option("--passphrase-env", args.keys.passphrase_env, "Environment variable holding the passphrase")->type_name("VAR");
+  keys->require_option(0, 1);
+
+  cmd->add_option("--key-bits", args.key_bits, "AES size of a passphrase's key: 128 or 256 (sealed), 128/192/256 (--pbkdf2); default 256")
+      ->check(CLI::IsMember({128u, 192u, 256u}));
+  cmd->add_option("--aad", args.aad, "Sealed: associated data, authenticated but not stored")->type_name("TEXT");
+  cmd->add_option_function<std::string>(
+         "--segment-size", [&args](const std::string& text) { args.segment_len = size_value(text); },
+         "Sealed: ciphertext segment size, up to 64M (default 1M; tink: needed to decrypt)")
+      ->type_name("SIZE")
+      ->check(size_validator());
+  cmd->add_option("--scrypt-log-n", args.scrypt_log2_n,
+                  "Sealed, passphrase: scrypt cost as log2 N (default 18, about 1 s)")
+      ->check(CLI::Range(10u, 22u));
+  cmd->add_option("--iv", args.iv_hex, "Raw modes: IV as 32 hex digits (every mode but ECB)")->type_name("HEX");
+  cmd->add_flag("--no-pad", args.no_pad, "ECB/CBC without PKCS#7 padding (input must be whole 16-byte blocks)");
+  cmd->add_flag("--pbkdf2", args.pbkdf2, "Raw modes: openssl enc -pbkdf2's format (Salted__, key and IV from the passphrase)");
+  cmd->add_option("--iter", args.iterations, "PBKDF2 iterations (default 10000, as openssl)")
+      ->check(CLI::Range(1u, 1u << 30));
+
   cmd->add_option("--engine", args.engine, "serial or threads")
       ->type_name("ENGINE")
-      ->check(engine_validator())
+      ->check(name_validator(valid_engine, "engine", std::string(compiled_engines())))
       ->capture_default_str();
   cmd->add_option("--threads,-t", args.threads, "Worker threads (default: online CPUs)")
       ->type_name("N")
       ->check(CLI::Range(1u, 4096u));
   cmd->add_option_function<std::string>(
          "--chunk-size", [&args](const std::string& text) { args.chunk_len = size_value(text); },
-         "Bytes a worker takes at a time, a multiple of 16 (default 1M; cfb8 64K, cfb1 16K)")
+         "Raw modes: bytes a worker takes at a time (default 1M; cfb8 64K, cfb1 16K)")
       ->type_name("SIZE")
       ->check(chunk_size_validator());
   cmd->add_flag("-f,--force", args.force, "Overwrite an existing output");
   cmd->add_flag("--json", args.json, "Print a JSON summary on stdout");
-  cmd->add_option("input", args.input, "Input file")->type_name("INPUT")->required();
-  cmd->add_option("-o,--output", args.output, "Output file (written only when complete)")
-      ->type_name("OUTPUT")
-      ->required();
+  cmd->add_flag("-v,--verbose", args.verbose, "Print a one-line summary on stderr");
+  auto* progress = cmd->add_flag("--progress", args.progress, "Show progress on stderr even when it is not a terminal");
+  auto* no_progress = cmd->add_flag("--no-progress", args.no_progress, "Never show progress");
+  progress->excludes(no_progress);
+  cmd->add_option("input", args.input, "Input file; '-' or none: stdin")->type_name("INPUT");
+  cmd->add_option("-o,--output", args.output, "Output file (written only when complete); '-' or none: stdout")
+      ->type_name("OUTPUT");
   return cmd;
 }
 
-int run_transform(Direction direction, const TransformArgs& args) {
-  CipherSpec spec;
-  spec.mode = *parse_mode(args.mode);
-  spec.direction = direction;
-  spec.iv = parse_iv(spec.mode, args.iv_hex);
-  spec.padding = !args.no_pad;
-  spec.key = load_key(args.key_hex, args.key_file);
-
+int run_transform(Direction direction, const TransformArgs& args, const CLI::App& command) {
+  const bool encrypt = direction == Direction::encrypt;
+  if (args.json && names_stdio(args.output)) {
+    throw usage_error("--json prints on stdout, which carries the output: give -o FILE");
+  }
   TransformOptions options;
   options.engine = *parse_engine(args.engine);
   options.threads = args.threads;
-  options.chunk_len = args.chunk_len;  // 0: the mode's default
+  options.chunk_len = args.chunk_len;
   options.force = args.force;
 
-  if (options.engine == EngineKind::threads && args.threads > 1 &&
-      !is_parallel(spec.mode, direction)) {
-    std::cerr << "paes: note: " << mode_name(spec.mode)
-              << (direction == Direction::encrypt ? " encryption" : " decryption")
-              << " is sequential by nature; it runs on one cipher thread with reads and writes "
-                 "overlapped\n";
+  std::optional<std::uint64_t> input_size;
+  if (!names_stdio(args.input)) {
+    input_size = InputFile(args.input).size();
   }
+  Progress progress(input_size.value_or(0), progress_mode(args), encrypt ? "encrypting " : "decrypting ");
+  options.progress = [&progress](std::uint64_t bytes) { progress.advance(bytes); };
 
-  const TransformReport report = transform_file(spec, args.input, args.output, options);
+  JobDescription description;
+  TransformReport report;
+  try {
+    if (args.mode.empty()) {
+      for (const char* option : {"--iv", "--no-pad", "--pbkdf2", "--iter", "--chunk-size", "--key-hex"}) {
+        refuse(command, option, "is for raw modes (--mode); the sealed format doesn't take it");
+      }
+      SealedSpec spec;
+      spec.direction = direction;
+      spec.format = args.format == "tink" ? SealedFormat::tink : SealedFormat::paes;
+      spec.aad.assign(args.aad.begin(), args.aad.end());
+      spec.segment_len = static_cast<std::uint32_t>(std::min<std::uint64_t>(args.segment_len, UINT32_MAX));
+      spec.scrypt_log2_n = static_cast<std::uint8_t>(args.scrypt_log2_n);
+      if (args.keys.has_key()) {
+        spec.key = load_key(args.keys);
+        if (spec.key.size() != 16 && spec.key.size() != 32) {
+          throw Error("the sealed format takes a 16- or 32-byte key (AES-128 or AES-256), this key has " +
+                      std::to_string(spec.key.size()) + " bytes");
+        }
+      } else {
+        if (args.key_bits == 192) throw usage_error("the sealed format takes --key-bits 128 or 256");
+        spec.key_len = args.key_bits == 0 ? 32 : args.key_bits / 8;
+        spec.passphrase = load_passphrase(args.keys, encrypt);
+      }
+      description.mode = spec.format == SealedFormat::tink ? "tink" : "sealed";
+      report = run_sealed(spec, args.input, args.output, options);
+      description.key_bits = static_cast<unsigned>((spec.passphrase.empty() ? spec.key.size() : spec.key_len) * 8);
+    } else {
+      for (const char* option : {"--aad", "--segment-size", "--scrypt-log-n"}) {
+        refuse(command, option, "is for the sealed format; raw modes (--mode) don't take it");
+      }
+      if (command.count("--format") != 0) throw usage_error("--format is for the sealed format, not raw modes (--mode)");
+      CipherSpec spec;
+      spec.mode = *parse_mode(args.mode);
+      spec.direction = direction;
+      spec.padding = !args.no_pad;
+      description.mode = std::string(mode_name(spec.mode));
+      if (options.engine == EngineKind::threads && args.threads > 1 && !is_parallel(spec.mode, direction)) {
+        std::cerr << "paes: note: " << mode_name(spec.mode) << (encrypt ? " encryption" : " decryption")
+                  << " is sequential by nature; it runs on one cipher thread with reads and writes overlapped\n";
+      }
+      if (args.pbkdf2) {
+        if (args.keys.has_key()) throw usage_error("--pbkdf2 derives the key from a passphrase: drop the key option");
+        refuse(command, "--iv", "is derived by --pbkdf2 from the passphrase: drop it");
+        Pbkdf2Key pbkdf2{load_passphrase(args.keys, encrypt), args.iterations, (args.key_bits == 0 ? 256 : args.key_bits) / 8u};
+        description.key_bits = static_cast<unsigned>(pbkdf2.key_len * 8);
+        report = transform_salted(spec, pbkdf2, args.input, args.output, options);
+      } else {
+        if (!args.keys.has_key()) {
+          throw usage_error("a raw mode needs a key (--key-file, --key-env or --key-hex), or --pbkdf2 with a passphrase");
+        }
+        refuse(command, "--iter", "goes with --pbkdf2");
+        refuse(command, "--key-bits", "sets a passphrase's key size; a key's size is its length");
+        spec.iv = parse_iv(spec.mode, args.iv_hex);
+        spec.key = load_key(args.keys);
+        description.key_bits = spec.key_bits();
+        report = transform_file(spec, args.input, args.output, options);
+      }
+    }
+  } catch (...) {
+    progress.finish();
+    throw;
+  }
+  progress.finish();
+
+  const double gbps = report.seconds > 0 ? static_cast<double>(report.bytes_in) / report.seconds / 1e9 : 0.0;
+  if (args.verbose) {
+    char rate[64];
+    std::snprintf(rate, sizeof rate, "%.3f s (%.2f GB/s)", report.seconds, gbps);
+    std::cerr << "paes: " << (encrypt ? "encrypted " : "decrypted ") << human_bytes(report.bytes_in) << " -> "
+              << human_bytes(report.bytes_out) << " in " << rate << ", " << description.mode << " AES-"
+              << description.key_bits << ", " << engine_name(options.engine) << " engine, " << report.workers
+              << (report.workers == 1 ? " worker\n" : " workers\n");
+  }
   if (args.json) {
     const nlohmann::json summary = {
-        {"mode", mode_name(spec.mode)},
-        {"key_bits", spec.key_bits()},
+        {"mode", description.mode},
+        {"key_bits", description.key_bits},
         {"direction", direction_name(direction)},
         {"engine", engine_name(options.engine)},
         {"threads", report.workers},
@@ -135,7 +264,7 @@ int run_transform(Direction direction, const TransformArgs& args) {
         {"bytes_in", report.bytes_in},
         {"bytes_out", report.bytes_out},
         {"seconds", report.seconds},
-        {"gbps", report.seconds > 0 ? static_cast<double>(report.bytes_in) / report.seconds / 1e9 : 0.0},
+        {"gbps", gbps},
     };
     std::cout << summary.dump() << '\n';
   }

@@ -134,7 +134,8 @@ void OutputFile::commit() {
     if (::close(fd) != 0) throw system_error("writing " + path_);
     return;
   }
-  if (::fchmod(fd_, creation_mode()) != 0 || ::close(std::exchange(fd_, -1)) != 0) {
+  const mode_t mode = final_mode_ != 0 ? static_cast<mode_t>(final_mode_) : creation_mode();
+  if (::fchmod(fd_, mode) != 0 || ::close(std::exchange(fd_, -1)) != 0) {
     const Error error = system_error("writing " + path_);
     discard();
     throw error;

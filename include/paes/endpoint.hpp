@@ -1,0 +1,73 @@
+// The two ends of a job as the command line names them: a file path, or "-"
+// (and an omitted path) for stdin and stdout. A file can be read and written
+// at any offset, so engines run it in parallel with pread/pwrite; a stream is
+// read front to back and written in order through the ordered pipeline.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "paes/engine.hpp"
+#include "paes/io.hpp"
+#include "paes/job.hpp"
+
+namespace paes {
+
+bool names_stdio(const std::string& path);  // "" or "-"
+
+class InputEndpoint {
+ public:
+  // Opens a file, or stdin for "" / "-". Throws Error (missing, unreadable,
+  // a directory). `refuse_terminal`: stdin that is a terminal is refused
+  // (ciphertext is never typed).
+  InputEndpoint(const std::string& path, bool refuse_terminal);
+  bool random_access() const { return file_ != nullptr; }
+  const std::string& name() const { return name_; }
+  // The input's length, when it is a file.
+  std::optional<std::uint64_t> size() const;
+  // Reads the first bytes (a preamble, a header); fewer only at the end.
+  std::size_t read_prefix(std::span<std::uint8_t> dst);
+
+  InputFile& file() { return *file_; }
+  StreamReader& stream() { return *stream_; }
+
+ private:
+  std::string name_;
+  std::unique_ptr<InputFile> file_;
+  std::unique_ptr<StreamReader> stream_;
+  std::uint64_t prefix_read_ = 0;
+};
+
+class OutputEndpoint {
+ public:
+  // A file written through a temporary and committed by rename (OutputFile),
+  // or stdout for "" / "-". `refuse_terminal`: stdout that is a terminal is
+  // refused (ciphertext is binary; decrypted text may go to a terminal).
+  OutputEndpoint(const std::string& path, bool force, bool refuse_terminal);
+  bool random_access() const { return file_ != nullptr; }
+  const std::string& name() const { return name_; }
+  // Writes the first bytes (a preamble, a header).
+  void write_prefix(std::span<const std::uint8_t> src);
+  // Makes a file visible under its name; a stream has nothing to commit.
+  void commit();
+
+  OutputFile& file() { return *file_; }
+  StreamWriter& stream() { return *stream_; }
+
+ private:
+  std::string name_;
+  std::unique_ptr<OutputFile> file_;
+  std::unique_ptr<StreamWriter> stream_;
+  std::uint64_t prefix_written_ = 0;
+};
+
+// Runs `job` over `in` from byte `in_skip` to its end, into `out` from byte
+// `out_skip` on: in parallel with pread/pwrite when both ends are files, else
+// as a stream. Returns the output bytes the job wrote (the prefix aside).
+std::uint64_t run_job(Engine& engine, const Job& job, InputEndpoint& in, std::uint64_t in_skip,
+                      OutputEndpoint& out, std::uint64_t out_skip);
+
+}  // namespace paes

@@ -1,0 +1,32 @@
+// Key derivation, all through OpenSSL: HKDF-SHA256 (Tink's segment key),
+// scrypt (passphrases of the sealed format), PBKDF2-HMAC-SHA256 (openssl enc
+// -pbkdf2). Every function throws Error when OpenSSL fails.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "paes/secret.hpp"
+
+namespace paes {
+
+SecretBytes hkdf_sha256(const SecretBytes& ikm, std::span<const std::uint8_t> salt,
+                        std::span<const std::uint8_t> info, std::size_t out_len);
+
+struct ScryptParams {
+  std::uint8_t log2_n = 18;  // N = 2^18: about a second here, like age
+  std::uint8_t r = 8;
+  std::uint8_t p = 1;
+};
+// scrypt needs 128 * r * N bytes; refuses parameters that need more than 2 GiB
+// (a hostile file must not make paes allocate without bound).
+SecretBytes scrypt_key(const SecretBytes& passphrase, std::span<const std::uint8_t> salt,
+                       const ScryptParams& params, std::size_t out_len);
+
+SecretBytes pbkdf2_sha256(const SecretBytes& passphrase, std::span<const std::uint8_t> salt,
+                          std::uint32_t iterations, std::size_t out_len);
+
+// Fills `out` from the OS CSPRNG through OpenSSL.
+void random_bytes(std::span<std::uint8_t> out);
+
+}  // namespace paes

@@ -1,0 +1,39 @@
+// One segment of Tink's AES-GCM-HKDF streaming AEAD: AES-GCM under the derived
+// segment key, nonce = prefix(7) || uint32_be(index) || last(1), no GCM AAD,
+// 16-byte tag after the ciphertext. One SegmentCodec per thread.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+#include "cipher/evp.hpp"
+
+namespace paes {
+
+inline constexpr std::size_t kTagLen = 16;
+inline constexpr std::size_t kNoncePrefixLen = 7;
+using NoncePrefix = std::array<std::uint8_t, kNoncePrefixLen>;
+
+class SegmentCodec {
+ public:
+  // segment_key is 16 or 32 bytes (AES-128-GCM or AES-256-GCM).
+  SegmentCodec(const SecretBytes& segment_key, const NoncePrefix& prefix, Direction direction);
+
+  // Encrypts `len` bytes into `out` (len + 16 bytes, may be `in`); returns len + 16.
+  std::size_t seal(std::uint32_t index, bool last, std::uint8_t* out, const std::uint8_t* in,
+                   std::size_t len);
+  // Decrypts and verifies a segment of `len` >= 16 bytes into `out` (may be
+  // `in`); returns len - 16. Throws Error when the tag doesn't verify: the
+  // key, the data, the segment's position or its last flag is wrong.
+  std::size_t open(std::uint32_t index, bool last, std::uint8_t* out, const std::uint8_t* in,
+                   std::size_t len);
+
+ private:
+  void start(std::uint32_t index, bool last);
+  NoncePrefix prefix_;
+  EvpCipherPtr cipher_;
+  EvpCtxPtr ctx_;
+};
+
+}  // namespace paes

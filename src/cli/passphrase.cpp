@@ -1,0 +1,214 @@
+#include "cli/passphrase.hpp"
+
+#include <fcntl.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+
+#include "paes/error.hpp"
+
+namespace paes::cli {
+namespace {
+
+class FileDescriptor {
+ public:
+  explicit FileDescriptor(int fd) noexcept : fd_(fd) {}
+  ~FileDescriptor() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  int get() const noexcept { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// Fills `buffer` from `fd` until end of file, until it is full, or, with
+// `stop_at_line_end`, until a read brings a '\n' (a terminal hands over one
+// line per read, so nothing past the line is consumed). Returns the byte count.
+std::size_t read_into(int fd, SecretBytes& buffer, bool stop_at_line_end, const std::string& what) {
+  std::size_t len = 0;
+  while (len < buffer.size()) {
+    const ssize_t n = ::read(fd, buffer.data() + len, buffer.size() - len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw system_error(what);
+    if (n == 0) break;
+    const std::uint8_t* fresh = buffer.data() + len;
+    len += static_cast<std::size_t>(n);
+    if (stop_at_line_end && std::memchr(fresh, '\n', static_cast<std::size_t>(n)) != nullptr) break;
+  }
+  return len;
+}
+
+void write_all(int fd, std::string_view text) {
+  while (!text.empty()) {
+    const ssize_t n = ::write(fd, text.data(), text.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw system_error("writing to the terminal");
+    text.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+// The signals that would otherwise end paes with the terminal left silent.
+constexpr std::array kTerminalRestoringSignals{SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+// What the signal handler needs. A handler may only touch plain static state;
+// these are written before the handlers are installed and only read while
+// they are.
+int g_silenced_tty = -1;
+termios g_tty_settings_to_restore{};
+std::array<struct sigaction, kTerminalRestoringSignals.size()> g_previous_actions{};
+
+// Puts the terminal back, then lets the signal take the course it had before
+// the prompt: the default action (ending paes), or a handler paes installed
+// earlier, such as the one that removes a half-written output file.
+extern "C" void restore_terminal_and_reraise(int signal_number) {
+  ::tcsetattr(g_silenced_tty, TCSANOW, &g_tty_settings_to_restore);
+  // Echo was off, so the cursor still sits after the prompt.
+  [[maybe_unused]] const ssize_t ignored = ::write(g_silenced_tty, "\n", 1);
+  for (std::size_t i = 0; i < kTerminalRestoringSignals.size(); ++i) {
+    if (kTerminalRestoringSignals[i] == signal_number) {
+      ::sigaction(signal_number, &g_previous_actions[i], nullptr);
+    }
+  }
+  // Blocked until this handler returns, then delivered to the previous action.
+  ::raise(signal_number);
+}
+
+bool is_ignored(const struct sigaction& action) {
+  return (action.sa_flags & SA_SIGINFO) == 0 && action.sa_handler == SIG_IGN;
+}
+
+// While alive, the signals above restore `settings` on `tty` before taking
+// effect. A signal that was ignored stays ignored: paes run in the background
+// by a non-interactive shell must not become killable by it.
+class RestoreTerminalOnSignal {
+ public:
+  RestoreTerminalOnSignal(int tty, const termios& settings) {
+    g_silenced_tty = tty;
+    g_tty_settings_to_restore = settings;
+    struct sigaction restoring {};
+    restoring.sa_handler = restore_terminal_and_reraise;
+    sigemptyset(&restoring.sa_mask);
+    for (std::size_t i = 0; i < kTerminalRestoringSignals.size(); ++i) {
+      ::sigaction(kTerminalRestoringSignals[i], nullptr, &g_previous_actions[i]);
+      installed_[i] = !is_ignored(g_previous_actions[i]);
+      if (installed_[i]) ::sigaction(kTerminalRestoringSignals[i], &restoring, nullptr);
+    }
+  }
+  ~RestoreTerminalOnSignal() {
+    for (std::size_t i = 0; i < kTerminalRestoringSignals.size(); ++i) {
+      if (installed_[i]) ::sigaction(kTerminalRestoringSignals[i], &g_previous_actions[i], nullptr);
+    }
+  }
+  RestoreTerminalOnSignal(const RestoreTerminalOnSignal&) = delete;
+  RestoreTerminalOnSignal& operator=(const RestoreTerminalOnSignal&) = delete;
+
+ private:
+  std::array<bool, kTerminalRestoringSignals.size()> installed_{};
+};
+
+termios current_settings(int tty) {
+  termios settings{};
+  if (::tcgetattr(tty, &settings) != 0) throw system_error("reading the terminal settings");
+  return settings;
+}
+
+// Turns echo off on `tty` for its lifetime. The destructor restores the
+// settings before the member's destructor puts the old signal actions back,
+// so no signal can arrive with echo off and no handler to restore it.
+class EchoOff {
+ public:
+  explicit EchoOff(int tty) : tty_(tty), saved_(current_settings(tty)), on_signal_(tty, saved_) {
+    termios silent = saved_;
+    // ECHONL too: paes prints the newline itself, once.
+    silent.c_lflag &= ~tcflag_t{ECHO | ECHONL};
+    // TCSAFLUSH drops anything typed before the prompt, while echo was on.
+    if (::tcsetattr(tty_, TCSAFLUSH, &silent) != 0) throw system_error("turning off echo on the terminal");
+  }
+  ~EchoOff() { ::tcsetattr(tty_, TCSANOW, &saved_); }
+  EchoOff(const EchoOff&) = delete;
+  EchoOff& operator=(const EchoOff&) = delete;
+
+ private:
+  int tty_;
+  termios saved_;
+  RestoreTerminalOnSignal on_signal_;
+};
+
+SecretBytes prompt(int tty, std::string_view question) {
+  write_all(tty, question);
+  // Room for the longest passphrase and its line ending.
+  SecretBytes buffer(kMaxTerminalPassphraseLen + 2);
+  const std::size_t len = read_into(tty, buffer, true, "reading the passphrase from the terminal");
+  write_all(tty, "\n");
+  const std::size_t line_len = first_line_length(buffer.view().first(len));
+  if (line_len > kMaxTerminalPassphraseLen) {
+    // Left unread, the rest of the line would reach the shell as a command.
+    ::tcflush(tty, TCIFLUSH);
+    throw Error("passphrase is longer than " + std::to_string(kMaxTerminalPassphraseLen) + " bytes");
+  }
+  return SecretBytes(buffer.data(), line_len);
+}
+
+bool same_bytes(const SecretBytes& a, const SecretBytes& b) {
+  return a.size() == b.size() && std::equal(a.data(), a.data() + a.size(), b.data());
+}
+
+}  // namespace
+
+std::size_t first_line_length(std::span<const std::uint8_t> text) {
+  const auto newline = std::find(text.begin(), text.end(), std::uint8_t{'\n'});
+  std::size_t len = static_cast<std::size_t>(newline - text.begin());
+  if (newline != text.end() && len > 0 && text[len - 1] == '\r') --len;
+  return len;
+}
+
+SecretBytes passphrase_from_file(const std::string& path) {
+  const std::string what = "passphrase file " + path;
+  const FileDescriptor file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
+  if (file.get() < 0) throw system_error(what);
+  // One byte over the limit tells an oversized file from one exactly at it.
+  SecretBytes content(kMaxPassphraseFileLen + 1);
+  const std::size_t len = read_into(file.get(), content, false, what);
+  if (len > kMaxPassphraseFileLen) {
+    throw Error(what + " is larger than " + std::to_string(kMaxPassphraseFileLen / 1024) +
+                " KiB; it should hold just the passphrase");
+  }
+  const std::size_t line_len = first_line_length(content.view().first(len));
+  if (line_len == 0) throw Error("empty passphrase in " + path);
+  return SecretBytes(content.data(), line_len);
+}
+
+SecretBytes passphrase_from_env(const std::string& var) {
+  const char* value = std::getenv(var.c_str());
+  if (value == nullptr) throw Error("environment variable " + var + " is not set");
+  const std::size_t len = std::strlen(value);
+  if (len == 0) throw Error("environment variable " + var + " holds an empty passphrase");
+  return SecretBytes(reinterpret_cast<const std::uint8_t*>(value), len);
+}
+
+SecretBytes passphrase_from_terminal(bool confirm) {
+  const FileDescriptor tty(::open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY));
+  if (tty.get() < 0) {
+    throw usage_error(
+        "no passphrase given and no terminal to ask on (use --passphrase-file or --passphrase-env)");
+  }
+  const EchoOff echo_off(tty.get());
+  SecretBytes passphrase = prompt(tty.get(), "Passphrase: ");
+  if (passphrase.empty()) throw Error("empty passphrase");
+  if (confirm && !same_bytes(passphrase, prompt(tty.get(), "Repeat passphrase: "))) {
+    throw Error("passphrases do not match");
+  }
+  return passphrase;
+}
+
+}  // namespace paes::cli

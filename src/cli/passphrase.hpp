@@ -1,0 +1,42 @@
+// Where a passphrase comes from on the command line: a file, an environment
+// variable, or a prompt on the controlling terminal. Passphrases live only in
+// SecretBytes, and no error message ever contains one.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "paes/secret.hpp"
+
+namespace paes::cli {
+
+// A passphrase file is small; anything bigger is a mistake (a data file given
+// as the passphrase file).
+inline constexpr std::size_t kMaxPassphraseFileLen = 64 * 1024;
+
+// The longest passphrase accepted from the terminal.
+inline constexpr std::size_t kMaxTerminalPassphraseLen = 4096;
+
+// The length of the first line of `text`: everything before the first '\n',
+// less a '\r' just before it, so "\n" and "\r\n" endings both go. Text
+// without a '\n' is one line, kept whole.
+std::size_t first_line_length(std::span<const std::uint8_t> text);
+
+// The first line of the file at `path`. Throws Error when the file can't be
+// read, is larger than kMaxPassphraseFileLen, or its first line is empty.
+SecretBytes passphrase_from_file(const std::string& path);
+
+// The value of the environment variable `var`. Throws Error when it is unset
+// or empty.
+SecretBytes passphrase_from_env(const std::string& var);
+
+// Asks on the controlling terminal (/dev/tty, so stdin and stdout stay free
+// for data) with echo off, twice when `confirm` is set. Echo is restored on
+// every way out, SIGINT, SIGTERM, SIGHUP and SIGQUIT included. Throws a usage
+// Error when there is no terminal, and Error for an empty, too long or (with
+// `confirm`) mismatched passphrase. Not for concurrent use from several threads.
+SecretBytes passphrase_from_terminal(bool confirm);
+
+}  // namespace paes::cli

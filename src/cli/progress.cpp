@@ -1,0 +1,132 @@
+#include "cli/progress.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iomanip>
+#include <iterator>
+#include <sstream>
+#include <string_view>
+#include <utility>
+
+namespace paes::cli {
+namespace {
+
+constexpr auto kRedrawInterval = std::chrono::milliseconds(200);
+// Work done within this many seconds never shows a line.
+constexpr double kQuietSeconds = 1.0;
+// The longest ETA worth showing exactly (99:59:59); a stalled input would
+// otherwise give absurd, line-widening figures.
+constexpr double kLongestShownEtaSeconds = 100 * 3600.0;
+
+std::string fixed_point(double value, int decimals) {
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(decimals) << value;
+  return text.str();
+}
+
+std::string pad_left(std::string text, std::size_t width) {
+  if (text.size() < width) text.insert(0, width - text.size(), ' ');
+  return text;
+}
+
+std::string format_size(std::uint64_t bytes) {
+  if (bytes < 1024) return std::to_string(bytes) + " B";
+  static constexpr std::string_view kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes) / 1024;
+  std::size_t unit = 0;
+  while (value >= 1024 && unit + 1 < std::size(kUnits)) {
+    value /= 1024;
+    ++unit;
+  }
+  // GiB and up get a second decimal: a tenth of a GiB is too coarse to watch.
+  const int decimals = unit >= 2 ? 2 : 1;
+  return fixed_point(value, decimals) + " " + std::string(kUnits[unit]);
+}
+
+std::string format_rate(double bytes_per_second) {
+  if (bytes_per_second >= 1e9) return fixed_point(bytes_per_second / 1e9, 2) + " GB/s";
+  return fixed_point(bytes_per_second / 1e6, 1) + " MB/s";
+}
+
+// m:ss below an hour, h:mm:ss from there.
+std::string format_duration(std::uint64_t seconds) {
+  const auto hours = static_cast<unsigned long long>(seconds / 3600);
+  const auto minutes = static_cast<unsigned long long>(seconds / 60 % 60);
+  const auto secs = static_cast<unsigned long long>(seconds % 60);
+  char text[32];
+  if (hours == 0) {
+    std::snprintf(text, sizeof text, "%llu:%02llu", minutes, secs);
+  } else {
+    std::snprintf(text, sizeof text, "%llu:%02llu:%02llu", hours, minutes, secs);
+  }
+  return text;
+}
+
+// Whole percent, rounded down so 100% means done.
+unsigned percent_done(std::uint64_t done, std::uint64_t total) {
+  if (done >= total) return 100;
+  const double fraction = static_cast<double>(done) / static_cast<double>(total);
+  return std::min(99u, static_cast<unsigned>(fraction * 100));
+}
+
+void write_stderr(std::string_view text) {
+  std::fwrite(text.data(), 1, text.size(), stderr);
+  std::fflush(stderr);
+}
+
+}  // namespace
+
+std::string format_progress_line(std::uint64_t done, std::uint64_t total, double seconds_elapsed) {
+  // Fixed-width fields keep the line from jittering as the numbers change.
+  std::string line = pad_left(format_size(done), 11);
+  if (total != 0) {
+    line += " / " + format_size(total) + "  " + pad_left(std::to_string(percent_done(done, total)) + "%", 4);
+  }
+  if (seconds_elapsed <= 0) return line;
+  const double rate = static_cast<double>(done) / seconds_elapsed;
+  line += "  " + pad_left(format_rate(rate), 10);
+  if (total != 0 && rate > 0) {
+    const std::uint64_t remaining = done < total ? total - done : 0;
+    const double eta = std::ceil(static_cast<double>(remaining) / rate);
+    line += "   ETA ";
+    line += eta < kLongestShownEtaSeconds ? format_duration(static_cast<std::uint64_t>(eta)) : ">99h";
+  }
+  return line;
+}
+
+Progress::Progress(std::uint64_t total, ProgressMode mode, std::string label)
+    : total_(total), label_(std::move(label)) {
+  const bool shown =
+      mode == ProgressMode::always || (mode == ProgressMode::automatic && ::isatty(STDERR_FILENO));
+  if (shown) drawer_ = std::thread([this] { redraw_until_finished(); });
+}
+
+Progress::~Progress() { finish(); }
+
+void Progress::finish() {
+  if (!drawer_.joinable()) return;
+  {
+    const std::lock_guard lock(mutex_);
+    finishing_ = true;
+  }
+  wake_.notify_one();
+  drawer_.join();
+}
+
+void Progress::redraw_until_finished() {
+  bool drawn = false;
+  std::unique_lock lock(mutex_);
+  while (!wake_.wait_for(lock, kRedrawInterval, [this] { return finishing_; })) {
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    if (elapsed < kQuietSeconds) continue;
+    const std::uint64_t done = done_.load(std::memory_order_relaxed);
+    write_stderr("\r" + label_ + format_progress_line(done, total_, elapsed) + "\x1b[K");
+    drawn = true;
+  }
+  if (drawn) write_stderr("\r\x1b[K");
+}
+
+}  // namespace paes::cli

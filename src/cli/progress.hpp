@@ -1,0 +1,61 @@
+// A one-line progress display on stderr for long encryptions and decryptions.
+// Workers report bytes with one relaxed atomic add; a background thread
+// redraws the line every 200 ms, and only once the work has run for a second,
+// so short runs and scripts see nothing.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace paes::cli {
+
+enum class ProgressMode {
+  automatic,  // shown when stderr is a terminal
+  always,
+  never,
+};
+
+// The line without the label, e.g.
+//   "  412.0 MiB / 1.00 GiB   40%   1.21 GB/s   ETA 0:01".
+// Sizes in binary units, the rate in decimal GB/s or MB/s as elsewhere in
+// paes. `total` 0 means unknown: then no total, percentage or ETA. No rate or
+// ETA before any time has elapsed; no ETA while nothing is done. Under 60
+// columns for sizes below 1000 TiB and rates below 1000 GB/s, which leaves
+// room for a label on an 80-column terminal.
+std::string format_progress_line(std::uint64_t done, std::uint64_t total, double seconds_elapsed);
+
+class Progress {
+ public:
+  // `total` is the byte count the work will reach, 0 if unknown. `label`
+  // starts the line, e.g. "encrypting ".
+  Progress(std::uint64_t total, ProgressMode mode, std::string label);
+  ~Progress();
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+
+  // Safe from any thread; cheap enough to call once per chunk.
+  void advance(std::uint64_t bytes) noexcept { done_.fetch_add(bytes, std::memory_order_relaxed); }
+
+  // Stops the display and clears its line, so what paes prints next starts
+  // on a clean line. Idempotent; call it from the thread that owns the object.
+  void finish();
+
+ private:
+  void redraw_until_finished();
+
+  const std::uint64_t total_;
+  const std::string label_;
+  const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::atomic<std::uint64_t> done_{0};
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool finishing_ = false;  // guarded by mutex_
+  std::thread drawer_;      // not started when the display is off
+};
+
+}  // namespace paes::cli

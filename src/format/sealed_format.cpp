@@ -1,0 +1,195 @@
+#include "format/sealed_format.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "paes/error.hpp"
+
+namespace paes {
+namespace {
+
+constexpr std::uint8_t kMagic[4] = {'P', 'A', 'E', 'S'};
+constexpr std::uint64_t kMaxSegments = std::uint64_t{1} << 32;
+
+std::uint32_t load_be32(const std::uint8_t* p) {
+  return std::uint32_t{p[0]} << 24 | std::uint32_t{p[1]} << 16 | std::uint32_t{p[2]} << 8 | p[3];
+}
+
+class SegmentWorker final : public ChunkWorker {
+ public:
+  SegmentWorker(Direction direction, const SecretBytes& key, const NoncePrefix& prefix)
+      : direction_(direction), codec_(key, prefix, direction) {}
+
+  std::size_t transform(const Chunk& c, std::uint8_t* out, const std::uint8_t* in) override {
+    const auto index = static_cast<std::uint32_t>(c.index);
+    const auto len = static_cast<std::size_t>(c.in_len);
+    return direction_ == Direction::encrypt ? codec_.seal(index, c.last, out, in, len)
+                                            : codec_.open(index, c.last, out, in, len);
+  }
+
+ private:
+  Direction direction_;
+  SegmentCodec codec_;
+};
+
+}  // namespace
+
+std::array<std::uint8_t, kPreambleLen> Preamble::encode() const {
+  std::array<std::uint8_t, kPreambleLen> out{};
+  std::memcpy(out.data(), kMagic, 4);
+  out[4] = kFormatVersion;
+  out[5] = static_cast<std::uint8_t>(key_source);
+  out[6] = key_len;
+  out[7] = scrypt.log2_n;
+  out[8] = scrypt.r;
+  out[9] = scrypt.p;
+  out[12] = static_cast<std::uint8_t>(segment_len >> 24);
+  out[13] = static_cast<std::uint8_t>(segment_len >> 16);
+  out[14] = static_cast<std::uint8_t>(segment_len >> 8);
+  out[15] = static_cast<std::uint8_t>(segment_len);
+  std::memcpy(out.data() + 16, scrypt_salt.data(), kScryptSaltLen);
+  return out;
+}
+
+Preamble Preamble::decode(std::span<const std::uint8_t> bytes, const std::string& name) {
+  if (bytes.size() < 4 || std::memcmp(bytes.data(), kMagic, 4) != 0) {
+    throw Error(name + ": not a paes file (bad magic)");
+  }
+  if (bytes.size() < 5) throw Error(name + ": truncated preamble");
+  if (bytes[4] != kFormatVersion) {
+    throw Error(name + ": unsupported paes format version " + std::to_string(bytes[4]) +
+                " (this paes reads version " + std::to_string(kFormatVersion) + ")");
+  }
+  if (bytes.size() < kPreambleLen) throw Error(name + ": truncated preamble");
+  Preamble p;
+  const auto corrupt = [&](const std::string& what) { return Error(name + ": corrupt preamble (" + what + ")"); };
+  if (bytes[5] != static_cast<std::uint8_t>(KeySource::raw_key) &&
+      bytes[5] != static_cast<std::uint8_t>(KeySource::scrypt_passphrase)) {
+    throw corrupt("unknown key source " + std::to_string(bytes[5]));
+  }
+  p.key_source = static_cast<KeySource>(bytes[5]);
+  p.key_len = bytes[6];
+  if (p.key_len != 16 && p.key_len != 32) throw corrupt("key length " + std::to_string(p.key_len));
+  p.scrypt = {bytes[7], bytes[8], bytes[9]};
+  if (bytes[10] != 0 || bytes[11] != 0) throw corrupt("reserved bytes are not zero");
+  p.segment_len = load_be32(bytes.data() + 12);
+  if (p.segment_len < min_segment_len(p.key_len) || p.segment_len > kMaxSegmentLen) {
+    throw corrupt("segment size " + std::to_string(p.segment_len) + " out of range");
+  }
+  std::memcpy(p.scrypt_salt.data(), bytes.data() + 16, kScryptSaltLen);
+  const bool raw = p.key_source == KeySource::raw_key;
+  const bool scrypt_zero = p.scrypt.log2_n == 0 && p.scrypt.r == 0 && p.scrypt.p == 0 &&
+                           std::all_of(p.scrypt_salt.begin(), p.scrypt_salt.end(), [](auto b) { return b == 0; });
+  if (raw && !scrypt_zero) throw corrupt("scrypt parameters on a raw-key file");
+  if (!raw && (p.scrypt.log2_n == 0 || p.scrypt.r == 0 || p.scrypt.p == 0)) {
+    throw corrupt("missing scrypt parameters");
+  }
+  return p;
+}
+
+std::uint64_t min_segment_len(std::size_t key_len) {
+  return StreamHeader::length(key_len) + kTagLen + 1;
+}
+
+void check_sealed_params(std::size_t key_len, std::uint64_t segment_len) {
+  if (key_len != 16 && key_len != 32) {
+    throw usage_error("the sealed format takes a 16- or 32-byte key (AES-128 or AES-256), got " +
+                      std::to_string(key_len) + " bytes");
+  }
+  if (segment_len < min_segment_len(key_len) || segment_len > kMaxSegmentLen) {
+    throw usage_error("segment size must be between " + std::to_string(min_segment_len(key_len)) +
+                      " bytes and 64M with a " + std::to_string(key_len * 8) + "-bit key, got " +
+                      std::to_string(segment_len));
+  }
+}
+
+StreamHeader StreamHeader::random(std::size_t key_len) {
+  StreamHeader h;
+  h.salt.resize(key_len);
+  random_bytes(h.salt);
+  random_bytes(h.nonce_prefix);
+  return h;
+}
+
+std::vector<std::uint8_t> StreamHeader::encode() const {
+  std::vector<std::uint8_t> out(length(salt.size()));
+  out[0] = static_cast<std::uint8_t>(out.size());
+  std::memcpy(out.data() + 1, salt.data(), salt.size());
+  std::memcpy(out.data() + 1 + salt.size(), nonce_prefix.data(), kNoncePrefixLen);
+  return out;
+}
+
+StreamHeader StreamHeader::decode(std::span<const std::uint8_t> bytes, std::size_t key_len) {
+  if (bytes.size() < length(key_len)) throw Error("truncated header");
+  if (bytes[0] != length(key_len)) {
+    throw Error("corrupt header (length byte " + std::to_string(bytes[0]) + ", expected " +
+                std::to_string(length(key_len)) + "): not sealed with a " +
+                std::to_string(key_len * 8) + "-bit key?");
+  }
+  StreamHeader h;
+  h.salt.assign(bytes.begin() + 1, bytes.begin() + 1 + static_cast<std::ptrdiff_t>(key_len));
+  std::memcpy(h.nonce_prefix.data(), bytes.data() + 1 + key_len, kNoncePrefixLen);
+  return h;
+}
+
+SegmentJob::SegmentJob(Direction direction, std::size_t key_len, std::uint32_t segment_len,
+                       const SecretBytes& segment_key, const NoncePrefix& prefix)
+    : direction_(direction),
+      segment_len_(segment_len),
+      header_len_(StreamHeader::length(key_len)),
+      first_plain_len_(segment_len - StreamHeader::length(key_len) - kTagLen),
+      plain_len_(segment_len - kTagLen),
+      segment_key_(segment_key),
+      prefix_(prefix) {
+  check_sealed_params(key_len, segment_len);
+}
+
+std::uint64_t SegmentJob::plain_offset(std::uint64_t index) const {
+  return index == 0 ? 0 : first_plain_len_ + (index - 1) * plain_len_;
+}
+
+std::uint64_t SegmentJob::cipher_offset(std::uint64_t index) const {
+  return index == 0 ? 0 : (segment_len_ - header_len_) + (index - 1) * segment_len_;
+}
+
+std::uint64_t SegmentJob::in_offset(std::uint64_t index) const {
+  return direction_ == Direction::encrypt ? plain_offset(index) : cipher_offset(index);
+}
+
+std::uint64_t SegmentJob::nominal_in_len(std::uint64_t index) const {
+  const std::uint64_t plain = index == 0 ? first_plain_len_ : plain_len_;
+  return direction_ == Direction::encrypt ? plain : plain + kTagLen;
+}
+
+Chunk SegmentJob::chunk(std::uint64_t index, std::uint64_t in_len, bool last) const {
+  const std::uint64_t out = direction_ == Direction::encrypt ? cipher_offset(index) : plain_offset(index);
+  return Chunk{index, in_offset(index), in_len, out, last};
+}
+
+std::size_t SegmentJob::out_capacity(const Chunk& c) const {
+  return static_cast<std::size_t>(c.in_len) + (direction_ == Direction::encrypt ? kTagLen : 0);
+}
+
+std::uint64_t SegmentJob::chunk_count(std::uint64_t input_len) const {
+  std::uint64_t count = 1;
+  if (direction_ == Direction::encrypt) {
+    if (input_len > first_plain_len_) count += (input_len - first_plain_len_ + plain_len_ - 1) / plain_len_;
+  } else {
+    const std::uint64_t first = segment_len_ - header_len_;
+    if (input_len > first) count += (input_len - first + segment_len_ - 1) / segment_len_;
+    if (input_len - cipher_offset(count - 1) < kTagLen) {
+      throw Error("truncated: the last segment is shorter than its authentication tag");
+    }
+  }
+  if (count > kMaxSegments) {
+    throw Error("too large for the sealed format: more than 2^32 segments at this segment size "
+                "(use a larger --segment-size)");
+  }
+  return count;
+}
+
+std::unique_ptr<ChunkWorker> SegmentJob::make_worker() const {
+  return std::make_unique<SegmentWorker>(direction_, segment_key_, prefix_);
+}
+
+}  // namespace paes

@@ -1,0 +1,102 @@
+// The sealed container: a 32-byte paes preamble, then a body in Tink's
+// AES-GCM-HKDF streaming AEAD wire format (docs/FORMAT.md has it byte by byte).
+//
+//   preamble   "PAES" | version 1 | key source | key length | scrypt log2 N, r, p
+//              | 2 zero bytes | segment size (u32 BE) | scrypt salt (16)
+//   body       header_len (1) | HKDF salt (key length) | nonce prefix (7)
+//              | segment 0 | segment 1 | ... (each AES-GCM ciphertext + tag)
+//
+// The body's associated data is preamble || --aad, so every preamble bit is
+// authenticated: it feeds the HKDF that makes the segment key. A bare Tink
+// stream (--format tink) is the body alone with associated data = --aad.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cipher/kdf.hpp"
+#include "cipher/segment_codec.hpp"
+#include "paes/job.hpp"
+#include "paes/mode.hpp"
+
+namespace paes {
+
+inline constexpr std::size_t kPreambleLen = 32;
+inline constexpr std::uint8_t kFormatVersion = 1;
+inline constexpr std::size_t kScryptSaltLen = 16;
+inline constexpr std::uint32_t kDefaultSegmentLen = 1u << 20;
+// The upper bound keeps the pipeline's memory (2N + 2 segments) reasonable;
+// the lower one is Tink's: segment 0 must hold the header, a tag and at least
+// one byte (min_segment_len()).
+inline constexpr std::uint32_t kMaxSegmentLen = 64u << 20;
+
+enum class KeySource : std::uint8_t { raw_key = 1, scrypt_passphrase = 2 };
+
+struct Preamble {
+  KeySource key_source = KeySource::raw_key;
+  std::uint8_t key_len = 32;
+  ScryptParams scrypt{0, 0, 0};  // all zero for a raw key
+  std::uint32_t segment_len = kDefaultSegmentLen;
+  std::array<std::uint8_t, kScryptSaltLen> scrypt_salt{};
+
+  std::array<std::uint8_t, kPreambleLen> encode() const;
+  // Throws Error: "not a paes file (bad magic)", "unsupported version N",
+  // "corrupt preamble (...)" for values no paes writes.
+  static Preamble decode(std::span<const std::uint8_t> bytes, const std::string& name);
+};
+
+// Throws a usage Error unless key_len is 16 or 32 and segment_len in range.
+void check_sealed_params(std::size_t key_len, std::uint64_t segment_len);
+std::uint64_t min_segment_len(std::size_t key_len);
+
+// The Tink header that opens the body.
+struct StreamHeader {
+  std::vector<std::uint8_t> salt;  // key_len bytes
+  NoncePrefix nonce_prefix{};
+
+  static std::size_t length(std::size_t key_len) { return 1 + key_len + kNoncePrefixLen; }
+  static StreamHeader random(std::size_t key_len);
+  std::vector<std::uint8_t> encode() const;
+  // Throws Error "corrupt header" when the length byte doesn't match key_len.
+  static StreamHeader decode(std::span<const std::uint8_t> bytes, std::size_t key_len);
+};
+
+// The segments of a sealed body as a Job: sealing takes plaintext segments
+// (segment 0 shorter by the header) to ciphertext segments; opening the
+// reverse. Offsets are relative to the body's first segment (just after the
+// header) on the ciphertext side. Each worker has its own SegmentCodec.
+class SegmentJob final : public Job {
+ public:
+  SegmentJob(Direction direction, std::size_t key_len, std::uint32_t segment_len,
+             const SecretBytes& segment_key, const NoncePrefix& prefix);
+
+  bool parallel() const override { return true; }
+  std::size_t lookback_len() const override { return 0; }
+  std::uint64_t in_offset(std::uint64_t index) const override;
+  std::uint64_t nominal_in_len(std::uint64_t index) const override;
+  Chunk chunk(std::uint64_t index, std::uint64_t in_len, bool last) const override;
+  std::size_t out_capacity(const Chunk& chunk) const override;
+  // Throws Error for a ciphertext length no sealing makes ("truncated") and
+  // for more than 2^32 segments.
+  std::uint64_t chunk_count(std::uint64_t input_len) const override;
+  std::unique_ptr<ChunkWorker> make_worker() const override;
+
+ private:
+  // Plaintext and ciphertext bytes segment `index` starts at.
+  std::uint64_t plain_offset(std::uint64_t index) const;
+  std::uint64_t cipher_offset(std::uint64_t index) const;
+
+  Direction direction_;
+  std::uint32_t segment_len_;
+  std::uint64_t header_len_;
+  std::uint64_t first_plain_len_;  // segment_len - header - tag
+  std::uint64_t plain_len_;        // segment_len - tag
+  const SecretBytes& segment_key_;
+  NoncePrefix prefix_;
+};
+
+}  // namespace paes

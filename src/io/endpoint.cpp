@@ -1,0 +1,93 @@
+#include "paes/endpoint.hpp"
+
+#include <unistd.h>
+
+#include "paes/error.hpp"
+
+namespace paes {
+
+bool names_stdio(const std::string& path) { return path.empty() || path == "-"; }
+
+InputEndpoint::InputEndpoint(const std::string& path, bool refuse_terminal) {
+  if (!names_stdio(path)) {
+    file_ = std::make_unique<InputFile>(path);
+    name_ = path;
+    return;
+  }
+  name_ = "stdin";
+  if (refuse_terminal && ::isatty(STDIN_FILENO)) {
+    throw usage_error("refusing to read ciphertext from a terminal: give an input file or a pipe");
+  }
+  stream_ = std::make_unique<StreamReader>(STDIN_FILENO, name_);
+}
+
+std::optional<std::uint64_t> InputEndpoint::size() const {
+  if (file_) return file_->size();
+  return std::nullopt;
+}
+
+std::size_t InputEndpoint::read_prefix(std::span<std::uint8_t> dst) {
+  std::size_t got = 0;
+  if (file_) {
+    const std::uint64_t left = file_->size() > prefix_read_ ? file_->size() - prefix_read_ : 0;
+    got = static_cast<std::size_t>(std::min<std::uint64_t>(left, dst.size()));
+    file_->read_at(prefix_read_, dst.first(got));
+  } else {
+    got = stream_->read_full(dst.data(), dst.size());
+  }
+  prefix_read_ += got;
+  return got;
+}
+
+OutputEndpoint::OutputEndpoint(const std::string& path, bool force, bool refuse_terminal) {
+  if (!names_stdio(path)) {
+    file_ = std::make_unique<OutputFile>(path, force);
+    name_ = path;
+    return;
+  }
+  name_ = "stdout";
+  if (refuse_terminal && ::isatty(STDOUT_FILENO)) {
+    throw usage_error("refusing to write binary output to a terminal: give -o FILE or redirect stdout");
+  }
+  stream_ = std::make_unique<StreamWriter>(STDOUT_FILENO, name_);
+}
+
+void OutputEndpoint::write_prefix(std::span<const std::uint8_t> src) {
+  if (file_) {
+    file_->write_at(prefix_written_, src);
+  } else {
+    stream_->write_all(src);
+  }
+  prefix_written_ += src.size();
+}
+
+void OutputEndpoint::commit() {
+  if (file_) file_->commit();
+}
+
+std::uint64_t run_job(Engine& engine, const Job& job, InputEndpoint& in, std::uint64_t in_skip,
+                      OutputEndpoint& out, std::uint64_t out_skip) {
+  if (in.random_access() && out.random_access()) {
+    OffsetSource source(in.file(), in_skip);
+    OffsetSink sink(out.file(), out_skip);
+    return engine.run(job, source, sink);
+  }
+  // A file at either end of a stream job is read or written front to back.
+  std::unique_ptr<StreamReader> file_reader;
+  StreamReader* reader = in.random_access() ? nullptr : &in.stream();
+  if (!reader) {
+    if (::lseek(in.file().fd(), static_cast<off_t>(in_skip), SEEK_SET) < 0) throw system_error(in.name());
+    file_reader = std::make_unique<StreamReader>(in.file().fd(), in.name());
+    reader = file_reader.get();
+  }
+  std::unique_ptr<StreamWriter> file_writer;
+  StreamWriter* writer = out.random_access() ? nullptr : &out.stream();
+  if (!writer) {
+    if (::lseek(out.file().fd(), static_cast<off_t>(out_skip), SEEK_SET) < 0) throw system_error(out.name());
+    file_writer = std::make_unique<StreamWriter>(out.file().fd(), out.name());
+    writer = file_writer.get();
+  }
+  return engine.run_stream(job, *reader, *writer);
+}
+
+}  // namespace paes

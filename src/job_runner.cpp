@@ -1,0 +1,32 @@
+#include "job_runner.hpp"
+
+namespace paes {
+
+JobRunner::JobRunner(const TransformOptions& options)
+    : engine_(make_engine(options.engine, options.threads)),
+      threads_(options.threads == 0 ? online_cpus() : options.threads),
+      consumed_(std::make_shared<std::atomic<std::uint64_t>>(0)),
+      start_(std::chrono::steady_clock::now()) {
+  engine_->on_progress([consumed = consumed_, forward = options.progress](std::uint64_t bytes) {
+    consumed->fetch_add(bytes, std::memory_order_relaxed);
+    if (forward) forward(bytes);
+  });
+}
+
+void JobRunner::run(const Job& job, InputEndpoint& in, std::uint64_t in_skip, OutputEndpoint& out,
+                    std::uint64_t out_skip, TransformReport& report) {
+  report.bytes_out = out_skip + run_job(*engine_, job, in, in_skip, out, out_skip);
+  out.commit();
+  report.bytes_in = in_skip + consumed_->load();
+  report.parallel = job.parallel();
+  if (!job.parallel() || engine_->kind() == EngineKind::serial) {
+    report.workers = 1;
+  } else if (const auto size = in.size()) {
+    report.workers = engine_->workers_for(job, *size - in_skip);
+  } else {
+    report.workers = threads_;
+  }
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+}  // namespace paes
