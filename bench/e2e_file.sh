@@ -23,26 +23,7 @@ openssl rand 32 > "$work/key"
 key_hex="$(od -An -tx1 -v "$work/key" | tr -d ' \n')"
 iv="$(openssl rand -hex 16)"
 
-declare -A median minimum maximum
-measure() {  # name, then the command; its output is $work/out
-  local name="$1"; shift
-  local times=()
-  for ((i = 0; i <= runs; i++)); do
-    rm -f "$work/out"
-    sync
-    local start end
-    start=$(date +%s%N)
-    "$@"
-    end=$(date +%s%N)
-    ((i == 0)) || times+=("$(((end - start) / 1000))")
-  done
-  local sorted
-  sorted=$(printf '%s\n' "${times[@]}" | sort -n)
-  median[$name]=$(echo "$sorted" | awk -v n="$runs" 'NR == int((n + 1) / 2) { printf "%.3f", $1 / 1e6 }')
-  minimum[$name]=$(echo "$sorted" | head -1 | awk '{ printf "%.3f", $1 / 1e6 }')
-  maximum[$name]=$(echo "$sorted" | tail -1 | awk '{ printf "%.3f", $1 / 1e6 }')
-  printf '%-34s median %7ss  min %7ss  max %7ss\n' "$name" "${median[$name]}" "${minimum[$name]}" "${maximum[$name]}"
-}
+source "$root/bench/lib.sh"
 
 echo "input: $size_mib MiB random, warm page cache, $runs runs after a warm-up, $(nproc) CPUs, $(openssl version)"
 measure "cp" cp "$work/in.bin" "$work/out"
@@ -55,10 +36,9 @@ measure "openssl enc -d -aes-256-cbc" openssl enc -d -aes-256-cbc -K "$key_hex" 
 measure "paes decrypt cbc (threads)" "$paes" decrypt --mode cbc --key-file "$work/key" --iv "$iv" "$work/in.cbc" -o "$work/out"
 cmp "$work/out" "$work/in.bin"
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 echo
 echo "ratios of medians (time / time; lower is faster for paes):"
-echo "  paes ctr threads / openssl enc ctr : $(ratio "${median[paes encrypt ctr (threads)]}" "${median[openssl enc -aes-256-ctr]}")   (target <= 0.60)"
-echo "  paes ctr threads / cp              : $(ratio "${median[paes encrypt ctr (threads)]}" "${median[cp]}")   (target <= 1.20)"
-echo "  paes ctr threads / paes serial     : $(ratio "${median[paes encrypt ctr (threads)]}" "${median[paes encrypt ctr (serial)]}")"
-echo "  paes cbc-d threads / openssl cbc-d : $(ratio "${median[paes decrypt cbc (threads)]}" "${median[openssl enc -d -aes-256-cbc]}")"
+echo "  paes ctr threads / openssl enc ctr : $(ratio "paes encrypt ctr (threads)" "openssl enc -aes-256-ctr")   (target <= 0.60)"
+echo "  paes ctr threads / cp              : $(ratio "paes encrypt ctr (threads)" cp)   (target <= 1.20)"
+echo "  paes ctr threads / paes serial     : $(ratio "paes encrypt ctr (threads)" "paes encrypt ctr (serial)")"
+echo "  paes cbc-d threads / openssl cbc-d : $(ratio "paes decrypt cbc (threads)" "openssl enc -d -aes-256-cbc")"

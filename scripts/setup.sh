@@ -12,9 +12,16 @@ packages=(
   libssl-dev openssl                 # OpenSSL 3: every CPU AES, and the test oracle
   libcli11-dev nlohmann-json3-dev    # command line, --json
   libgtest-dev                       # unit tests
-  python3                            # end-to-end CLI tests
+  python3 python3-venv               # end-to-end CLI tests; a venv for PyPI tools
   util-linux                         # setpriv: the CLI tests' permission cases as root
+  age                                # a peer in the sealed-format benchmark
 )
 
 $SUDO apt-get update
 $SUDO apt-get install -y --no-install-recommends "${packages[@]}"
+
+# Python tools from PyPI, in a virtual environment inside the checkout
+# (ignored by git): Google Tink, the interoperability oracle of the sealed format.
+root="$(cd "$(dirname "$0")/.." && pwd)"
+python3 -m venv "$root/.venv"
+"$root/.venv/bin/pip" install --quiet --disable-pip-version-check tink==1.16.1

@@ -185,6 +185,9 @@ int run_transform(Direction direction, const TransformArgs& args, const CLI::App
       for (const char* option : {"--iv", "--no-pad", "--pbkdf2", "--iter", "--chunk-size", "--key-hex"}) {
         refuse(command, option, "is for raw modes (--mode); the sealed format doesn't take it");
       }
+      if (!encrypt && args.format == "paes") {
+        refuse(command, "--segment-size", "is read from the paes file's preamble: drop it");
+      }
       SealedSpec spec;
       spec.direction = direction;
       spec.format = args.format == "tink" ? SealedFormat::tink : SealedFormat::paes;

@@ -122,9 +122,9 @@ std::vector<std::uint8_t> StreamHeader::encode() const {
 StreamHeader StreamHeader::decode(std::span<const std::uint8_t> bytes, std::size_t key_len) {
   if (bytes.size() < length(key_len)) throw Error("truncated header");
   if (bytes[0] != length(key_len)) {
-    throw Error("corrupt header (length byte " + std::to_string(bytes[0]) + ", expected " +
-                std::to_string(length(key_len)) + "): not sealed with a " +
-                std::to_string(key_len * 8) + "-bit key?");
+    throw Error("corrupt header: its length byte is " + std::to_string(bytes[0]) + ", a " +
+                std::to_string(key_len * 8) + "-bit key's header is " + std::to_string(length(key_len)) +
+                " bytes (a key of another size, or not a Tink stream)");
   }
   StreamHeader h;
   h.salt.assign(bytes.begin() + 1, bytes.begin() + 1 + static_cast<std::ptrdiff_t>(key_len));

@@ -1,0 +1,715 @@
+#!/usr/bin/env python3
+"""paes sealed format <-> Google Tink (AES-GCM-HKDF streaming AEAD) interoperability tests.
+
+Run with a Python that has the `tink` package (e.g. a venv with `pip install tink`):
+  python3 tests/tink/tink_interop.py --paes build/release/paes \
+      --vectors tests/data/tink/aes_gcm_hkdf_streaming_vectors.json
+
+Covers:
+  A. the stored vectors: Tink decrypts every one (this checks the raw-key construction
+     against Tink's official vectors); `paes decrypt --format tink` gives the plaintext of
+     every paes-compatible one; `paes encrypt --format tink` of the plaintext is decrypted by
+     Tink and is as long as Tink's own ciphertext (same segmentation).
+  B. random round trips Tink -> paes and paes -> Tink around segment boundaries, AES-128 and
+     AES-256, with and without --aad, a 4 KiB and the default (1 MiB) segment size, and
+     ~3 MiB inputs.
+  C. the default format (--format paes): its preamble fields, Tink decrypting a paes file with
+     the recipe in decrypt_paes_file_with_tink(), and paes decrypting a file built with Tink.
+  D. failures: wrong or missing --aad, wrong key, wrong --segment-size, truncation (at a
+     segment boundary too), flipped bits, appended bytes, swapped segments; each must exit 1
+     with one "paes: ..." stderr line and leave nothing in the output directory. Segment
+     sizes outside Tink's minimum (key size + 25)..64M and key files of other sizes than
+     16/32 are refused; the extreme segment sizes interoperate.
+  E. every engine and thread count, and stdin/stdout, read and write the same Tink stream.
+
+Exit status: 0 all passed, 1 a test failed, 77 `tink` is not importable (nothing could run).
+Tests that need paes' sealed-format flags are skipped, saying why, when the binary lacks them.
+"""
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import unittest
+from importlib import metadata
+
+try:
+    import tink
+except ImportError as exc:  # the whole file needs tink
+    print(f"tink_interop.py: SKIP: the Python package `tink` is not importable ({exc}); "
+          f"run with a Python that has it (pip install tink)", file=sys.stderr)
+    sys.exit(77)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tink_raw_key import tink_decrypt, tink_encrypt, tink_streaming_aead  # noqa: E402
+
+PAES = "paes"
+VECTORS = None            # the parsed vectors file
+SEALED_SUPPORT = None     # None: supported; else the reason it is not (a string)
+DEFAULT_SEGMENT = 1 << 20
+MAX_SEGMENT = 64 << 20   # paes' largest --segment-size
+
+
+def min_segment(key_len):
+    """The smallest segment size, Tink's: one plaintext byte fits in segment 0."""
+    return key_len + 25
+PREAMBLE_LEN = 32
+AAD_TEXT = "paes interop aad \u00e9\u2713"   # non-ASCII on purpose: --aad is UTF-8 text
+RNG = random.Random(0x7A11C)
+
+
+# --------------------------------------------------------------------------- the recipe
+
+def decrypt_paes_file_with_tink(data, key, aad=b""):
+    """Decrypts a raw-key paes sealed file (`--format paes`, the default) with Google Tink.
+
+    data: the whole file; key: the 16 or 32 key-file bytes; aad: the --aad text as UTF-8 bytes.
+    The file is a 32-byte preamble, then a Tink AES-GCM-HKDF streaming ciphertext (HKDF-SHA256,
+    derived key size = key size) whose associated data is the preamble followed by the aad.
+    The ciphertext segment size is the big-endian uint32 at preamble bytes 12..16.
+    """
+    preamble, stream = data[:32], data[32:]
+    segment_size = int.from_bytes(preamble[12:16], "big")
+    saead = tink_streaming_aead(key, segment_size)
+    return tink_decrypt(saead, stream, associated_data=preamble + aad)
+
+
+# --------------------------------------------------------------------------- helpers
+
+def header_len(key):
+    return 1 + len(key) + 7
+
+
+def first_segment_capacity(key, segment_size):
+    """Plaintext bytes in segment 0."""
+    return segment_size - header_len(key) - 16
+
+
+def tink_ciphertext_len(key, segment_size, n):
+    """The length of Tink's ciphertext of an n-byte plaintext."""
+    first = first_segment_capacity(key, segment_size)
+    if n <= first:
+        return header_len(key) + n + 16
+    rest = n - first
+    per = segment_size - 16
+    segments = 1 + (rest + per - 1) // per
+    return header_len(key) + n + 16 * segments
+
+
+def make_preamble(key, segment_size):
+    """A raw-key paes preamble, built by hand from the documented layout."""
+    return (b"PAES" + bytes([1, 1, len(key), 0, 0, 0, 0, 0])
+            + segment_size.to_bytes(4, "big") + bytes(16))
+
+
+def run(args, timeout=300):
+    return subprocess.run([PAES] + [str(a) for a in args], capture_output=True, timeout=timeout)
+
+
+def describe(proc):
+    err = proc.stderr.decode(errors="replace").strip()
+    return f"exit {proc.returncode}, stderr: {err!r}"
+
+
+def aad_args(aad_text):
+    return [] if aad_text is None else ["--aad", aad_text]
+
+
+def aad_bytes(aad_text):
+    return b"" if aad_text is None else aad_text.encode("utf-8")
+
+
+def sealed_support():
+    """None when `paes encrypt --help` offers --format tink, --aad and --segment-size;
+    else why not."""
+    try:
+        proc = run(["encrypt", "--help"], timeout=30)
+    except OSError as exc:
+        return f"cannot run {PAES}: {exc}"
+    text = proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace")
+    missing = [flag for flag in ("--format", "tink", "--aad", "--segment-size") if flag not in text]
+    if missing:
+        return (f"{PAES} encrypt --help does not mention {', '.join(missing)}: "
+                "sealed format not built in")
+    return None
+
+
+class Base(unittest.TestCase):
+    needs_paes = True
+
+    def setUp(self):
+        if self.needs_paes and SEALED_SUPPORT is not None:
+            self.skipTest(SEALED_SUPPORT)
+        self._tmp = tempfile.TemporaryDirectory(prefix="paes-tink-")
+        self.dir = self._tmp.name
+        self.failures = []
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def check(self, ok, message):
+        if not ok:
+            self.failures.append(message)
+
+    def finish(self):
+        if self.failures:
+            shown = self.failures[:15]
+            more = len(self.failures) - len(shown)
+            self.fail(f"{len(self.failures)} problem(s):\n  " + "\n  ".join(shown)
+                      + (f"\n  ... and {more} more" if more else ""))
+
+    def path(self, name, data=None):
+        p = os.path.join(self.dir, name)
+        if data is not None:
+            with open(p, "wb") as f:
+                f.write(data)
+        return p
+
+    def key_file(self, key):
+        return self.path(f"key{len(key)}-{key[:4].hex()}.bin", key)
+
+    def paes_bytes(self, args, out):
+        """Runs paes; (proc, output bytes or None). Removes the output afterwards."""
+        if os.path.exists(out):
+            os.remove(out)
+        proc = run(args + ["-o", out])
+        data = None
+        if os.path.exists(out):
+            with open(out, "rb") as f:
+                data = f.read()
+            os.remove(out)
+        return proc, data
+
+    def paes_encrypt(self, key, plaintext, fmt, aad_text=None, segment_size=None):
+        inp = self.path("pt.bin", plaintext)
+        args = ["encrypt", "--key-file", self.key_file(key)] + aad_args(aad_text)
+        if fmt is not None:
+            args += ["--format", fmt]
+        if segment_size is not None:
+            args += ["--segment-size", segment_size]
+        return self.paes_bytes(args + [inp], self.path("ct.out"))
+
+    def paes_decrypt(self, key, ciphertext, fmt, aad_text=None, segment_size=None):
+        inp = self.path("ct.bin", ciphertext)
+        args = ["decrypt", "--key-file", self.key_file(key)] + aad_args(aad_text)
+        if fmt is not None:
+            args += ["--format", fmt]
+        if segment_size is not None:
+            args += ["--segment-size", segment_size]
+        return self.paes_bytes(args + [inp], self.path("pt.out"))
+
+    def assert_paes_fails(self, args, what):
+        """paes `args` (no -o) must exit 1, print one 'paes: ' stderr line, write nothing."""
+        out_dir = os.path.join(self.dir, "out")
+        os.makedirs(out_dir, exist_ok=True)
+        out = os.path.join(out_dir, "result")
+        proc = run(args + ["-o", out])
+        err = proc.stderr.decode(errors="replace")
+        lines = [line for line in err.splitlines() if line.strip()]
+        cmd = "paes " + " ".join(map(str, args))
+        self.check(proc.returncode == 1, f"{what}: expected exit 1, got {describe(proc)} ({cmd})")
+        self.check(len(lines) == 1 and lines[0].startswith("paes: "),
+                   f"{what}: expected one 'paes: ...' stderr line, got {err!r}")
+        left = os.listdir(out_dir)
+        self.check(not left, f"{what}: left in the output directory: {left}")
+        for name in left:
+            os.remove(os.path.join(out_dir, name))
+
+
+# --------------------------------------------------------------------------- A. vectors
+
+def vectors(compatible_only):
+    return [v for v in VECTORS["vectors"] if v["paes_compatible"] or not compatible_only]
+
+
+def vector_aad_text(v):
+    aad = bytes.fromhex(v["aad"])
+    return aad.decode("utf-8") if aad else None
+
+
+def paes_segment_size(v):
+    """(the --segment-size to give paes for vector v, None) or (None, why it cannot run)."""
+    seg = v["segment_size"]
+    low = min_segment(len(v["key"]) // 2)
+    if low <= seg <= MAX_SEGMENT:
+        return seg, None
+    return None, f"segment size {seg} outside paes' {low}..{MAX_SEGMENT}"
+
+
+def runnable_vectors():
+    """The paes-compatible vectors paes can take, with their --segment-size; prints skips."""
+    out = []
+    for v in vectors(compatible_only=True):
+        seg, why = paes_segment_size(v)
+        if seg is None:
+            print(f"\n  SKIP vector {v['name']!r}: {why}", file=sys.stderr)
+        else:
+            out.append((v, seg))
+    return out
+
+
+class A1_VectorsTink(Base):
+    """Tink itself decrypts every stored vector (checks the raw-key keyset construction)."""
+    needs_paes = False
+
+    def test_tink_decrypts_every_vector(self):
+        for v in vectors(compatible_only=False):
+            saead = tink_streaming_aead(bytes.fromhex(v["key"]), v["segment_size"],
+                                        v["hkdf_hash"], v["derived_key_size"])
+            try:
+                got = tink_decrypt(saead, bytes.fromhex(v["ciphertext"]), bytes.fromhex(v["aad"]))
+            except tink.TinkError as exc:
+                self.check(False, f"{v['name']}: Tink failed: {exc}")
+                continue
+            self.check(got.hex() == v["plaintext"], f"{v['name']}: wrong plaintext")
+        self.finish()
+
+    def test_vector_lengths_match_segmentation(self):
+        for v in vectors(compatible_only=True):
+            key = bytes.fromhex(v["key"])
+            expected = tink_ciphertext_len(key, v["segment_size"], len(v["plaintext"]) // 2)
+            self.check(len(v["ciphertext"]) // 2 == expected,
+                       f"{v['name']}: ciphertext {len(v['ciphertext']) // 2} bytes, "
+                       f"expected {expected}")
+        self.finish()
+
+
+class A2_VectorsPaes(Base):
+    def test_paes_decrypts_vectors(self):
+        for v, seg in runnable_vectors():
+            key = bytes.fromhex(v["key"])
+            proc, got = self.paes_decrypt(key, bytes.fromhex(v["ciphertext"]), "tink",
+                                          vector_aad_text(v), seg)
+            if proc.returncode != 0 or got is None:
+                self.check(False, f"{v['name']}: paes decrypt failed: {describe(proc)}")
+                continue
+            self.check(got.hex() == v["plaintext"],
+                       f"{v['name']}: paes decrypt gave {len(got)} bytes that differ from the "
+                       f"{len(v['plaintext']) // 2}-byte plaintext")
+        self.finish()
+
+    def test_paes_encrypts_vector_plaintexts(self):
+        for v, seg in runnable_vectors():
+            key, aad = bytes.fromhex(v["key"]), bytes.fromhex(v["aad"])
+            plaintext = bytes.fromhex(v["plaintext"])
+            proc, ct = self.paes_encrypt(key, plaintext, "tink", vector_aad_text(v), seg)
+            if proc.returncode != 0 or ct is None:
+                self.check(False, f"{v['name']}: paes encrypt failed: {describe(proc)}")
+                continue
+            self.check(len(ct) == len(v["ciphertext"]) // 2,
+                       f"{v['name']}: paes ciphertext is {len(ct)} bytes, Tink's is "
+                       f"{len(v['ciphertext']) // 2}")
+            self.check(ct[0] == header_len(key),
+                       f"{v['name']}: header length byte {ct[0]}, expected {header_len(key)}")
+            try:
+                got = tink_decrypt(tink_streaming_aead(key, seg), ct, aad)
+                self.check(got == plaintext, f"{v['name']}: Tink decrypts paes' output wrongly")
+            except tink.TinkError as exc:
+                self.check(False, f"{v['name']}: Tink rejects paes' ciphertext: {exc}")
+        self.finish()
+
+
+# --------------------------------------------------------------------------- B. round trips
+
+def boundary_sizes(key, segment_size):
+    first = first_segment_capacity(key, segment_size)
+    per = segment_size - 16
+    return [0, 1, first - 1, first, first + 1, first + per, first + per + 1, first + 2 * per - 1,
+            first + 3 * per + 7]
+
+
+class B_RoundTrips(Base):
+    def round_trips(self, segment_sizes, sizes_for, aad_choices):
+        for key_len in (16, 32):
+            key = os.urandom(key_len)
+            for seg in segment_sizes:
+                saead = tink_streaming_aead(key, seg or DEFAULT_SEGMENT)
+                for n in sizes_for(key, seg or DEFAULT_SEGMENT):
+                    plaintext = RNG.randbytes(n)
+                    for aad_text in aad_choices:
+                        what = (f"AES-{key_len * 8} S={seg or 'default'} n={n} "
+                                f"aad={'none' if aad_text is None else 'yes'}")
+                        aad = aad_bytes(aad_text)
+                        # Tink -> paes (a bare Tink stream always needs --segment-size)
+                        ct = tink_encrypt(saead, plaintext, aad)
+                        proc, got = self.paes_decrypt(key, ct, "tink", aad_text,
+                                                      seg or DEFAULT_SEGMENT)
+                        self.check(proc.returncode == 0 and got == plaintext,
+                                   f"Tink->paes {what}: "
+                                   + (describe(proc) if proc.returncode else "plaintext differs"))
+                        # paes -> Tink (default segment size: --segment-size left out)
+                        proc, ct = self.paes_encrypt(key, plaintext, "tink", aad_text, seg)
+                        if proc.returncode != 0 or ct is None:
+                            self.check(False, f"paes->Tink {what}: encrypt {describe(proc)}")
+                            continue
+                        self.check(len(ct) == tink_ciphertext_len(key, seg or DEFAULT_SEGMENT, n),
+                                   f"paes->Tink {what}: ciphertext {len(ct)} bytes, Tink makes "
+                                   f"{tink_ciphertext_len(key, seg or DEFAULT_SEGMENT, n)}")
+                        try:
+                            self.check(tink_decrypt(saead, ct, aad) == plaintext,
+                                       f"paes->Tink {what}: Tink's plaintext differs")
+                        except tink.TinkError as exc:
+                            self.check(False, f"paes->Tink {what}: Tink rejects it: {exc}")
+        self.finish()
+
+    def test_boundaries_small_segments(self):
+        self.round_trips([4096], boundary_sizes, [None, AAD_TEXT])
+
+    def test_boundaries_default_segment(self):
+        self.round_trips([None], boundary_sizes, [None, AAD_TEXT])
+
+    def test_three_mebibytes_default_segment(self):
+        self.round_trips([None], lambda key, s: [3 * (1 << 20) + 12345], [None, AAD_TEXT])
+
+
+# --------------------------------------------------------------------------- C. paes format
+
+class C1_RecipeOnTinkData(Base):
+    """The recipe decrypts a paes-format file built by hand with Tink (needs no paes)."""
+    needs_paes = False
+
+    def test_recipe(self):
+        for key_len in (16, 32):
+            for seg in (64, 4096, DEFAULT_SEGMENT):
+                for aad in (b"", AAD_TEXT.encode()):
+                    key = os.urandom(key_len)
+                    plaintext = RNG.randbytes(3 * seg + 5)
+                    preamble = make_preamble(key, seg)
+                    data = preamble + tink_encrypt(tink_streaming_aead(key, seg), plaintext,
+                                                   preamble + aad)
+                    self.check(decrypt_paes_file_with_tink(data, key, aad) == plaintext,
+                               f"AES-{key_len * 8} S={seg}: recipe plaintext differs")
+                    with self.assertRaises(tink.TinkError):
+                        decrypt_paes_file_with_tink(data, key, aad + b"x")
+        self.finish()
+
+
+class C2_PaesFormat(Base):
+    def check_preamble(self, what, preamble, key, seg):
+        self.check(preamble[0:4] == b"PAES", f"{what}: magic {preamble[0:4]!r}")
+        self.check(preamble[4] == 1, f"{what}: version {preamble[4]}")
+        self.check(preamble[5] == 1, f"{what}: key source {preamble[5]} (expected 1, raw key)")
+        self.check(preamble[6] == len(key), f"{what}: key length {preamble[6]}")
+        self.check(preamble[7] == 0, f"{what}: scrypt log2 N {preamble[7]} for a raw key")
+        self.check(preamble[10:12] == b"\0\0", f"{what}: reserved bytes {preamble[10:12].hex()}")
+        self.check(int.from_bytes(preamble[12:16], "big") == seg,
+                   f"{what}: segment size {int.from_bytes(preamble[12:16], 'big')}, expected {seg}")
+        self.check(preamble[16:32] == bytes(16), f"{what}: scrypt salt {preamble[16:32].hex()}")
+
+    def test_paes_file_decrypted_by_tink(self):
+        for key_len in (16, 32):
+            key = os.urandom(key_len)
+            for seg in (None, 4096):
+                for aad_text in (None, AAD_TEXT):
+                    for n in (0, 1, 100000, 3 * (1 << 20) + 7):
+                        what = (f"AES-{key_len * 8} S={seg or 'default'} n={n} "
+                                f"aad={'none' if aad_text is None else 'yes'}")
+                        plaintext = RNG.randbytes(n)
+                        proc, data = self.paes_encrypt(key, plaintext, None, aad_text, seg)
+                        if proc.returncode != 0 or data is None:
+                            self.check(False, f"{what}: paes encrypt {describe(proc)}")
+                            continue
+                        if len(data) < PREAMBLE_LEN:
+                            self.check(False, f"{what}: output only {len(data)} bytes")
+                            continue
+                        self.check_preamble(what, data[:PREAMBLE_LEN], key, seg or DEFAULT_SEGMENT)
+                        self.check(len(data) == PREAMBLE_LEN + tink_ciphertext_len(
+                            key, seg or DEFAULT_SEGMENT, n), f"{what}: file is {len(data)} bytes")
+                        try:
+                            got = decrypt_paes_file_with_tink(data, key, aad_bytes(aad_text))
+                            self.check(got == plaintext, f"{what}: Tink's plaintext differs")
+                        except tink.TinkError as exc:
+                            self.check(False, f"{what}: Tink (recipe) rejects it: {exc}")
+                        # paes' own round trip, no --segment-size: it comes from the preamble
+                        proc, got = self.paes_decrypt(key, data, None, aad_text)
+                        self.check(proc.returncode == 0 and got == plaintext,
+                                   f"{what}: paes decrypt of its own file: "
+                                   + (describe(proc) if proc.returncode else "plaintext differs"))
+        self.finish()
+
+    def test_tink_built_paes_file_decrypted_by_paes(self):
+        for key_len in (16, 32):
+            key = os.urandom(key_len)
+            for seg in (4096, DEFAULT_SEGMENT):
+                for aad_text in (None, AAD_TEXT):
+                    what = f"AES-{key_len * 8} S={seg} aad={'none' if aad_text is None else 'yes'}"
+                    plaintext = RNG.randbytes(2 * seg + 99)
+                    preamble = make_preamble(key, seg)
+                    data = preamble + tink_encrypt(tink_streaming_aead(key, seg), plaintext,
+                                                   preamble + aad_bytes(aad_text))
+                    for fmt in (None, "paes"):
+                        proc, got = self.paes_decrypt(key, data, fmt, aad_text)
+                        self.check(proc.returncode == 0 and got == plaintext,
+                                   f"{what} --format {fmt or '(default)'}: "
+                                   + (describe(proc) if proc.returncode else "plaintext differs"))
+        self.finish()
+
+    def test_explicit_empty_aad_is_no_aad(self):
+        key = os.urandom(32)
+        plaintext = b"empty aad"
+        for fmt in (None, "tink"):
+            proc, ct = self.paes_encrypt(key, plaintext, fmt, "", 4096)
+            self.check(proc.returncode == 0, f"--aad '' format {fmt}: {describe(proc)}")
+            if ct is None:
+                continue
+            proc, got = self.paes_decrypt(key, ct, fmt, None, 4096 if fmt == "tink" else None)
+            self.check(proc.returncode == 0 and got == plaintext,
+                       f"--aad '' then no --aad, format {fmt}: {describe(proc)}")
+        self.finish()
+
+
+# --------------------------------------------------------------------------- D. failures
+
+class D_Failures(Base):
+    def decrypt_args(self, key, ciphertext, fmt, aad_text=None, segment_size=None):
+        args = ["decrypt", "--key-file", self.key_file(key)] + aad_args(aad_text)
+        if fmt is not None:
+            args += ["--format", fmt]
+        if segment_size is not None:
+            args += ["--segment-size", segment_size]
+        return args + [self.path(f"bad-{RNG.getrandbits(32):08x}.bin", ciphertext)]
+
+    def test_wrong_aad_paes_format(self):
+        key = os.urandom(16)
+        plaintext = RNG.randbytes(3 * 4096)
+        proc, data = self.paes_encrypt(key, plaintext, None, "right", 4096)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        proc, data_noaad = self.paes_encrypt(key, plaintext, None, None, 4096)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.assert_paes_fails(self.decrypt_args(key, data, None, "wrong"), "aad right/wrong")
+        self.assert_paes_fails(self.decrypt_args(key, data, None, "right "), "aad trailing space")
+        self.assert_paes_fails(self.decrypt_args(key, data, None, None), "aad given, then none")
+        self.assert_paes_fails(self.decrypt_args(key, data_noaad, None, "right"),
+                               "no aad, then one")
+        self.assert_paes_fails(self.decrypt_args(os.urandom(16), data, None, "right"), "wrong key")
+        self.finish()
+
+    def test_wrong_aad_tink_format(self):
+        key = os.urandom(32)
+        saead = tink_streaming_aead(key, 4096)
+        plaintext = RNG.randbytes(10000)
+        ct = tink_encrypt(saead, plaintext, b"X")
+        self.assert_paes_fails(self.decrypt_args(key, ct, "tink", "Y", 4096), "Tink aad X, paes Y")
+        self.assert_paes_fails(self.decrypt_args(key, ct, "tink", None, 4096), "Tink aad X, none")
+        self.assert_paes_fails(self.decrypt_args(os.urandom(32), ct, "tink", "X", 4096),
+                               "wrong key")
+        self.assert_paes_fails(self.decrypt_args(key, ct, "tink", "X", 8192),
+                               "wrong --segment-size")
+        proc, got = self.paes_decrypt(key, ct, "tink", "X", 4096)  # the control
+        self.check(proc.returncode == 0 and got == plaintext,
+                   f"control (aad X both sides): {describe(proc)}")
+        self.finish()
+
+    def test_tampered_tink_stream(self):
+        """Truncations, flipped bits and appended bytes; a big stream so that paes has already
+        produced plaintext when it meets the damage (the output must still not appear)."""
+        seg = 4096
+        for key_len in (16, 32):
+            key = os.urandom(key_len)
+            saead = tink_streaming_aead(key, seg)
+            h = header_len(key)
+            first = first_segment_capacity(key, seg)
+            # exactly 4 full segments, then a short last one
+            plaintext = RNG.randbytes(first + 3 * (seg - 16) + 100)
+            ct = tink_encrypt(saead, plaintext)
+            full = seg * 4  # offset of the last segment (segment 0 includes the header)
+            self.assertEqual(len(ct), full + 100 + 16)
+            cases = {
+                "drop the last segment (cut at a segment boundary)": ct[:full],
+                "drop the last two segments": ct[:full - seg],
+                "cut inside the last segment": ct[:-1],
+                "cut to the header": ct[:h],
+                "cut inside the header": ct[:h - 3],
+                "empty file": b"",
+                "append a byte": ct + b"\0",
+                "append a whole empty last segment": ct + bytes(16),
+                "flip a bit in the header length byte": bytes([ct[0] ^ 1]) + ct[1:],
+                "flip a bit in the salt": ct[:2] + bytes([ct[2] ^ 1]) + ct[3:],
+                "flip a bit in the nonce prefix": ct[:h - 1] + bytes([ct[h - 1] ^ 1]) + ct[h:],
+                "flip a bit in segment 1":
+                    ct[:seg + 10] + bytes([ct[seg + 10] ^ 1]) + ct[seg + 11:],
+                "flip a bit in the last tag": ct[:-1] + bytes([ct[-1] ^ 0x80]),
+                "swap segments 1 and 2": ct[:seg] + ct[2 * seg:3 * seg] + ct[seg:2 * seg]
+                + ct[3 * seg:],
+            }
+            for what, bad in cases.items():
+                self.assert_paes_fails(self.decrypt_args(key, bad, "tink", None, seg),
+                                       f"AES-{key_len * 8}: {what}")
+        self.finish()
+
+    def test_tampered_paes_file(self):
+        key = os.urandom(16)
+        plaintext = RNG.randbytes(5 * 4096)
+        proc, data = self.paes_encrypt(key, plaintext, None, None, 4096)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        cases = {
+            "preamble segment size changed": data[:12] + (8192).to_bytes(4, "big") + data[16:],
+            "preamble reserved byte set": data[:10] + b"\1" + data[11:],
+            "preamble salt byte set (raw key)": data[:20] + b"\1" + data[21:],
+            "bad magic": b"PAEZ" + data[4:],
+            "cut after the preamble": data[:PREAMBLE_LEN],
+            "cut inside the preamble": data[:20],
+            "drop the last segment": data[:PREAMBLE_LEN + 4096 * 5],
+        }
+        for what, bad in cases.items():
+            self.assert_paes_fails(self.decrypt_args(key, bad, None), what)
+        self.finish()
+
+    def test_segment_size_range(self):
+        """Segment sizes below Tink's minimum (key size + 25) or above 64M are usage errors
+        (exit 2) in both directions; the extremes themselves work."""
+        for key_len in (16, 32):
+            key = os.urandom(key_len)
+            kf = self.key_file(key)
+            inp = self.path("pt.bin", b"x")
+            for seg in (0, min_segment(key_len) - 1, MAX_SEGMENT + 1):
+                for cmd in ("encrypt", "decrypt"):
+                    out_dir = os.path.join(self.dir, "out")
+                    os.makedirs(out_dir, exist_ok=True)
+                    proc = run([cmd, "--format", "tink", "--key-file", kf, "--segment-size", seg,
+                                inp, "-o", os.path.join(out_dir, "r")])
+                    left = os.listdir(out_dir)
+                    for name in left:
+                        os.remove(os.path.join(out_dir, name))
+                    self.check(proc.returncode == 2 and not left,
+                               f"AES-{key_len * 8} {cmd} --segment-size {seg}: expected exit 2 "
+                               f"and no output, got {describe(proc)}, left {left}")
+        self.finish()
+
+    def test_extreme_segment_sizes(self):
+        """The smallest segment size (segment 0 holds one byte) and the largest (64M)."""
+        for key_len in (16, 32):
+            key = os.urandom(key_len)
+            for seg, sizes in ((min_segment(key_len), range(0, 40)),
+                               (MAX_SEGMENT, [first_segment_capacity(key, MAX_SEGMENT) + 1])):
+                saead = tink_streaming_aead(key, seg)
+                for n in sizes:
+                    plaintext = RNG.randbytes(n)
+                    what = f"AES-{key_len * 8} S={seg} n={n}"
+                    proc, ct = self.paes_encrypt(key, plaintext, "tink", AAD_TEXT, seg)
+                    try:
+                        self.check(proc.returncode == 0 and len(ct) == tink_ciphertext_len(
+                            key, seg, n) and tink_decrypt(saead, ct, AAD_TEXT.encode())
+                            == plaintext, f"{what} paes->Tink: {describe(proc)}")
+                    except tink.TinkError as exc:
+                        self.check(False, f"{what} paes->Tink: Tink rejects it: {exc}")
+                    ct = tink_encrypt(saead, plaintext, AAD_TEXT.encode())
+                    proc, got = self.paes_decrypt(key, ct, "tink", AAD_TEXT, seg)
+                    self.check(proc.returncode == 0 and got == plaintext,
+                               f"{what} Tink->paes: "
+                               + (describe(proc) if proc.returncode else "plaintext differs"))
+        self.finish()
+
+    def test_bad_key_sizes(self):
+        for n in (0, 15, 24, 33):
+            out_dir = os.path.join(self.dir, "out")
+            os.makedirs(out_dir, exist_ok=True)
+            kf = self.path(f"key-{n}.bin", RNG.randbytes(n) if n else b"")
+            proc = run(["encrypt", "--format", "tink", "--key-file", kf,
+                        self.path("pt.bin", b"x"), "-o", os.path.join(out_dir, "r")])
+            self.check(proc.returncode in (1, 2) and not os.listdir(out_dir),
+                       f"{n}-byte key: expected a failure and no output, got {describe(proc)}")
+        self.finish()
+
+
+# --------------------------------------------------------------------------- E. engines, pipes
+
+class E_EnginesAndPipes(Base):
+    """Every engine and thread count, and stdin/stdout, speak the same Tink stream."""
+
+    ENGINES = [["--engine", "serial"], ["-t", "1"], ["-t", "2"], ["-t", "3"], ["-t", "8"], []]
+
+    def test_engines_and_threads(self):
+        seg = 4096
+        for key_len in (16, 32):
+            key = os.urandom(key_len)
+            saead = tink_streaming_aead(key, seg)
+            plaintext = RNG.randbytes(600 * (seg - 16) + 123)
+            tink_ct = tink_encrypt(saead, plaintext, AAD_TEXT.encode())
+            kf = self.key_file(key)
+            inp_pt = self.path("pt.bin", plaintext)
+            inp_ct = self.path("tink.bin", tink_ct)
+            for extra in self.ENGINES:
+                what = f"AES-{key_len * 8} {' '.join(extra) or '(defaults)'}"
+                proc, ct = self.paes_bytes(["encrypt", "--format", "tink", "--key-file", kf,
+                                            "--aad", AAD_TEXT, "--segment-size", seg]
+                                           + extra + [inp_pt], self.path("ct.out"))
+                try:
+                    ok = proc.returncode == 0 and tink_decrypt(saead, ct, AAD_TEXT.encode()) \
+                        == plaintext
+                    self.check(ok, f"{what} paes->Tink: {describe(proc)}")
+                except tink.TinkError as exc:
+                    self.check(False, f"{what} paes->Tink: Tink rejects it: {exc}")
+                proc, got = self.paes_bytes(["decrypt", "--format", "tink", "--key-file", kf,
+                                             "--aad", AAD_TEXT, "--segment-size", seg]
+                                            + extra + [inp_ct], self.path("pt.out"))
+                self.check(proc.returncode == 0 and got == plaintext,
+                           f"{what} Tink->paes: "
+                           + (describe(proc) if proc.returncode else "plaintext differs"))
+        self.finish()
+
+    def test_stdin_stdout(self):
+        seg = 4096
+        key = os.urandom(32)
+        saead = tink_streaming_aead(key, seg)
+        kf = self.key_file(key)
+        plaintext = RNG.randbytes(100 * seg + 7)
+        base = ["--format", "tink", "--key-file", kf, "--aad", AAD_TEXT, "--segment-size", seg]
+        proc = subprocess.run([PAES, "encrypt"] + [str(a) for a in base], input=plaintext,
+                              capture_output=True, timeout=120)
+        try:
+            self.check(proc.returncode == 0
+                       and tink_decrypt(saead, proc.stdout, AAD_TEXT.encode()) == plaintext,
+                       f"stdin->stdout encrypt: {describe(proc)}")
+        except tink.TinkError as exc:
+            self.check(False, f"stdin->stdout encrypt: Tink rejects it: {exc}")
+        ct = tink_encrypt(saead, plaintext, AAD_TEXT.encode())
+        proc = subprocess.run([PAES, "decrypt", "-"] + [str(a) for a in base] + ["-o", "-"],
+                              input=ct, capture_output=True, timeout=120)
+        self.check(proc.returncode == 0 and proc.stdout == plaintext,
+                   f"stdin->stdout decrypt: {describe(proc)}")
+        # a damaged stream to stdout: exit 1 and one error line (verified segments may be out)
+        bad = ct[:50 * seg] + bytes([ct[50 * seg] ^ 1]) + ct[50 * seg + 1:]
+        proc = subprocess.run([PAES, "decrypt"] + [str(a) for a in base], input=bad,
+                              capture_output=True, timeout=120)
+        lines = [line for line in proc.stderr.decode(errors="replace").splitlines() if line]
+        self.check(proc.returncode == 1 and len(lines) == 1 and lines[0].startswith("paes: "),
+                   f"damaged stream to stdout: {describe(proc)}")
+        self.check(len(proc.stdout) <= 50 * seg and plaintext.startswith(proc.stdout),
+                   f"damaged stream to stdout: {len(proc.stdout)} bytes out, not a verified prefix")
+        self.finish()
+
+
+# --------------------------------------------------------------------------- main
+
+def main():
+    global PAES, VECTORS, SEALED_SUPPORT
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--paes", required=True, help="the paes binary under test")
+    parser.add_argument("--vectors", required=True,
+                        help="tests/data/tink/aes_gcm_hkdf_streaming_vectors.json")
+    opts, rest = parser.parse_known_args()
+    PAES = os.path.abspath(opts.paes)
+    with open(opts.vectors) as f:
+        VECTORS = json.load(f)
+    if not os.access(PAES, os.X_OK):
+        SEALED_SUPPORT = f"paes binary {PAES!r} is not executable"
+    else:
+        SEALED_SUPPORT = sealed_support()
+    try:
+        tink_version = metadata.version("tink")
+    except metadata.PackageNotFoundError:
+        tink_version = "?"
+    print(f"tink_interop.py: tink-python {tink_version}, paes {PAES}, "
+          f"{len(VECTORS['vectors'])} vectors", file=sys.stderr)
+    if SEALED_SUPPORT is not None:
+        print(f"tink_interop.py: SKIP paes tests: {SEALED_SUPPORT}", file=sys.stderr)
+    program = unittest.main(argv=[sys.argv[0]] + rest, exit=False, verbosity=2)
+    return 0 if program.result.wasSuccessful() else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
