@@ -194,7 +194,13 @@ int run_transform(Direction direction, const TransformArgs& args, const CLI::App
       spec.aad.assign(args.aad.begin(), args.aad.end());
       spec.segment_len = static_cast<std::uint32_t>(std::min<std::uint64_t>(args.segment_len, UINT32_MAX));
       spec.scrypt_log2_n = static_cast<std::uint8_t>(args.scrypt_log2_n);
+      if (!encrypt) {
+        refuse(command, "--key-bits", "is read from the sealed file (or the key's length): drop it");
+        refuse(command, "--scrypt-log-n", "is read from the sealed file's preamble: drop it");
+      }
       if (args.keys.has_key()) {
+        refuse(command, "--key-bits", "sets a passphrase's key size; a key's size is its length");
+        refuse(command, "--scrypt-log-n", "sets a passphrase's scrypt cost; a key needs none");
         spec.key = load_key(args.keys);
         if (spec.key.size() != 16 && spec.key.size() != 32) {
           throw Error("the sealed format takes a 16- or 32-byte key (AES-128 or AES-256), this key has " +

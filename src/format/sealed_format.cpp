@@ -52,9 +52,9 @@ std::array<std::uint8_t, kPreambleLen> Preamble::encode() const {
 }
 
 Preamble Preamble::decode(std::span<const std::uint8_t> bytes, const std::string& name) {
-  if (bytes.size() < 4 || std::memcmp(bytes.data(), kMagic, 4) != 0) {
-    throw Error(name + ": not a paes file (bad magic)");
-  }
+  const std::size_t magic_len = std::min<std::size_t>(bytes.size(), 4);
+  if (std::memcmp(bytes.data(), kMagic, magic_len) != 0) throw Error(name + ": not a paes file (bad magic)");
+  if (bytes.size() < 4) throw Error(name + (bytes.empty() ? ": empty, not a paes file" : ": truncated preamble"));
   if (bytes.size() < 5) throw Error(name + ": truncated preamble");
   if (bytes[4] != kFormatVersion) {
     throw Error(name + ": unsupported paes format version " + std::to_string(bytes[4]) +

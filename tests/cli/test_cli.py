@@ -22,17 +22,18 @@ Python 3.11 standard library only. Exits non-zero when any test fails; every ski
 says why.
 """
 
-import argparse
 import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
-import unittest
 from concurrent.futures import ThreadPoolExecutor
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import (ScratchTestCase, describe, read_file, run_unittest, tool_paths,  # noqa: E402
+                     write_file)
 
 PAES = "paes"
 OPENSSL = "openssl"
@@ -46,7 +47,6 @@ NOPAD_SIZES = [0, 16, 48]
 THREADS = [1, 2, 3]
 CHUNKS = ["16", "64K", None]  # None: paes' default chunk size
 NOBODY = 65534
-MAX_REPORTED_FAILURES = 15
 # Independent paes runs of one oracle case go side by side (they spend most time starting up).
 POOL = ThreadPoolExecutor(max_workers=max(2, min(4, os.cpu_count() or 2)))
 
@@ -81,17 +81,6 @@ def openssl_ok(mode, key, iv, data, decrypt=False, nopad=False):
     return out
 
 
-def write_file(path, data, mode=None):
-    with open(path, "wb") as f:
-        f.write(data)
-    if mode is not None:
-        os.chmod(path, mode)
-    return path
-
-
-def read_file(path):
-    with open(path, "rb") as f:
-        return f.read()
 
 
 def cipher_args(direction, mode, key, iv, inp, out, key_file=None, extra=()):
@@ -113,10 +102,6 @@ def combo_args(threads=None, chunk=None, engine=None):
         args += ["--chunk-size", chunk]
     return args
 
-
-def describe(proc):
-    err = proc.stderr.decode(errors="replace").strip()
-    return f"exit {proc.returncode}, stderr: {err!r}"
 
 
 def nobody_can_run_paes(workdir):
@@ -142,40 +127,10 @@ def nobody_can_run_paes(workdir):
     return None, f"user nobody cannot run paes ({describe(proc)})"
 
 
-class PaesTestCase(unittest.TestCase):
-    """A fresh temporary directory per test, and failure collection for big case lists."""
+class PaesTestCase(ScratchTestCase):
+    """ScratchTestCase with this script's paes helpers."""
 
-    def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="paes-cli-")
-        self.failures = []
-        self.cases = 0
-
-    def tearDown(self):
-        for root, dirs, files in os.walk(self.tmp):
-            for d in dirs:
-                os.chmod(os.path.join(root, d), 0o755)
-        shutil.rmtree(self.tmp, ignore_errors=True)
-
-    def path(self, *parts):
-        return os.path.join(self.tmp, *parts)
-
-    def new_dir(self, name, mode=None):
-        d = self.path(name)
-        os.makedirs(d, exist_ok=True)
-        if mode is not None:
-            os.chmod(d, mode)
-        return d
-
-    # -- checking many cases, reporting the first few failures of a test at its end
-    def check(self, ok, message):
-        self.cases += 1
-        if not ok:
-            self.failures.append(message)
-
-    def finish(self):
-        if self.failures:
-            shown = "\n  ".join(self.failures[:MAX_REPORTED_FAILURES])
-            self.fail(f"{len(self.failures)} of {self.cases} cases failed; first ones:\n  {shown}")
+    prefix = "paes-cli-"
 
     def paes_to_bytes(self, args_without_out, out):
         """Runs paes writing to `out`; returns (proc, output bytes or None) and removes `out`."""
@@ -731,20 +686,8 @@ class InvarianceTest(PaesTestCase):
 
 def main():
     global PAES, OPENSSL
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--paes", required=True, help="the paes binary under test")
-    parser.add_argument("--openssl", default=shutil.which("openssl") or "openssl",
-                        help="the openssl command (the oracle)")
-    opts, rest = parser.parse_known_args()
-    PAES, OPENSSL = os.path.abspath(opts.paes), opts.openssl
-    if not os.access(PAES, os.X_OK):
-        print(f"test_cli.py: paes binary {PAES!r} is not executable", file=sys.stderr)
-        return 1
-    if subprocess.run([OPENSSL, "version"], capture_output=True).returncode != 0:
-        print(f"test_cli.py: openssl command {OPENSSL!r} does not run", file=sys.stderr)
-        return 1
-    program = unittest.main(argv=[sys.argv[0]] + rest, exit=False, verbosity=2)
-    return 0 if program.result.wasSuccessful() else 1
+    PAES, OPENSSL, rest = tool_paths(__doc__)
+    return run_unittest(rest)
 
 
 if __name__ == "__main__":

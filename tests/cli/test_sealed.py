@@ -1,0 +1,1224 @@
+#!/usr/bin/env python3
+"""End-to-end tests of paes' sealed (authenticated) format, pipes, passphrases and keygen.
+
+Run as:  python3 tests/cli/test_sealed.py --paes build/release/paes --openssl /usr/bin/openssl
+
+Covers:
+  1. Round trips of the sealed format: sizes 0, 1 and around every segment boundary for
+     --segment-size 1024 and 4096 with AES-128 and AES-256 keys from `paes keygen`, a few
+     MiB with the default segment size; the ciphertext length and preamble fields; files
+     sealed by the serial engine open with the threads engine (threads 1/2/3) and the
+     other way round; passphrases (--passphrase-file, --passphrase-env) with --key-bits
+     128 and 256; --key-env.
+  2. Real pipes (Popen chains, no shell): sealed and every raw mode against `openssl enc`,
+     file -> stdout and stdin -> file; a tampered stream decrypted to a pipe exits 1 and
+     what came out is a verified prefix of the plaintext.
+  3. Tamper detection: one bit flipped at every byte of a small multi-segment file;
+     sampled flips of a 2 MiB file; truncation at every segment boundary and +-1, inside
+     the preamble and header; appended bytes; swapped, duplicated and dropped segments;
+     the messages (bad magic, unsupported version, truncated, authentication failed).
+  4. Bad input: wrong key, wrong passphrase, empty passphrase, 24-byte key, bad segment
+     size, --aad mismatch, passphrase/key given for the other kind of file, --format tink
+     with a passphrase, raw-only options on sealed, --json with stdout output, ciphertext
+     from a terminal, encrypted output to a terminal.
+  5. openssl enc -pbkdf2 interop, both ways, every raw mode and key size, --iter; wrong
+     passphrase ("bad decrypt") and input without "Salted__".
+  6. Memory: 2 GiB sealed from a pipe and opened from a pipe, each paes under 128 MiB RSS.
+  7. --progress (a line with "%" and "/s"), silence without it, -v's one summary line.
+  8. keygen: mode 0600 whatever the umask, hex digits and a newline, no overwrite without -f.
+
+Python 3.9+ standard library only. Exits non-zero when any test fails; every skip says why.
+"""
+
+import json
+import os
+import random
+import re
+import shutil
+import stat
+import struct
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import (ScratchTestCase, describe, read_file, run_unittest, tool_paths,  # noqa: E402
+                     write_file)
+
+PAES = "paes"
+OPENSSL = "openssl"
+
+MODES = ["ecb", "cbc", "cfb", "cfb8", "cfb1", "ofb", "ctr"]
+PREAMBLE = 32
+TAG = 16
+DEFAULT_SEGMENT = 1 << 20
+RSS_LIMIT_KIB = 128 * 1024
+POOL = ThreadPoolExecutor(max_workers=max(2, min(4, os.cpu_count() or 2)))
+# What a damaged sealed file may be reported as (anywhere past the magic and version).
+DAMAGE_WORDS = ("authentication failed", "truncated", "corrupt")
+
+
+# --------------------------------------------------------------------------- helpers
+
+def run(args, input_bytes=None, timeout=120, env=None, **kw):
+    """Runs paes with `args`; returns the CompletedProcess (bytes)."""
+    cmd = [PAES] + [str(a) for a in args]
+    full_env = None
+    if env:
+        full_env = dict(os.environ)
+        full_env.update(env)
+    if "stdin" not in kw and input_bytes is None:
+        kw["stdin"] = subprocess.DEVNULL
+    return subprocess.run(cmd, input=input_bytes, capture_output=True, timeout=timeout,
+                          env=full_env, **kw)
+
+
+
+
+
+def error_lines(stderr):
+    return [l for l in stderr.decode(errors="replace").splitlines() if l.strip()]
+
+
+def header_len(key_len):
+    """Tink's header: its length byte, the salt (key length) and a 7-byte nonce prefix."""
+    return 1 + key_len + 7
+
+
+def first_plain(seg, key_len):
+    """Plaintext bytes in segment 0."""
+    return seg - header_len(key_len) - TAG
+
+
+def sealed_len(n, seg, key_len):
+    """The size of a sealed paes file holding n plaintext bytes."""
+    p0, p = first_plain(seg, key_len), seg - TAG
+    segments = 1 if n <= p0 else 1 + -(-(n - p0) // p)
+    return PREAMBLE + header_len(key_len) + n + TAG * segments
+
+
+def segment_spans(total, seg, key_len):
+    """[(start, end)] of each segment in a sealed file of `total` bytes."""
+    spans, start, end = [], PREAMBLE + header_len(key_len), PREAMBLE + seg
+    while True:
+        end = min(end, total)
+        spans.append((start, end))
+        if end >= total:
+            return spans
+        start, end = end, end + seg
+
+
+def boundary_sizes(seg, key_len):
+    """Plaintext sizes on and around the first few segment boundaries."""
+    p0, p = first_plain(seg, key_len), seg - TAG
+    sizes = {0, 1, 2, 15, 16, 17}
+    for edge in (p0, p0 + p, p0 + 2 * p):
+        sizes.update({edge - 1, edge, edge + 1})
+    return sorted(sizes)
+
+
+class Pipeline:
+    """A chain of processes joined by real pipes, as `a | b | c` in a shell would be.
+
+    `data` (bytes) is written to the first one's stdin from a thread, or `stdin` (a file
+    object or fd) is its stdin; the last one's stdout is collected unless `stdout` is
+    given. Every stderr is collected. `slow_read` (seconds per MiB) throttles the reader."""
+
+    def __init__(self, cmds, data=None, stdin=None, stdout=None, env=None, slow_read=0.0):
+        self.cmds = [[str(a) for a in c] for c in cmds]
+        full_env = None
+        if env:
+            full_env = dict(os.environ)
+            full_env.update(env)
+        self.procs, self.errs, threads = [], [], []
+        for i, cmd in enumerate(self.cmds):
+            if i == 0:
+                src = subprocess.PIPE if data is not None else (
+                    stdin if stdin is not None else subprocess.DEVNULL)
+            else:
+                src = self.procs[-1].stdout
+            last = i == len(self.cmds) - 1
+            dst = (stdout if stdout is not None else subprocess.PIPE) if last else subprocess.PIPE
+            p = subprocess.Popen(cmd, stdin=src, stdout=dst, stderr=subprocess.PIPE,
+                                 env=full_env)
+            if i > 0:
+                self.procs[-1].stdout.close()  # only the next process holds the read end
+            self.procs.append(p)
+            self.errs.append(b"")
+        self.slow_read = slow_read
+
+        def collect(i):
+            self.errs[i] = self.procs[i].stderr.read()
+
+        for i in range(len(self.procs)):
+            t = threading.Thread(target=collect, args=(i,), daemon=True)
+            t.start()
+            threads.append(t)
+        if data is not None:
+            def feed():
+                try:
+                    self.procs[0].stdin.write(data)
+                except (BrokenPipeError, OSError):
+                    pass
+                finally:
+                    try:
+                        self.procs[0].stdin.close()
+                    except OSError:
+                        pass
+            t = threading.Thread(target=feed, daemon=True)
+            t.start()
+            threads.append(t)
+        self.threads = threads
+
+    def finish(self, timeout=300, rusage=False):
+        """Reads the output; returns (output bytes or None, [exit codes], [stderr bytes],
+        [ru_maxrss KiB or None])."""
+        out = None
+        last = self.procs[-1]
+        if last.stdout is not None:
+            chunks = []
+            while True:
+                block = last.stdout.read(1 << 20)
+                if not block:
+                    break
+                chunks.append(block)
+                if self.slow_read:
+                    time.sleep(self.slow_read * len(block) / (1 << 20))
+            out = b"".join(chunks)
+        codes, rss = [], []
+        deadline = time.monotonic() + timeout
+        for p in self.procs:
+            if rusage:
+                _, status, usage = os.wait4(p.pid, 0)
+                p.returncode = os.waitstatus_to_exitcode(status)
+                rss.append(usage.ru_maxrss)
+            else:
+                p.wait(timeout=max(1, deadline - time.monotonic()))
+                rss.append(None)
+            codes.append(p.returncode)
+        for t in self.threads:
+            t.join(timeout=max(1, deadline - time.monotonic()))
+        for p in self.procs:
+            for f in (p.stdout, p.stderr):
+                if f is not None:
+                    f.close()
+        return out, codes, self.errs, rss
+
+    def kill(self):
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+
+
+def pipe(cmds, **kw):
+    pl = Pipeline(cmds, **{k: v for k, v in kw.items() if k in
+                           ("data", "stdin", "stdout", "env", "slow_read")})
+    try:
+        return pl.finish(rusage=kw.get("rusage", False))
+    except BaseException:
+        pl.kill()
+        raise
+
+
+class PaesTestCase(ScratchTestCase):
+    """ScratchTestCase with this script's paes helpers."""
+
+    prefix = "paes-sealed-"
+
+    def keygen(self, bits=256, name=None):
+        path = self.path(name or f"key{bits}-{len(os.listdir(self.tmp))}")
+        proc = run(["keygen", "--key-bits", bits, "-o", path])
+        self.assertEqual(proc.returncode, 0, f"keygen: {describe(proc)}")
+        return path
+
+    def seal(self, data, key_args, extra=(), env=None):
+        """Seals `data` (from a file) and returns the sealed bytes."""
+        inp = write_file(self.path(f"seal-in-{threading.get_ident()}"), data)
+        out = self.path(f"seal-out-{threading.get_ident()}")
+        proc = run(["encrypt"] + list(key_args) + list(extra) + [inp, "-o", out], env=env)
+        os.remove(inp)
+        self.assertEqual(proc.returncode, 0, f"encrypt {key_args} {extra}: {describe(proc)}")
+        self.assertEqual(proc.stderr, b"", f"encrypt printed on stderr: {proc.stderr!r}")
+        sealed = read_file(out)
+        os.remove(out)
+        return sealed
+
+    def open_sealed(self, sealed, key_args, extra=(), env=None, out_dir=None, tag="o"):
+        """Decrypts `sealed` from a file to a file; returns (proc, plaintext or None)."""
+        out_dir = out_dir or self.new_dir("open")
+        inp = write_file(os.path.join(self.tmp, f"open-in-{tag}"), sealed)
+        out = os.path.join(out_dir, f"open-out-{tag}")
+        proc = run(["decrypt"] + list(key_args) + list(extra) + [inp, "-o", out], env=env)
+        os.remove(inp)
+        data = None
+        if os.path.exists(out):
+            data = read_file(out)
+            os.remove(out)
+        return proc, data
+
+    def check_error(self, proc, code, words, what):
+        """`proc` failed with `code` and one 'paes: ' stderr line containing one of `words`
+        (a string or a tuple of strings); returns a problem description or None."""
+        if isinstance(words, str):
+            words = (words,)
+        lines = error_lines(proc.stderr)
+        if proc.returncode != code:
+            return f"{what}: expected exit {code}, got {describe(proc)}"
+        if len(lines) != 1 or not lines[0].startswith("paes: "):
+            return f"{what}: expected one 'paes: ' line on stderr, got {proc.stderr!r}"
+        if not any(w.lower() in lines[0].lower() for w in words):
+            return f"{what}: stderr {lines[0]!r} mentions none of {words}"
+        return None
+
+    def assert_fails(self, args, code, words, out_dir=None, input_bytes=None, env=None, **kw):
+        """paes `args` must exit with `code` (an int or a tuple of allowed codes), print one
+        'paes: ' line containing one of `words`, print nothing on stdout, and leave `out_dir`
+        as it was."""
+        before = sorted(os.listdir(out_dir)) if out_dir is not None else None
+        proc = run(args, input_bytes=input_bytes, env=env, **kw)
+        cmd = "paes " + " ".join(map(str, args))
+        codes = code if isinstance(code, tuple) else (code,)
+        self.assertIn(proc.returncode, codes, f"{cmd}: expected exit {code}, got {describe(proc)}")
+        problem = self.check_error(proc, proc.returncode, words, cmd)
+        self.assertIsNone(problem, problem)
+        self.assertEqual(proc.stdout, b"", f"{cmd}: unexpected stdout {proc.stdout[:200]!r}")
+        if out_dir is not None:
+            self.assertEqual(sorted(os.listdir(out_dir)), before,
+                             f"{cmd}: output directory changed (leftovers)")
+        return proc
+
+
+# --------------------------------------------------------------------------- 1. round trips
+
+class RoundTripTest(PaesTestCase):
+    """1: sealed round trips, engines, thread counts, passphrases, --key-env."""
+
+    DECRYPT_COMBOS = [["--engine", "serial"], ["--threads", "1"], ["--threads", "2"],
+                      ["--threads", "3"]]
+    ENCRYPT_COMBOS = [["--engine", "serial"], ["--engine", "threads", "--threads", "3"]]
+
+    def test_segment_boundaries(self):
+        """Every size around the first boundaries, sealed by serial and threads engines,
+        opened by serial and threads 1/2/3; ciphertext length and preamble checked."""
+        out_dir = self.new_dir("out")
+        jobs = []
+        for bits in (128, 256):
+            key = self.keygen(bits)
+            key_len = bits // 8
+            for seg in (1024, 4096):
+                for size in boundary_sizes(seg, key_len):
+                    jobs.append((key, key_len, seg, size))
+
+        def one(index, job):
+            key, key_len, seg, size = job
+            problems = []
+            data = os.urandom(size)
+            inp = write_file(os.path.join(self.tmp, f"rt-in-{index}"), data)
+            sealed_versions = []
+            for e, enc in enumerate(self.ENCRYPT_COMBOS):
+                out = os.path.join(self.tmp, f"rt-sealed-{index}-{e}")
+                proc = run(["encrypt", "--key-file", key, "--segment-size", seg] + enc
+                           + [inp, "-o", out])
+                what = f"AES-{key_len * 8} seg {seg} size {size} encrypt {enc}"
+                if proc.returncode != 0 or not os.path.exists(out):
+                    problems.append(f"{what}: {describe(proc)}")
+                    continue
+                sealed = read_file(out)
+                if len(sealed) != sealed_len(size, seg, key_len):
+                    problems.append(f"{what}: {len(sealed)} bytes, expected "
+                                    f"{sealed_len(size, seg, key_len)}")
+                expected_pre = (b"PAES" + bytes([1, 1, key_len, 0, 0, 0, 0, 0])
+                                + struct.pack(">I", seg))
+                if sealed[:16] != expected_pre:
+                    problems.append(f"{what}: preamble {sealed[:16].hex()} expected "
+                                    f"{expected_pre.hex()}")
+                if sealed[PREAMBLE] != header_len(key_len):
+                    problems.append(f"{what}: header length byte {sealed[PREAMBLE]}")
+                sealed_versions.append((enc, out))
+            if len(sealed_versions) == 2:
+                a, b = (read_file(o) for _, o in sealed_versions)
+                if a == b:
+                    problems.append(f"seg {seg} size {size}: two seals are identical "
+                                    f"(no fresh salt/nonce prefix)")
+            for enc, sealed_path in sealed_versions:
+                for dec in self.DECRYPT_COMBOS:
+                    out = os.path.join(out_dir, f"rt-plain-{index}")
+                    proc = run(["decrypt", "--key-file", key] + dec + [sealed_path, "-o", out])
+                    what = (f"AES-{key_len * 8} seg {seg} size {size} "
+                            f"sealed by {enc} opened by {dec}")
+                    got = None
+                    if os.path.exists(out):
+                        got = read_file(out)
+                        os.remove(out)
+                    if proc.returncode != 0:
+                        problems.append(f"{what}: {describe(proc)}")
+                    elif got != data:
+                        problems.append(f"{what}: plaintext differs "
+                                        f"({None if got is None else len(got)} bytes)")
+                    elif proc.stderr:
+                        problems.append(f"{what}: stderr {proc.stderr!r}")
+                os.remove(sealed_path)
+            os.remove(inp)
+            return problems
+
+        for problems in POOL.map(lambda ij: one(*ij), enumerate(jobs)):
+            self.check(not problems, "; ".join(problems))
+        self.check(not os.listdir(out_dir), f"leftovers: {os.listdir(out_dir)}")
+        self.finish()
+
+    def test_extreme_segment_sizes(self):
+        """The smallest segment (one plaintext byte in segment 0) and the largest (64M)."""
+        for bits in (128, 256):
+            key = self.keygen(bits)
+            key_len = bits // 8
+            smallest = header_len(key_len) + TAG + 1
+            for seg, sizes in ((smallest, (0, 1, 2, 3, 100, 5000)), ("64M", (0, 1000))):
+                seg_bytes = seg if isinstance(seg, int) else 64 << 20
+                for size in sizes:
+                    data = os.urandom(size)
+                    sealed = self.seal(data, ["--key-file", key], ["--segment-size", seg])
+                    what = f"AES-{bits} segment size {seg} plaintext {size}"
+                    self.check(len(sealed) == sealed_len(size, seg_bytes, key_len),
+                               f"{what}: {len(sealed)} bytes")
+                    for dec in (["--engine", "serial"], ["--threads", "3"]):
+                        proc, got = self.open_sealed(sealed, ["--key-file", key], dec)
+                        self.check(proc.returncode == 0 and got == data, f"{what} {dec}: " +
+                                   (describe(proc) if proc.returncode else "plaintext differs"))
+            self.assert_fails(["encrypt", "--key-file", key, "--segment-size", smallest - 1,
+                               "-o", self.path("x")], 2, "segment size", input_bytes=b"x")
+        self.finish()
+
+    def test_default_segment_multi_mib(self):
+        key = self.keygen(256)
+        data = os.urandom(3 * DEFAULT_SEGMENT + 12345)
+        for enc in self.ENCRYPT_COMBOS:
+            sealed = self.seal(data, ["--key-file", key], enc)
+            self.assertEqual(len(sealed), sealed_len(len(data), DEFAULT_SEGMENT, 32))
+            self.assertEqual(struct.unpack(">I", sealed[12:16])[0], DEFAULT_SEGMENT)
+            for dec in self.DECRYPT_COMBOS:
+                proc, got = self.open_sealed(sealed, ["--key-file", key], dec)
+                self.check(proc.returncode == 0 and got == data,
+                           f"sealed by {enc}, opened by {dec}: " +
+                           (describe(proc) if proc.returncode else "plaintext differs"))
+        self.finish()
+
+    def test_passphrases(self):
+        data = os.urandom(5000)
+        pw_file = write_file(self.path("pass.txt"), b"correct horse battery\n")
+        env = {"PAES_TEST_PASS": "correct horse battery"}
+        for bits in (128, 256):
+            for how in ("file", "env"):
+                key_args = (["--passphrase-file", pw_file] if how == "file"
+                            else ["--passphrase-env", "PAES_TEST_PASS"])
+                sealed = self.seal(data, key_args, ["--key-bits", bits, "--scrypt-log-n", 10,
+                                                    "--segment-size", 1024], env=env)
+                what = f"passphrase {how} AES-{bits}"
+                self.check(sealed[:4] == b"PAES" and sealed[4] == 1 and sealed[5] == 2,
+                           f"{what}: preamble {sealed[:16].hex()}")
+                self.check(sealed[6] == bits // 8, f"{what}: key length byte {sealed[6]}")
+                self.check(sealed[7] == 10, f"{what}: log2 N byte {sealed[7]}, expected 10")
+                self.check(sealed[8] > 0 and sealed[9] > 0, f"{what}: scrypt r/p {sealed[8:10]}")
+                self.check(sealed[10:12] == b"\0\0", f"{what}: reserved {sealed[10:12].hex()}")
+                self.check(sealed[16:32] != bytes(16), f"{what}: all-zero scrypt salt")
+                self.check(len(sealed) == sealed_len(len(data), 1024, bits // 8),
+                           f"{what}: {len(sealed)} bytes")
+                # Open with both ways of giving the passphrase; the preamble says the rest.
+                for open_args in (["--passphrase-file", pw_file],
+                                  ["--passphrase-env", "PAES_TEST_PASS"]):
+                    proc, got = self.open_sealed(sealed, open_args, env=env)
+                    self.check(proc.returncode == 0 and got == data,
+                               f"{what} opened with {open_args[0]}: " +
+                               (describe(proc) if proc.returncode else "plaintext differs"))
+        # Two seals with one passphrase use different salts.
+        a = self.seal(data, ["--passphrase-file", pw_file], ["--scrypt-log-n", 10])
+        b = self.seal(data, ["--passphrase-file", pw_file], ["--scrypt-log-n", 10])
+        self.check(a[16:32] != b[16:32], "two passphrase seals share a scrypt salt")
+        self.finish()
+
+    def test_key_env(self):
+        key = self.keygen(256)
+        hex_key = read_file(key).decode().strip()
+        data = os.urandom(70000)
+        env = {"PAES_TEST_KEY": hex_key}
+        sealed = self.seal(data, ["--key-env", "PAES_TEST_KEY"], env=env)
+        proc, got = self.open_sealed(sealed, ["--key-file", key])
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.assertEqual(got, data)
+        proc, got = self.open_sealed(sealed, ["--key-env", "PAES_TEST_KEY"], env=env)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.assertEqual(got, data)
+        # A raw 32-byte key file and its hex form are the same key.
+        raw = write_file(self.path("raw.key"), bytes.fromhex(hex_key), 0o600)
+        proc, got = self.open_sealed(sealed, ["--key-file", raw])
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.assertEqual(got, data)
+
+
+# --------------------------------------------------------------------------- 2. pipes
+
+class PipeTest(PaesTestCase):
+    """2: real pipes between processes."""
+
+    def setUp(self):
+        super().setUp()
+        self.key = self.keygen(256)
+        self.data = os.urandom(3 * 65536 + 777)
+        self.inp = write_file(self.path("plain.bin"), self.data)
+
+    def test_sealed_pipe_chain(self):
+        for seg in (None, "4096"):
+            extra = ["--segment-size", seg] if seg else []
+            out, codes, errs, _ = pipe([
+                ["cat", self.inp],
+                [PAES, "encrypt", "--key-file", self.key] + extra,
+                [PAES, "decrypt", "--key-file", self.key],
+            ])
+            self.assertEqual(codes, [0, 0, 0], f"seg {seg}: {codes} {errs}")
+            self.assertEqual(errs[1:], [b"", b""])
+            self.assertEqual(out, self.data, f"seg {seg}: pipe round trip differs")
+
+    def test_sealed_file_to_stdout_and_stdin_to_file(self):
+        # file -> stdout
+        sealed, codes, errs, _ = pipe([[PAES, "encrypt", "--key-file", self.key,
+                                        "--segment-size", "8K", self.inp]])
+        self.assertEqual(codes, [0], errs)
+        self.assertEqual(len(sealed), sealed_len(len(self.data), 8192, 32))
+        sealed_path = write_file(self.path("s.paes"), sealed)
+        # stdin -> file
+        out_dir = self.new_dir("out")
+        out = os.path.join(out_dir, "plain")
+        _, codes, errs, _ = pipe([["cat", sealed_path],
+                                  [PAES, "decrypt", "--key-file", self.key, "-o", out]])
+        self.assertEqual(codes, [0, 0], errs)
+        self.assertEqual(read_file(out), self.data)
+        # file -> stdout of the decrypt, stdin -> file of the encrypt
+        os.remove(out)
+        sealed2 = os.path.join(out_dir, "s2.paes")
+        _, codes, errs, _ = pipe([["cat", self.inp],
+                                  [PAES, "encrypt", "--key-file", self.key, "-o", sealed2]])
+        self.assertEqual(codes, [0, 0], errs)
+        got, codes, errs, _ = pipe([[PAES, "decrypt", "--key-file", self.key, sealed2]])
+        self.assertEqual(codes, [0], errs)
+        self.assertEqual(got, self.data)
+        # explicit '-' for both ends
+        got, codes, errs, _ = pipe([[PAES, "encrypt", "--key-file", self.key, "-", "-o", "-"],
+                                    [PAES, "decrypt", "--key-file", self.key, "-", "-o", "-"]],
+                                   data=self.data)
+        self.assertEqual(codes, [0, 0], errs)
+        self.assertEqual(got, self.data)
+
+    def test_raw_modes_through_pipes(self):
+        iv = os.urandom(16).hex()
+        hex_key = read_file(self.key).decode().strip()
+        for mode in MODES:
+            data = self.data if mode != "cfb1" else self.data[:20000]
+            inp = write_file(self.path(f"in-{mode}"), data)
+            iv_args = ["--iv", iv] if mode != "ecb" else []
+            ossl_iv = ["-iv", iv] if mode != "ecb" else []
+            ossl = subprocess.run([OPENSSL, "enc", f"-aes-256-{mode}", "-K", hex_key] + ossl_iv
+                                  + ["-in", inp], capture_output=True, timeout=120)
+            self.assertEqual(ossl.returncode, 0, f"openssl {mode}: {ossl.stderr!r}")
+            expected = ossl.stdout
+            enc = [PAES, "encrypt", "--mode", mode, "--key-file", self.key] + iv_args
+            dec = [PAES, "decrypt", "--mode", mode, "--key-file", self.key] + iv_args
+            got, codes, errs, _ = pipe([["cat", inp], enc])
+            self.check(codes == [0, 0] and got == expected,
+                       f"{mode} encrypt stdin->stdout: {codes} {errs[1]!r} "
+                       f"{'same' if got == expected else 'differs from openssl'}")
+            got, codes, errs, _ = pipe([dec], data=expected)
+            self.check(codes == [0] and got == data,
+                       f"{mode} decrypt stdin->stdout: {codes} {errs[0]!r}")
+            got, codes, errs, _ = pipe([["cat", inp], enc, dec])
+            self.check(codes == [0, 0, 0] and got == data,
+                       f"{mode} cat | encrypt | decrypt: {codes} {errs[1:]!r}")
+            os.remove(inp)
+        self.finish()
+
+    def test_tampered_stream_to_pipe(self):
+        seg = 4096
+        data = os.urandom(20 * seg)
+        sealed = bytearray(self.seal(data, ["--key-file", self.key], ["--segment-size", seg]))
+        spans = segment_spans(len(sealed), seg, 32)
+        self.assertGreaterEqual(len(spans), 10)
+        p0 = first_plain(seg, 32)
+        engines = [[], ["--engine", "serial"], ["--threads", "3"], ["--threads", "1"]]
+        for n, bad in enumerate((0, 1, 5, len(spans) - 1)):
+            damaged = bytearray(sealed)
+            start, end = spans[bad]
+            damaged[(start + end) // 2] ^= 0x04
+            path = write_file(self.path(f"bad-{bad}.paes"), damaged)
+            engine = engines[n % len(engines)]
+            out, codes, errs, _ = pipe([["cat", path],
+                                        [PAES, "decrypt", "--key-file", self.key] + engine,
+                                        ["cat"]])
+            what = f"segment {bad} damaged, decrypted to a pipe {engine}"
+            self.check(codes[1] == 1, f"{what}: exit {codes[1]} (stderr {errs[1]!r})")
+            problem = self.check_error(subprocess.CompletedProcess([], codes[1], b"", errs[1]),
+                                       1, "authentication failed", what)
+            self.check(problem is None, problem)
+            self.check(data.startswith(out), f"{what}: output ({len(out)} bytes) is not "
+                                             f"a prefix of the plaintext")
+            verified = 0 if bad == 0 else p0 + (bad - 1) * (seg - TAG)
+            self.check(len(out) <= verified, f"{what}: wrote {len(out)} bytes, more than the "
+                                             f"{verified} bytes that precede the bad segment")
+        # Truncated streams too: cut in the middle of the last segment, and at a boundary.
+        for cut in (spans[-1][0] + 5, spans[-2][1]):
+            path = write_file(self.path(f"cut-{cut}.paes"), sealed[:cut])
+            out, codes, errs, _ = pipe([["cat", path], [PAES, "decrypt", "--key-file", self.key]])
+            self.check(codes[1] == 1, f"cut at {cut} to a pipe: exit {codes[1]} {errs[1]!r}")
+            self.check(data.startswith(out), f"cut at {cut}: output not a prefix")
+            self.check(len(out) < len(data), f"cut at {cut}: all the plaintext came out")
+        self.finish()
+
+
+# --------------------------------------------------------------------------- 3. tampering
+
+class TamperTest(PaesTestCase):
+    """3: any change, truncation, extension or reordering fails cleanly."""
+
+    def expect_damage(self, index, sealed, key, what, words=DAMAGE_WORDS, via_stdin=False,
+                      out_dir=None):
+        """Decrypts damaged `sealed`; returns a problem description or None."""
+        out = os.path.join(out_dir, f"plain-{index}")
+        if via_stdin:
+            proc = run(["decrypt", "--key-file", key, "-", "-o", out], input_bytes=bytes(sealed))
+        else:
+            inp = write_file(os.path.join(self.tmp, f"damaged-{index}"), sealed)
+            proc = run(["decrypt", "--key-file", key, inp, "-o", out])
+            os.remove(inp)
+        how = "stdin" if via_stdin else "file"
+        if os.path.exists(out):
+            os.remove(out)
+            return f"{what} ({how}): output file left behind ({describe(proc)})"
+        if proc.stdout:
+            return f"{what} ({how}): wrote on stdout"
+        return self.check_error(proc, 1, words, f"{what} ({how})")
+
+    def words_for(self, pos):
+        if pos < 4:
+            return ("not a paes file",)
+        if pos == 4:
+            return ("unsupported",)
+        if pos == 6:  # the key length byte: a key-size mismatch is a fair thing to say
+            return DAMAGE_WORDS + ("wrong key",)
+        return DAMAGE_WORDS
+
+    def run_cases(self, cases, key):
+        """cases: [(what, damaged bytes, words, via_stdin)], run side by side."""
+        out_dir = self.new_dir("out")
+        results = POOL.map(lambda ic: self.expect_damage(ic[0], ic[1][1], key, ic[1][0],
+                                                         ic[1][2], ic[1][3], out_dir),
+                           enumerate(cases))
+        for problem in results:
+            self.check(problem is None, problem)
+        self.check(not os.listdir(out_dir), f"leftovers: {os.listdir(out_dir)}")
+
+    def test_flip_every_byte_small(self):
+        """One bit flipped at every byte of a 4-segment file; every one must fail."""
+        key = self.keygen(256)
+        seg = 1024
+        data = os.urandom(3000)
+        sealed = self.seal(data, ["--key-file", key], ["--segment-size", seg])
+        self.assertEqual(len(segment_spans(len(sealed), seg, 32)), 4)
+        rng = random.Random(1234)
+        cases = []
+        for pos in range(len(sealed)):
+            damaged = bytearray(sealed)
+            bit = rng.randrange(8)
+            damaged[pos] ^= 1 << bit
+            # Every position through a file; the preamble, header and every 5th byte
+            # through stdin as well.
+            cases.append((f"bit {bit} of byte {pos} flipped", damaged, self.words_for(pos), False))
+            if pos < 80 or pos % 5 == 0:
+                cases.append((f"bit {bit} of byte {pos} flipped", damaged,
+                              self.words_for(pos), True))
+        self.run_cases(cases, key)
+        self.finish()
+
+    def test_flip_every_bit_preamble_header(self):
+        """Every one of the 8 bits of the preamble and Tink header (AES-128 key)."""
+        key = self.keygen(128)
+        sealed = self.seal(os.urandom(2500), ["--key-file", key], ["--segment-size", 1024])
+        cases = []
+        for pos in range(PREAMBLE + header_len(16)):
+            for bit in range(8):
+                damaged = bytearray(sealed)
+                damaged[pos] ^= 1 << bit
+                cases.append((f"AES-128 bit {bit} of byte {pos}", damaged,
+                              self.words_for(pos), pos % 2 == 1))
+        self.run_cases(cases, key)
+        self.finish()
+
+    def big_sealed(self):
+        key = self.keygen(256)
+        seg = 64 * 1024
+        data = os.urandom(2 * 1024 * 1024 + 4321)
+        sealed = self.seal(data, ["--key-file", key], ["--segment-size", "64K"])
+        spans = segment_spans(len(sealed), seg, 32)
+        self.assertEqual(spans[-1][1], len(sealed))
+        self.assertGreater(len(spans), 30)
+        return key, seg, data, sealed, spans
+
+    def test_flip_sampled_multi_segment(self):
+        key, seg, data, sealed, spans = self.big_sealed()
+        positions = set(range(PREAMBLE + header_len(32)))
+        for start, end in spans:
+            positions.update({start, start + 1, end - TAG - 1, end - TAG, end - TAG // 2,
+                              end - 1, (start + end) // 2})
+        rng = random.Random(99)
+        positions.update(rng.randrange(len(sealed)) for _ in range(200))
+        cases = []
+        for i, pos in enumerate(sorted(positions)):
+            damaged = bytearray(sealed)
+            damaged[pos] ^= 1 << rng.randrange(8)
+            cases.append((f"2 MiB file, byte {pos} flipped", damaged, self.words_for(pos),
+                          i % 3 == 0))
+        self.run_cases(cases, key)
+        self.finish()
+
+    def test_truncation_extension_reordering(self):
+        key, seg, data, sealed, spans = self.big_sealed()
+        cases = []
+        cuts = {0, 1, 2, 3, 4, 31, PREAMBLE, PREAMBLE + 1, PREAMBLE + header_len(32) - 1,
+                len(sealed) - 1, len(sealed) - TAG, len(sealed) - TAG - 1}
+        for start, end in spans:
+            cuts.update({start - 1, start, start + 1, end - 1})
+            if end < len(sealed):
+                cuts.update({end, end + 1})
+        for cut in sorted(c for c in cuts if 0 <= c < len(sealed)):
+            if cut < 4:
+                words = ("truncated", "not a paes file")
+            elif cut < PREAMBLE:
+                words = ("truncated",)
+            else:
+                words = DAMAGE_WORDS
+            cases.append((f"truncated to {cut} bytes", sealed[:cut], words, cut % 2 == 0))
+        for extra in (b"\0", os.urandom(17), os.urandom(TAG), os.urandom(seg)):
+            cases.append((f"{len(extra)} bytes appended", sealed + extra, DAMAGE_WORDS, False))
+            cases.append((f"{len(extra)} bytes appended", sealed + extra, DAMAGE_WORDS, True))
+        seg_bytes = [sealed[s:e] for s, e in spans]
+        head = sealed[:spans[0][0]]
+
+        def assemble(order):
+            return head + b"".join(seg_bytes[i] for i in order)
+
+        n = len(spans)
+        edits = {
+            "segments 1 and 2 swapped": [0, 2, 1] + list(range(3, n)),
+            "segments 5 and 9 swapped": [i if i not in (5, 9) else 14 - i for i in range(n)],
+            "segment 1 duplicated": [0, 1] + list(range(1, n)),
+            "segment 3 dropped": [i for i in range(n) if i != 3],
+            "last segment dropped": list(range(n - 1)),
+            "last full segment duplicated": list(range(n - 1)) + [n - 2, n - 1],
+            "last two segments swapped": list(range(n - 2)) + [n - 1, n - 2],
+        }
+        for what, order in edits.items():
+            cases.append((what, assemble(order), DAMAGE_WORDS, False))
+            cases.append((what, assemble(order), DAMAGE_WORDS, True))
+        # A whole segment of another file sealed with the same key, at the same index.
+        other = self.seal(os.urandom(len(data)), ["--key-file", key], ["--segment-size", "64K"])
+        s, e = spans[4]
+        cases.append(("segment 4 from another file", sealed[:s] + other[s:e] + sealed[e:],
+                      DAMAGE_WORDS, False))
+        # The other file's header with this file's segments.
+        cases.append(("another file's header", other[:spans[0][0]] + sealed[spans[0][0]:],
+                      DAMAGE_WORDS, False))
+        self.run_cases(cases, key)
+        # Sanity: the untouched file still opens.
+        proc, got = self.open_sealed(sealed, ["--key-file", key])
+        self.check(proc.returncode == 0 and got == data, f"the intact file: {describe(proc)}")
+        self.finish()
+
+    def test_specific_messages(self):
+        key = self.keygen(256)
+        sealed = bytearray(self.seal(os.urandom(3000), ["--key-file", key],
+                                     ["--segment-size", 1024]))
+        out_dir = self.new_dir("out")
+        cases = []
+        bad_magic = bytearray(sealed)
+        bad_magic[0:4] = b"PAEX"
+        cases.append(("bad magic", bad_magic, "not a paes file"))
+        cases.append(("openssl-looking input", b"Salted__" + bytes(sealed[8:]), "not a paes file"))
+        v2 = bytearray(sealed)
+        v2[4] = 2
+        cases.append(("version 2", v2, "unsupported"))
+        v0 = bytearray(sealed)
+        v0[4] = 0
+        cases.append(("version 0", v0, "unsupported"))
+        cases.append(("preamble cut to 20 bytes", sealed[:20], "truncated"))
+        cases.append(("header cut", sealed[:PREAMBLE + 10], "truncated"))
+        cases.append(("only preamble and header", sealed[:PREAMBLE + header_len(32)],
+                      "truncated"))
+        reserved = bytearray(sealed)
+        reserved[11] = 1
+        cases.append(("reserved byte set", reserved, "corrupt"))
+        source = bytearray(sealed)
+        source[5] = 9
+        cases.append(("unknown key source", source, "corrupt"))
+        for i, (what, damaged, word) in enumerate(cases):
+            for via_stdin in (False, True):
+                problem = self.expect_damage(i, damaged, key, what, (word,), via_stdin, out_dir)
+                self.check(problem is None, problem)
+        self.finish()
+
+
+# --------------------------------------------------------------------------- 4. bad input
+
+class BadInputTest(PaesTestCase):
+    """4: bad keys, passphrases and options fail cleanly."""
+
+    def setUp(self):
+        super().setUp()
+        self.key = self.keygen(256, "k1")
+        self.data = os.urandom(3000)
+        self.inp = write_file(self.path("plain.bin"), self.data)
+        self.pw = write_file(self.path("pw"), b"the passphrase\n")
+        self.out_dir = self.new_dir("out")
+        self.out = os.path.join(self.out_dir, "result")
+        self.sealed = write_file(self.path("k.paes"), self.seal(self.data, ["--key-file", self.key]))
+        self.pw_sealed = write_file(self.path("p.paes"), self.seal(
+            self.data, ["--passphrase-file", self.pw], ["--scrypt-log-n", 10]))
+
+    def fails(self, args, code, words, **kw):
+        kw.setdefault("out_dir", self.out_dir)
+        return self.assert_fails(args, code, words, **kw)
+
+    def test_wrong_key(self):
+        other = self.keygen(256, "k2")
+        self.fails(["decrypt", "--key-file", other, self.sealed, "-o", self.out], 1,
+                   "authentication failed")
+        small = self.keygen(128, "k3")
+        self.fails(["decrypt", "--key-file", small, self.sealed, "-o", self.out], 1,
+                   ("wrong key", "key"))
+
+    def test_wrong_passphrase(self):
+        wrong = write_file(self.path("wrong"), b"the passphrasf\n")
+        self.fails(["decrypt", "--passphrase-file", wrong, self.pw_sealed, "-o", self.out], 1,
+                   "authentication failed")
+        self.fails(["decrypt", "--passphrase-env", "PAES_TEST_PW", self.pw_sealed, "-o",
+                    self.out], 1, "authentication failed", env={"PAES_TEST_PW": "nope"})
+        # The first line only is the passphrase: a trailing newline is not part of it,
+        # but other text on later lines does not matter.
+        two_lines = write_file(self.path("two"), b"the passphrase\nsecond line\n")
+        proc, got = self.open_sealed(read_file(self.pw_sealed), ["--passphrase-file", two_lines])
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.assertEqual(got, self.data)
+
+    def test_empty_passphrase(self):
+        empty = write_file(self.path("empty"), b"")
+        newline = write_file(self.path("newline"), b"\n")
+        for pw in (empty, newline):
+            self.fails(["encrypt", "--passphrase-file", pw, "--scrypt-log-n", 10, self.inp,
+                        "-o", self.out], (1, 2), "empty passphrase")
+            self.fails(["decrypt", "--passphrase-file", pw, self.pw_sealed, "-o", self.out],
+                       (1, 2), "empty passphrase")
+        self.fails(["encrypt", "--passphrase-env", "PAES_TEST_PW", self.inp, "-o", self.out],
+                   (1, 2), "empty passphrase", env={"PAES_TEST_PW": ""})
+
+    def test_key_24_bytes_for_sealed(self):
+        k24 = write_file(self.path("k24"), os.urandom(24), 0o600)
+        self.fails(["encrypt", "--key-file", k24, self.inp, "-o", self.out], 1, "24")
+        self.fails(["decrypt", "--key-file", k24, self.sealed, "-o", self.out], 1, "24")
+        k192 = self.keygen(192, "k192")
+        self.fails(["encrypt", "--key-file", k192, self.inp, "-o", self.out], 1, "24")
+
+    def test_passphrase_key_bits_192(self):
+        self.fails(["encrypt", "--passphrase-file", self.pw, "--key-bits", 192, self.inp,
+                    "-o", self.out], 2, "128 or 256")
+
+    def test_passphrase_options_with_a_key(self):
+        """--key-bits and --scrypt-log-n describe a passphrase's key; with a key file they
+        would be silently ignored (a 256-bit key does not become AES-128), so, as raw modes
+        do, the sealed format refuses them."""
+        for extra in (["--key-bits", "128"], ["--scrypt-log-n", "12"]):
+            self.fails(["encrypt", "--key-file", self.key] + extra + [self.inp, "-o", self.out],
+                       2, extra[0])
+
+    def test_bad_segment_size(self):
+        for size in ("10", "0", "56", "65M"):
+            self.fails(["encrypt", "--key-file", self.key, "--segment-size", size, self.inp,
+                        "-o", self.out], 2, "segment size")
+
+    def test_aad_mismatch(self):
+        sealed = write_file(self.path("aad.paes"), self.seal(self.data, ["--key-file", self.key],
+                                                             ["--aad", "a"]))
+        self.fails(["decrypt", "--key-file", self.key, "--aad", "b", sealed, "-o", self.out], 1,
+                   "authentication failed")
+        self.fails(["decrypt", "--key-file", self.key, sealed, "-o", self.out], 1,
+                   "authentication failed")
+        self.fails(["decrypt", "--key-file", self.key, "--aad", "a", self.sealed, "-o",
+                    self.out], 1, "authentication failed")
+        proc, got = self.open_sealed(read_file(sealed), ["--key-file", self.key], ["--aad", "a"])
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.assertEqual(got, self.data)
+
+    def test_key_kind_mismatch(self):
+        self.fails(["decrypt", "--passphrase-file", self.pw, self.sealed, "-o", self.out],
+                   (1, 2), "sealed with a key")
+        self.fails(["decrypt", "--passphrase-env", "PAES_TEST_PW", self.sealed, "-o", self.out],
+                   (1, 2), "sealed with a key", env={"PAES_TEST_PW": "x"})
+        self.fails(["decrypt", "--key-file", self.key, self.pw_sealed, "-o", self.out],
+                   (1, 2), "sealed with a passphrase")
+        self.fails(["decrypt", "--key-env", "PAES_TEST_KEY", self.pw_sealed, "-o", self.out],
+                   (1, 2), "sealed with a passphrase",
+                   env={"PAES_TEST_KEY": read_file(self.key).decode().strip()})
+        # From stdin too, where the file's kind is only known from the stream.
+        self.fails(["decrypt", "--key-file", self.key, "-o", self.out], (1, 2),
+                   "sealed with a passphrase", input_bytes=read_file(self.pw_sealed))
+
+    def test_tink_with_passphrase(self):
+        self.fails(["encrypt", "--format", "tink", "--passphrase-file", self.pw, self.inp,
+                    "-o", self.out], 2, "passphrase")
+
+    def test_raw_only_options_on_sealed(self):
+        iv = os.urandom(16).hex()
+        for direction, inp in (("encrypt", self.inp), ("decrypt", self.sealed)):
+            self.fails([direction, "--key-file", self.key, "--iv", iv, inp, "-o", self.out], 2,
+                       "--iv")
+            self.fails([direction, "--key-file", self.key, "--no-pad", inp, "-o", self.out], 2,
+                       "--no-pad")
+            self.fails([direction, "--key-file", self.key, "--pbkdf2", inp, "-o", self.out], 2,
+                       "--pbkdf2")
+
+    def test_json_with_stdout_output(self):
+        for args in (["encrypt", "--key-file", self.key, "--json", self.inp],
+                     ["encrypt", "--key-file", self.key, "--json", self.inp, "-o", "-"],
+                     ["decrypt", "--key-file", self.key, "--json", self.sealed]):
+            self.fails(args, 2, "json")
+        # With -o FILE it is fine and counts the bytes.
+        proc = run(["encrypt", "--key-file", self.key, "--json", self.inp, "-o", self.out])
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        summary = json.loads(proc.stdout)
+        self.assertEqual(summary["bytes_in"], len(self.data))
+        self.assertEqual(summary["bytes_out"], os.path.getsize(self.out))
+
+    def terminal(self):
+        try:
+            return os.openpty()
+        except OSError as e:
+            self.skipTest(f"no pseudo-terminal can be made here: {e}")
+
+    def test_ciphertext_from_terminal(self):
+        master, slave = self.terminal()
+        try:
+            self.fails(["decrypt", "--key-file", self.key, "-o", self.out], 2, "terminal",
+                       stdin=slave)
+            self.fails(["decrypt", "--key-file", self.key, "-", "-o", self.out], 2, "terminal",
+                       stdin=slave)
+        finally:
+            os.close(master)
+            os.close(slave)
+
+    def test_binary_output_to_terminal(self):
+        master, slave = self.terminal()
+        try:
+            # Encrypting only: a decrypted plaintext may well be text meant for the screen.
+            for args in (["encrypt", "--key-file", self.key, self.inp],
+                         ["encrypt", "--key-file", self.key, self.inp, "-o", "-"],
+                         ["encrypt", "--mode", "ctr", "--iv", "00" * 16, "--key-file",
+                          self.key, self.inp]):
+                proc = subprocess.run([PAES] + args, stdout=slave, stderr=subprocess.PIPE,
+                                      stdin=subprocess.DEVNULL, timeout=60)
+                problem = self.check_error(proc, 2, "terminal", "paes " + " ".join(args)
+                                           + " > pty")
+                self.assertIsNone(problem, problem)
+        finally:
+            os.close(master)
+            os.close(slave)
+        self.assertEqual(os.listdir(self.out_dir), [])
+
+    def test_output_exists(self):
+        write_file(self.out, b"precious")
+        self.fails(["encrypt", "--key-file", self.key, self.inp, "-o", self.out], 1, "exists")
+        self.assertEqual(read_file(self.out), b"precious")
+        self.fails(["decrypt", "--key-file", self.key, self.sealed, "-o", self.out], 1, "exists")
+        self.assertEqual(read_file(self.out), b"precious")
+
+
+# --------------------------------------------------------------------------- 5. pbkdf2
+
+class Pbkdf2Test(PaesTestCase):
+    """5: openssl enc -pbkdf2 interop, both ways."""
+
+    def test_every_mode_and_key_size(self):
+        env = {"PAES_TEST_PASS": "pbkdf2 passphrase"}
+        full_env = dict(os.environ, **env)
+        jobs = [(m, b) for m in MODES for b in (128, 192, 256)]
+
+        def one(index, job):
+            mode, bits = job
+            size = 1000 if mode == "cfb1" else 70001
+            data = os.urandom(size)
+            inp = write_file(os.path.join(self.tmp, f"p-in-{index}"), data)
+            enc = os.path.join(self.tmp, f"p-enc-{index}")
+            problems = []
+            what = f"{mode}-{bits}"
+            proc = run(["encrypt", "--mode", mode, "--pbkdf2", "--passphrase-env",
+                        "PAES_TEST_PASS", "--key-bits", bits, inp, "-o", enc], env=env)
+            if proc.returncode != 0:
+                problems.append(f"{what} paes encrypt: {describe(proc)}")
+            else:
+                blob = read_file(enc)
+                if not blob.startswith(b"Salted__"):
+                    problems.append(f"{what}: paes output lacks Salted__")
+                o = subprocess.run([OPENSSL, "enc", "-d", f"-aes-{bits}-{mode}", "-pbkdf2",
+                                    "-pass", "env:PAES_TEST_PASS", "-in", enc],
+                                   capture_output=True, env=full_env, timeout=60)
+                if o.returncode != 0 or o.stdout != data:
+                    problems.append(f"{what}: openssl cannot read paes' output "
+                                    f"(rc {o.returncode}, {o.stderr[-200:]!r})")
+            o = subprocess.run([OPENSSL, "enc", f"-aes-{bits}-{mode}", "-pbkdf2", "-pass",
+                                "env:PAES_TEST_PASS", "-in", inp, "-out", enc],
+                               capture_output=True, env=full_env, timeout=60)
+            if o.returncode != 0:
+                problems.append(f"{what}: openssl encrypt failed: {o.stderr!r}")
+            else:
+                dec = os.path.join(self.tmp, f"p-dec-{index}")
+                proc = run(["decrypt", "--mode", mode, "--pbkdf2", "--passphrase-env",
+                            "PAES_TEST_PASS", "--key-bits", bits, enc, "-o", dec], env=env)
+                if proc.returncode != 0:
+                    problems.append(f"{what} paes decrypt of openssl output: {describe(proc)}")
+                elif read_file(dec) != data:
+                    problems.append(f"{what}: paes decrypt of openssl output differs")
+                if os.path.exists(dec):
+                    os.remove(dec)
+            for p in (inp, enc):
+                if os.path.exists(p):
+                    os.remove(p)
+            return problems
+
+        for problems in POOL.map(lambda ij: one(*ij), enumerate(jobs)):
+            self.check(not problems, "; ".join(problems))
+        self.finish()
+
+    def test_iter(self):
+        env = {"PAES_TEST_PASS": "iter passphrase"}
+        full_env = dict(os.environ, **env)
+        data = os.urandom(5000)
+        inp = write_file(self.path("in"), data)
+        enc = self.path("enc")
+        o = subprocess.run([OPENSSL, "enc", "-aes-256-ctr", "-pbkdf2", "-iter", "1000", "-pass",
+                            "env:PAES_TEST_PASS", "-in", inp, "-out", enc],
+                           capture_output=True, env=full_env)
+        self.assertEqual(o.returncode, 0, o.stderr)
+        proc = run(["decrypt", "--mode", "ctr", "--pbkdf2", "--iter", 1000, "--passphrase-env",
+                    "PAES_TEST_PASS", enc, "-o", self.path("dec")], env=env)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.assertEqual(read_file(self.path("dec")), data)
+        # The default count (10000) gives a different key: CTR decrypts to garbage.
+        proc = run(["decrypt", "--mode", "ctr", "--pbkdf2", "--passphrase-env",
+                    "PAES_TEST_PASS", enc, "-o", self.path("dec2")], env=env)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.assertNotEqual(read_file(self.path("dec2")), data, "--iter was ignored")
+        proc = run(["encrypt", "--mode", "cbc", "--pbkdf2", "--iter", 1000, "--passphrase-env",
+                    "PAES_TEST_PASS", inp, "-o", self.path("enc2")], env=env)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        o = subprocess.run([OPENSSL, "enc", "-d", "-aes-256-cbc", "-pbkdf2", "-iter", "1000",
+                            "-pass", "env:PAES_TEST_PASS", "-in", self.path("enc2")],
+                           capture_output=True, env=full_env)
+        self.assertEqual(o.returncode, 0, o.stderr)
+        self.assertEqual(o.stdout, data)
+
+    def test_wrong_passphrase_and_no_salt_header(self):
+        data = os.urandom(4000)
+        inp = write_file(self.path("in"), data)
+        out_dir = self.new_dir("out")
+        good = dict(os.environ, PAES_TEST_PASS="right")
+        # A wrong passphrase leaves valid padding about once in 256 tries: use a salt for
+        # which openssl itself says "bad decrypt", so the expectation is certain.
+        for attempt in range(20):
+            enc = self.path("enc")
+            subprocess.run([OPENSSL, "enc", "-aes-256-cbc", "-pbkdf2", "-pass",
+                            "env:PAES_TEST_PASS", "-in", inp, "-out", enc], env=good, check=True)
+            wrong = dict(os.environ, PAES_TEST_PASS="wrong")
+            o = subprocess.run([OPENSSL, "enc", "-d", "-aes-256-cbc", "-pbkdf2", "-pass",
+                                "env:PAES_TEST_PASS", "-in", enc], env=wrong, capture_output=True)
+            if o.returncode != 0:
+                break
+        else:
+            self.skipTest("openssl accepted a wrong passphrase 20 times")
+        out = os.path.join(out_dir, "dec")
+        self.assert_fails(["decrypt", "--mode", "cbc", "--pbkdf2", "--passphrase-env",
+                           "PAES_TEST_PASS", enc, "-o", out], 1, "bad decrypt", out_dir=out_dir,
+                          env={"PAES_TEST_PASS": "wrong"})
+        self.assert_fails(["decrypt", "--mode", "cbc", "--pbkdf2", "--passphrase-env",
+                           "PAES_TEST_PASS", inp, "-o", out], 1, "Salted__", out_dir=out_dir,
+                          env={"PAES_TEST_PASS": "right"})
+        self.assert_fails(["decrypt", "--mode", "ctr", "--pbkdf2", "--passphrase-env",
+                           "PAES_TEST_PASS", "-o", out], 1, "Salted__", out_dir=out_dir,
+                          env={"PAES_TEST_PASS": "right"}, input_bytes=b"Salted_")
+
+
+# --------------------------------------------------------------------------- 6. memory
+
+class MemoryTest(PaesTestCase):
+    """6: streaming 2 GiB keeps each paes under 128 MiB resident."""
+
+    def test_two_gib_stream(self):
+        head = shutil.which("head")
+        if head is None:
+            self.skipTest("no `head` command to generate the input stream")
+        key = self.keygen(256)
+        size = 2 * 1024 * 1024 * 1024
+        out, codes, errs, rss = pipe([
+            [head, "-c", str(size), "/dev/zero"],
+            [PAES, "encrypt", "--key-file", key, "--threads", "4"],
+            [PAES, "decrypt", "--key-file", key, "--json", "-o", "/dev/null"],
+        ], rusage=True)
+        self.assertEqual(codes, [0, 0, 0], f"exit codes {codes}, stderr {errs}")
+        summary = json.loads(out)
+        self.assertEqual(summary["bytes_out"], size, summary)
+        self.assertEqual(summary["bytes_in"], sealed_len(size, DEFAULT_SEGMENT, 32), summary)
+        print(f"\n    peak RSS: encrypt {rss[1] // 1024} MiB, decrypt {rss[2] // 1024} MiB",
+              file=sys.stderr, end=" ")
+        self.assertLess(rss[1], RSS_LIMIT_KIB, f"encrypt from a pipe peaked at {rss[1]} KiB")
+        self.assertLess(rss[2], RSS_LIMIT_KIB, f"decrypt from a pipe peaked at {rss[2]} KiB")
+
+
+# --------------------------------------------------------------------------- 7. progress
+
+class ProgressTest(PaesTestCase):
+    """7: --progress, silence by default when stderr is not a terminal, -v."""
+
+    SIZE = 300 * 1024 * 1024
+    # Read the output at no more than ~120 MiB/s, so the run lasts ~2.5 s whatever the CPU.
+    SLOW = 1 / 120
+
+    def big_input(self):
+        inp = self.path("zeros.bin")
+        with open(inp, "wb") as f:
+            f.truncate(self.SIZE)  # sparse: costs no disk
+        return inp
+
+    def test_progress_shown(self):
+        key = self.keygen(256)
+        inp = self.big_input()
+        start = time.monotonic()
+        out, codes, errs, _ = pipe([[PAES, "encrypt", "--progress", "--engine", "serial",
+                                     "--key-file", key, inp]], slow_read=self.SLOW)
+        elapsed = time.monotonic() - start
+        self.assertEqual(codes, [0], errs)
+        self.assertEqual(len(out), sealed_len(self.SIZE, DEFAULT_SEGMENT, 32))
+        text = errs[0].decode(errors="replace")
+        lines = [l for l in re.split(r"[\r\n]", text) if l.strip()]
+        shown = [l for l in lines if "%" in l and "/s" in l]
+        self.assertTrue(shown, f"no progress line with '%' and '/s' after {elapsed:.1f} s: "
+                               f"{text[-500:]!r}")
+        self.assertFalse(any(l.startswith("paes: ") for l in lines),
+                         f"an error line with --progress: {text[-500:]!r}")
+
+    def test_silent_without_progress(self):
+        key = self.keygen(256)
+        inp = self.big_input()
+        out, codes, errs, _ = pipe([[PAES, "encrypt", "--engine", "serial", "--key-file", key,
+                                     inp]], slow_read=self.SLOW)
+        self.assertEqual(codes, [0], errs)
+        self.assertEqual(errs[0], b"", "stderr not a terminal, no --progress: expected silence")
+        sealed = write_file(self.path("s.paes"), out)
+        del out
+        got, codes, errs, _ = pipe([[PAES, "decrypt", "--key-file", key, sealed]])
+        self.assertEqual(codes, [0], errs)
+        self.assertEqual(errs[0], b"")
+        self.assertEqual(len(got), self.SIZE)
+        # --no-progress wins even with a summary requested.
+        proc = run(["decrypt", "--no-progress", "--key-file", key, sealed, "-o",
+                    self.path("plain")])
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.assertEqual(proc.stderr, b"")
+
+    def test_verbose_summary(self):
+        key = self.keygen(128)
+        inp = write_file(self.path("in"), os.urandom(100000))
+        sealed = self.path("s.paes")
+        for args, word in ((["encrypt", "-v", "--key-file", key, inp, "-o", sealed],
+                            "paes: encrypted"),
+                           (["decrypt", "-v", "--key-file", key, sealed, "-o",
+                             self.path("plain")], "paes: decrypted"),
+                           (["encrypt", "--verbose", "--mode", "ctr", "--iv", "00" * 16,
+                             "--key-file", key, inp, "-o", self.path("ctr")],
+                            "paes: encrypted")):
+            proc = run(args)
+            self.assertEqual(proc.returncode, 0, describe(proc))
+            lines = error_lines(proc.stderr)
+            self.assertEqual(len(lines), 1, f"{args}: expected one line, got {proc.stderr!r}")
+            self.assertTrue(lines[0].startswith(word), f"{args}: {lines[0]!r}")
+            self.assertEqual(proc.stdout, b"")
+        self.assertEqual(read_file(self.path("plain")), read_file(inp))
+        # -v with output on stdout: the summary stays on stderr.
+        out, codes, errs, _ = pipe([[PAES, "encrypt", "-v", "--key-file", key, inp]])
+        self.assertEqual(codes, [0], errs)
+        self.assertEqual(len(out), sealed_len(100000, DEFAULT_SEGMENT, 16))
+        self.assertTrue(errs[0].startswith(b"paes: encrypted"), errs[0])
+
+
+# --------------------------------------------------------------------------- 8. keygen
+
+class KeygenTest(PaesTestCase):
+    """8: keygen writes a fresh 0600 hex key and never overwrites without -f."""
+
+    def test_format_and_mode(self):
+        for bits, digits in ((128, 32), (192, 48), (256, 64)):
+            for umask in (0o022, 0o000):
+                path = self.path(f"k-{bits}-{umask:o}")
+                proc = subprocess.run([PAES, "keygen", "--key-bits", str(bits), "-o", path],
+                                      capture_output=True, umask=umask, timeout=60)
+                self.assertEqual(proc.returncode, 0, describe(proc))
+                self.assertEqual(proc.stdout, b"")
+                mode = stat.S_IMODE(os.stat(path).st_mode)
+                self.assertEqual(mode, 0o600, f"{bits}-bit key with umask {umask:o}: mode {mode:o}")
+                text = read_file(path)
+                self.assertRegex(text.decode("ascii", errors="replace"),
+                                 rf"\A[0-9a-f]{{{digits}}}\n\Z", f"{bits}-bit key file {text!r}")
+        proc = run(["keygen", "-o", self.path("default")])
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.assertEqual(len(read_file(self.path("default"))), 65)
+        keys = {read_file(self.path(f"k-256-{u:o}")) for u in (0o022, 0)}
+        keys.add(read_file(self.path("default")))
+        self.assertEqual(len(keys), 3, "keygen made the same key twice")
+
+    def test_no_overwrite_without_force(self):
+        path = write_file(self.path("existing"), b"precious\n", 0o644)
+        self.assert_fails(["keygen", "-o", path], 1, "exists", out_dir=self.tmp)
+        self.assertEqual(read_file(path), b"precious\n")
+        proc = run(["keygen", "-f", "-o", path])
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.assertRegex(read_file(path).decode(), r"\A[0-9a-f]{64}\n\Z")
+        self.assertEqual(stat.S_IMODE(os.stat(path).st_mode), 0o600,
+                         "-f over a 0644 file left it readable by others")
+        self.assertEqual(sorted(os.listdir(self.tmp)), ["existing"])
+        proc = run(["keygen", "--force", "--key-bits", "128", "-o", path])
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.assertRegex(read_file(path).decode(), r"\A[0-9a-f]{32}\n\Z")
+
+    def test_bad_key_bits(self):
+        self.assert_fails(["keygen", "--key-bits", "100", "-o", self.path("k")], 2, "key-bits",
+                          out_dir=self.tmp)
+
+    def test_key_works_with_openssl(self):
+        key = self.path("k")
+        self.assertEqual(run(["keygen", "-o", key]).returncode, 0)
+        hex_key = read_file(key).decode().strip()
+        data = os.urandom(1000)
+        inp = write_file(self.path("in"), data)
+        iv = os.urandom(16).hex()
+        proc = run(["encrypt", "--mode", "ctr", "--key-file", key, "--iv", iv, inp, "-o",
+                    self.path("enc")])
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        o = subprocess.run([OPENSSL, "enc", "-aes-256-ctr", "-K", hex_key, "-iv", iv, "-in", inp],
+                           capture_output=True)
+        self.assertEqual(o.stdout, read_file(self.path("enc")))
+
+
+# --------------------------------------------------------------------------- main
+
+def main():
+    global PAES, OPENSSL
+    PAES, OPENSSL, rest = tool_paths(__doc__)
+    return run_unittest(rest)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
