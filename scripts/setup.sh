@@ -15,6 +15,7 @@ packages=(
   python3 python3-venv               # end-to-end CLI tests; a venv for PyPI tools
   util-linux                         # setpriv: the CLI tests' permission cases as root
   age                                # a peer in the sealed-format benchmark
+  mpich libmpich-dev                 # the mpi engine (runs as root, oversubscribes)
 )
 
 $SUDO apt-get update

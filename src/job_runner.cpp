@@ -26,6 +26,11 @@ void JobRunner::run(const Job& job, InputEndpoint& in, std::uint64_t in_skip, Ou
   } else {
     report.workers = threads_;
   }
+  report.ranks = engine_->rank_timings();
+  if (!report.ranks.empty()) {  // rank 0's progress only estimates the other ranks' share
+    report.bytes_in = in_skip;
+    for (const auto& r : report.ranks) report.bytes_in += r.bytes_in;
+  }
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
 }
 

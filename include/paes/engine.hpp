@@ -8,13 +8,14 @@
 #include <memory>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "paes/io.hpp"
 #include "paes/job.hpp"
 
 namespace paes {
 
-enum class EngineKind { serial, threads };
+enum class EngineKind { serial, threads, mpi };
 
 std::string_view engine_name(EngineKind kind);
 std::optional<EngineKind> parse_engine(std::string_view name);
@@ -41,6 +42,16 @@ class Engine {
 
   void on_progress(ProgressCallback callback) { progress_ = std::move(callback); }
 
+  // Per-process timings of the last run: one entry per MPI rank for the mpi
+  // engine, none for the others.
+  struct RankTiming {
+    double compute_seconds = 0;
+    double io_seconds = 0;
+    std::uint64_t bytes_in = 0;
+    unsigned threads = 0;
+  };
+  virtual std::vector<RankTiming> rank_timings() const { return {}; }
+
  protected:
   void report(std::uint64_t bytes) const {
     if (progress_) progress_(bytes);
@@ -50,7 +61,8 @@ class Engine {
   ProgressCallback progress_;
 };
 
-// threads = 0 means one per online CPU. The serial engine ignores it.
+// threads = 0 means one per online CPU (per rank for mpi: the node's CPUs over
+// its ranks). The serial engine ignores it. mpi needs an MpiSession.
 std::unique_ptr<Engine> make_engine(EngineKind kind, unsigned threads = 0);
 
 unsigned online_cpus();

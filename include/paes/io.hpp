@@ -5,11 +5,19 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
 
 namespace paes {
+
+// Where a file-backed source or sink lives, for engines that open the file
+// themselves (MPI ranks with MPI-IO).
+struct FileLocation {
+  std::string path;
+  std::uint64_t offset = 0;  // of the job's first byte in the file
+};
 
 class Source {
  public:
@@ -22,6 +30,7 @@ class Source {
   virtual const std::uint8_t* view(std::uint64_t, std::size_t) { return nullptr; }
   // True when there is no I/O to overlap with the cipher.
   virtual bool in_memory() const { return false; }
+  virtual std::optional<FileLocation> location() const { return std::nullopt; }
 };
 
 class Sink {
@@ -33,6 +42,7 @@ class Sink {
   // bytes placed there need no write_at.
   virtual std::uint8_t* view(std::uint64_t, std::size_t) { return nullptr; }
   virtual bool in_memory() const { return false; }
+  virtual std::optional<FileLocation> location() const { return std::nullopt; }
 };
 
 class MemorySource final : public Source {
@@ -70,6 +80,11 @@ class OffsetSource final : public Source {
     return inner_.view(offset_ + offset, len);
   }
   bool in_memory() const override { return inner_.in_memory(); }
+  std::optional<FileLocation> location() const override {
+    auto where = inner_.location();
+    if (where) where->offset += offset_;
+    return where;
+  }
 
  private:
   Source& inner_;
@@ -87,6 +102,11 @@ class OffsetSink final : public Sink {
     return inner_.view(offset_ + offset, len);
   }
   bool in_memory() const override { return inner_.in_memory(); }
+  std::optional<FileLocation> location() const override {
+    auto where = inner_.location();
+    if (where) where->offset += offset_;
+    return where;
+  }
 
  private:
   Sink& inner_;
@@ -134,6 +154,7 @@ class InputFile final : public Source {
   void read_at(std::uint64_t offset, std::span<std::uint8_t> dst) override;
   const std::string& path() const { return path_; }
   int fd() const { return fd_; }
+  std::optional<FileLocation> location() const override { return FileLocation{path_, 0}; }
 
  private:
   std::string path_;
@@ -160,6 +181,10 @@ class OutputFile final : public Sink {
   OutputFile& operator=(const OutputFile&) = delete;
 
   void write_at(std::uint64_t offset, std::span<const std::uint8_t> src) override;
+  // The temporary being written (the path itself for a device).
+  std::optional<FileLocation> location() const override {
+    return FileLocation{temp_path_.empty() ? path_ : temp_path_, 0};
+  }
   // Makes the output visible under its final name. Throws Error on failure, in
   // which case nothing is left under either name.
   void commit();

@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "paes/secret.hpp"
+
 namespace paes {
 
 struct Chunk {
@@ -53,7 +55,14 @@ class Job {
   // valid input has that length (it was truncated, or is not of this kind).
   virtual std::uint64_t chunk_count(std::uint64_t input_len) const = 0;
   virtual std::unique_ptr<ChunkWorker> make_worker() const = 0;
+  // Everything another process needs to rebuild this job (job_from_ticket),
+  // for MPI ranks. It holds key material: it is SecretBytes for that reason.
+  virtual SecretBytes ticket() const = 0;
 };
+
+// Rebuilds a job from ticket() bytes; the job owns what it needs. Throws
+// Error on malformed bytes.
+std::unique_ptr<Job> job_from_ticket(const SecretBytes& ticket);
 
 // Chunk `index` of an input of known length that makes `count` chunks.
 Chunk chunk_of(const Job& job, std::uint64_t input_len, std::uint64_t count, std::uint64_t index);

@@ -67,6 +67,7 @@ class ChunkPlan final : public Job {
   std::size_t out_capacity(const Chunk& chunk) const override;
   std::uint64_t chunk_count(std::uint64_t input_len) const override;
   std::unique_ptr<ChunkWorker> make_worker() const override;
+  SecretBytes ticket() const override;
 
  private:
   const CipherSpec& spec_;

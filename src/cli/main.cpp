@@ -5,8 +5,15 @@
 #include <iostream>
 #include <new>
 
+#include <cstring>
+#include <memory>
+#include <string_view>
+
 #include "cli/commands.hpp"
 #include "paes/error.hpp"
+#ifdef PAES_HAVE_MPI
+#include "paes/mpi.hpp"
+#endif
 
 namespace {
 
@@ -31,9 +38,42 @@ int fail(const std::string& message, int status) {
   return status;
 }
 
+// Whether the command line asks for --engine mpi. Checked before parsing,
+// because every rank must initialise MPI before anything else.
+bool mpi_requested(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--engine=mpi" || (arg == "--engine" && i + 1 < argc && std::strcmp(argv[i + 1], "mpi") == 0)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+int run_command_line(int argc, char** argv);
+
 }  // namespace
 
 int main(int argc, char** argv) {
+#ifdef PAES_HAVE_MPI
+  // Under --engine mpi, rank 0 runs the command line and hands the job to the
+  // other ranks, which only serve (see engine/mpi_engine.cpp).
+  std::unique_ptr<paes::MpiSession> session;
+  if (mpi_requested(argc, argv)) {
+    session = std::make_unique<paes::MpiSession>(&argc, &argv);
+    if (session->rank() != 0) return session->serve();
+  }
+  const int status = run_command_line(argc, argv);
+  if (session) session->finish(status);
+  return status;
+#else
+  return run_command_line(argc, argv);
+#endif
+}
+
+namespace {
+
+int run_command_line(int argc, char** argv) {
   CLI::App app{"paes: parallel AES for bulk data, byte-identical to openssl enc", "paes"};
   app.footer(kFooter);
   app.require_subcommand(1);
@@ -76,3 +116,5 @@ int main(int argc, char** argv) {
     return fail(e.what(), 1);
   }
 }
+
+}  // namespace

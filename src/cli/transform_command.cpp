@@ -136,7 +136,7 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
   cmd->add_option("--iter", args.iterations, "PBKDF2 iterations (default 10000, as openssl)")
       ->check(CLI::Range(1u, 1u << 30));
 
-  cmd->add_option("--engine", args.engine, "serial or threads")
+  cmd->add_option("--engine", args.engine, "serial, threads, or mpi (under mpiexec) where built in")
       ->type_name("ENGINE")
       ->check(name_validator(valid_engine, "engine", std::string(compiled_engines())))
       ->capture_default_str();
@@ -167,6 +167,10 @@ int run_transform(Direction direction, const TransformArgs& args, const CLI::App
   }
   TransformOptions options;
   options.engine = *parse_engine(args.engine);
+  if (options.engine == EngineKind::mpi && (names_stdio(args.input) || names_stdio(args.output))) {
+    throw usage_error("stdin and stdout are refused under MPI: every rank opens the input and output "
+                      "files itself (give INPUT and -o OUTPUT)");
+  }
   options.threads = args.threads;
   options.chunk_len = args.chunk_len;
   options.force = args.force;
@@ -275,7 +279,17 @@ int run_transform(Direction direction, const TransformArgs& args, const CLI::App
         {"seconds", report.seconds},
         {"gbps", gbps},
     };
-    std::cout << summary.dump() << '\n';
+    nlohmann::json out = summary;
+    if (!report.ranks.empty()) {
+      out["ranks"] = nlohmann::json::array();
+      for (const auto& r : report.ranks) {
+        out["ranks"].push_back({{"compute_seconds", r.compute_seconds},
+                                {"io_seconds", r.io_seconds},
+                                {"bytes_in", r.bytes_in},
+                                {"threads", r.threads}});
+      }
+    }
+    std::cout << out.dump() << '\n';
   }
   return 0;
 }

@@ -84,6 +84,7 @@ class SegmentJob final : public Job {
   // for more than 2^32 segments.
   std::uint64_t chunk_count(std::uint64_t input_len) const override;
   std::unique_ptr<ChunkWorker> make_worker() const override;
+  SecretBytes ticket() const override;
 
  private:
   // Plaintext and ciphertext bytes segment `index` starts at.

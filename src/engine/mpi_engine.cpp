@@ -1,0 +1,390 @@
+// The mpi engine: ranks x threads, the thesis' two-level decomposition, without
+// its root bottleneck.
+//
+// Rank 0 alone runs the command line: it reads the key or asks for the
+// passphrase, reads or writes the sealed preamble and header, and creates the
+// temporary output beside the target (io/OutputFile). When the front door
+// hands the job to this engine, rank 0 broadcasts a ticket: the job as bytes
+// (Job::ticket(): mode or segment parameters and the key material, never the
+// data), the input path and the temporary output path with the offsets where
+// the job's bytes start. The other ranks wait in MpiSession::serve() for that
+// ticket and rebuild the job from it.
+//
+// Then every rank, rank 0 included, does the same thing:
+//   - opens the input and the temporary output with MPI-IO;
+//   - computes the chunk count from the input size, and takes a contiguous,
+//     balanced range of chunks (count / ranks, one more for the first
+//     count % ranks ranks), its first index found with MPI_Exscan;
+//   - works through its range in batches of one chunk per thread: reads each
+//     chunk (with the 16 bytes before it for CBC/CFB decryption) with
+//     MPI_File_read_at, transforms the batch with OpenMP (one ChunkWorker per
+//     thread), and writes each result at its own offset with
+//     MPI_File_write_at. No rank reads more than its range, no data passes
+//     through rank 0, and only the main thread calls MPI.
+// A sequential job (CBC/CFB encryption, OFB) has one chain of state through
+// the whole message, so rank 0 runs all of it, in order, and says so; the
+// other ranks open and close the files and wait.
+//
+// Failure: every rank records its first error. After each phase (opening the
+// files, processing the range) the ranks combine their outcomes with an
+// allreduce (the lowest failing rank wins) and that rank broadcasts its
+// message, so every rank throws the same Error. Rank 0's front door then
+// never commits: OutputFile removes the temporary, and rank 0 alone prints the
+// message. Rank 0 renames the temporary only after all ranks succeeded.
+#include <mpi.h>
+#include <omp.h>
+#include <openssl/crypto.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <iostream>
+#include <string>
+
+#include "engine/feed.hpp"
+#include "engine/mpi_engine.hpp"
+#include "paes/error.hpp"
+#include "paes/mpi.hpp"
+
+namespace paes {
+namespace {
+
+MpiSession* g_session = nullptr;
+
+enum class Message : std::uint64_t { job = 1, done = 2 };
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::string mpi_error_text(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(code, text, &len);
+  return std::string(text, static_cast<std::size_t>(len));
+}
+
+void check_mpi(int code, const std::string& what) {
+  if (code != MPI_SUCCESS) throw Error(what + ": " + mpi_error_text(code));
+}
+
+// Everything the other ranks need, as broadcast by rank 0.
+struct Assignment {
+  SecretBytes ticket;
+  FileLocation input;
+  FileLocation output;
+  unsigned threads = 0;  // per rank; 0: the node's CPUs over its ranks
+};
+
+void put_u64(std::vector<std::uint8_t>& out, std::uint64_t v) {
+  for (int shift = 56; shift >= 0; shift -= 8) out.push_back(static_cast<std::uint8_t>(v >> shift));
+}
+std::uint64_t get_u64(const std::uint8_t*& p) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v = v << 8 | *p++;
+  return v;
+}
+
+SecretBytes encode(const Assignment& a) {
+  std::vector<std::uint8_t> out;
+  put_u64(out, a.ticket.size());
+  out.insert(out.end(), a.ticket.data(), a.ticket.data() + a.ticket.size());
+  for (const FileLocation* where : {&a.input, &a.output}) {
+    put_u64(out, where->path.size());
+    out.insert(out.end(), where->path.begin(), where->path.end());
+    put_u64(out, where->offset);
+  }
+  put_u64(out, a.threads);
+  SecretBytes bytes(out.data(), out.size());
+  OPENSSL_cleanse(out.data(), out.size());
+  return bytes;
+}
+
+Assignment decode(const SecretBytes& bytes) {
+  const std::uint8_t* p = bytes.data();
+  Assignment a;
+  const std::uint64_t ticket_len = get_u64(p);
+  a.ticket = SecretBytes(p, ticket_len);
+  p += ticket_len;
+  for (FileLocation* where : {&a.input, &a.output}) {
+    const std::uint64_t len = get_u64(p);
+    where->path.assign(reinterpret_cast<const char*>(p), len);
+    p += len;
+    where->offset = get_u64(p);
+  }
+  a.threads = static_cast<unsigned>(get_u64(p));
+  return a;
+}
+
+// Rank 0 broadcasts a message kind and a payload (or a status).
+void broadcast_message(Message kind, const SecretBytes* payload, std::uint64_t status) {
+  std::uint64_t head[2] = {static_cast<std::uint64_t>(kind), payload ? payload->size() : status};
+  MPI_Bcast(head, 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  if (payload) {
+    MPI_Bcast(const_cast<std::uint8_t*>(payload->data()), static_cast<int>(payload->size()), MPI_BYTE, 0,
+              MPI_COMM_WORLD);
+  }
+}
+
+// Combines every rank's outcome of a phase. Returns when all succeeded;
+// otherwise every rank throws the lowest failing rank's error.
+void settle(const std::exception_ptr& local_error) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  std::string message;
+  int usage = 0;
+  if (local_error) {
+    try {
+      std::rethrow_exception(local_error);
+    } catch (const Error& e) {
+      message = e.what();
+      usage = e.kind() == ErrorKind::usage ? 1 : 0;
+    } catch (const std::exception& e) {
+      message = e.what();
+    }
+  }
+  const int mine = local_error ? rank : size;
+  int first = size;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (first == size) return;
+  std::uint64_t head[2] = {message.size(), static_cast<std::uint64_t>(usage)};
+  MPI_Bcast(head, 2, MPI_UINT64_T, first, MPI_COMM_WORLD);
+  message.resize(head[0]);
+  MPI_Bcast(message.data(), static_cast<int>(head[0]), MPI_CHAR, first, MPI_COMM_WORLD);
+  const std::string where = size > 1 ? " (rank " + std::to_string(first) + ")" : "";
+  throw Error(message + where, head[1] != 0 ? ErrorKind::usage : ErrorKind::failure);
+}
+
+unsigned default_threads_per_rank() {
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int local_ranks = 1;
+  MPI_Comm_size(node, &local_ranks);
+  MPI_Comm_free(&node);
+  return std::max(1u, online_cpus() / static_cast<unsigned>(std::max(1, local_ranks)));
+}
+
+class MpiFile {
+ public:
+  MpiFile(const std::string& path, int mode, const char* what) {
+    check_mpi(MPI_File_open(MPI_COMM_WORLD, path.c_str(), mode, MPI_INFO_NULL, &file_),
+              std::string(what) + " " + path);
+  }
+  ~MpiFile() {
+    if (file_ != MPI_FILE_NULL) MPI_File_close(&file_);
+  }
+  MpiFile(const MpiFile&) = delete;
+  MpiFile& operator=(const MpiFile&) = delete;
+  MPI_File get() { return file_; }
+  std::uint64_t size() {
+    MPI_Offset len = 0;
+    check_mpi(MPI_File_get_size(file_, &len), "input size");
+    return static_cast<std::uint64_t>(len);
+  }
+
+ private:
+  MPI_File file_ = MPI_FILE_NULL;
+};
+
+struct RankResult {
+  std::uint64_t bytes_out = 0;
+  Engine::RankTiming timing;
+};
+
+// This rank's part of the job (see the comment at the top of the file).
+RankResult run_my_range(const Job& job, MpiFile& in, std::uint64_t in_offset, MpiFile& out,
+                        std::uint64_t out_offset, unsigned threads, const ProgressCallback& progress) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  RankResult result;
+  const std::uint64_t input_len = in.size() - in_offset;
+  const std::uint64_t count = job.chunk_count(input_len);
+
+  std::uint64_t mine = 0;
+  if (job.parallel()) {
+    mine = count / static_cast<std::uint64_t>(size) + (static_cast<std::uint64_t>(rank) < count % static_cast<std::uint64_t>(size) ? 1 : 0);
+  } else {
+    mine = rank == 0 ? count : 0;
+    threads = 1;
+  }
+  std::uint64_t first = 0;
+  MPI_Exscan(&mine, &first, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0) first = 0;  // MPI_Exscan leaves rank 0's result undefined
+  result.timing.threads = threads;
+
+  std::vector<std::unique_ptr<ChunkWorker>> workers(threads);
+  std::vector<Slot> slots(threads);
+  const auto read = [&](Slot& slot, const Chunk& c) {
+    slot.prepare(job, c);
+    const std::size_t back = c.index == 0 ? 0 : slot.lookback;
+    const std::size_t len = back + static_cast<std::size_t>(c.in_len);
+    MPI_Status status;
+    check_mpi(MPI_File_read_at(in.get(), static_cast<MPI_Offset>(in_offset + c.in_offset - back),
+                               slot.data() - back, static_cast<int>(len), MPI_BYTE, &status),
+              "reading the input");
+    int got = 0;
+    MPI_Get_count(&status, MPI_BYTE, &got);
+    if (static_cast<std::size_t>(got) != len) throw Error("reading the input: file shrank while being read");
+  };
+
+  for (std::uint64_t batch = first; batch < first + mine; batch += threads) {
+    const std::uint64_t n = std::min<std::uint64_t>(threads, first + mine - batch);
+    auto start = Clock::now();
+    for (std::uint64_t i = 0; i < n; ++i) read(slots[i], chunk_of(job, input_len, count, batch + i));
+    result.timing.io_seconds += seconds_since(start);
+
+    start = Clock::now();
+    std::exception_ptr error;
+#pragma omp parallel for num_threads(static_cast<int>(n)) schedule(static, 1)
+    for (std::int64_t i = 0; i < static_cast<std::int64_t>(n); ++i) {
+      try {
+        auto& worker = workers[static_cast<std::size_t>(i)];
+        if (!worker) worker = job.make_worker();
+        Slot& slot = slots[static_cast<std::size_t>(i)];
+        slot.produced = worker->transform(slot.chunk, slot.data(), slot.data());
+      } catch (...) {
+#pragma omp critical(paes_mpi_error)
+        if (!error) error = std::current_exception();
+      }
+    }
+    if (error) std::rethrow_exception(error);
+    result.timing.compute_seconds += seconds_since(start);
+
+    start = Clock::now();
+    for (std::uint64_t i = 0; i < n; ++i) {
+      Slot& slot = slots[i];
+      MPI_Status status;
+      check_mpi(MPI_File_write_at(out.get(), static_cast<MPI_Offset>(out_offset + slot.chunk.out_offset),
+                                  slot.data(), static_cast<int>(slot.produced), MPI_BYTE, &status),
+                "writing the output");
+      result.bytes_out += slot.produced;
+      result.timing.bytes_in += slot.chunk.in_len;
+      // Rank 0 alone shows progress; in a parallel job it stands for every rank.
+      if (progress) progress(slot.chunk.in_len * (job.parallel() ? static_cast<std::uint64_t>(size) : 1));
+    }
+    result.timing.io_seconds += seconds_since(start);
+  }
+  return result;
+}
+
+// Every rank: open, run this rank's range, close, combine. Returns the total
+// output bytes and, on rank 0, every rank's timing.
+std::uint64_t run_everywhere(const Job& job, const Assignment& a, const ProgressCallback& progress,
+                             std::vector<Engine::RankTiming>& timings) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const unsigned threads = a.threads != 0 ? a.threads : default_threads_per_rank();
+
+  std::exception_ptr error;
+  std::unique_ptr<MpiFile> in, out;
+  try {
+    in = std::make_unique<MpiFile>(a.input.path, MPI_MODE_RDONLY, "opening the input");
+    out = std::make_unique<MpiFile>(a.output.path, MPI_MODE_WRONLY, "opening the output");
+  } catch (...) {
+    error = std::current_exception();
+  }
+  settle(error);
+
+  RankResult mine;
+  try {
+    if (rank == 0 && !job.parallel() && size > 1) {
+      std::cerr << "paes: note: this mode and direction is sequential by nature; under MPI it runs on rank 0 alone\n";
+    }
+    mine = run_my_range(job, *in, a.input.offset, *out, a.output.offset, threads, progress);
+  } catch (...) {
+    error = std::current_exception();
+  }
+  in.reset();  // MPI_File_close is collective: every rank closes, failed or not
+  out.reset();
+  settle(error);
+
+  std::uint64_t total = 0;
+  MPI_Allreduce(&mine.bytes_out, &total, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  double row[4] = {mine.timing.compute_seconds, mine.timing.io_seconds,
+                   static_cast<double>(mine.timing.bytes_in), static_cast<double>(mine.timing.threads)};
+  std::vector<double> all(rank == 0 ? 4 * static_cast<std::size_t>(size) : 0);
+  MPI_Gather(row, 4, MPI_DOUBLE, all.data(), 4, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  timings.clear();
+  for (std::size_t r = 0; rank == 0 && r < static_cast<std::size_t>(size); ++r) {
+    timings.push_back({all[4 * r], all[4 * r + 1], static_cast<std::uint64_t>(all[4 * r + 2]),
+                       static_cast<unsigned>(all[4 * r + 3])});
+  }
+  return total;
+}
+
+}  // namespace
+
+MpiSession::MpiSession(int* argc, char*** argv) {
+  int provided = 0;
+  MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  g_session = this;
+}
+
+MpiSession::~MpiSession() {
+  if (rank_ == 0 && !released_) finish(0);
+  g_session = nullptr;
+  MPI_Finalize();
+}
+
+MpiSession* MpiSession::current() { return g_session; }
+
+void MpiSession::finish(int status) {
+  if (rank_ != 0 || released_) return;
+  released_ = true;
+  broadcast_message(Message::done, nullptr, static_cast<std::uint64_t>(status));
+}
+
+int MpiSession::serve() {
+  std::uint64_t head[2] = {0, 0};
+  MPI_Bcast(head, 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  if (static_cast<Message>(head[0]) == Message::done) return static_cast<int>(head[1]);
+  SecretBytes payload(head[1]);
+  MPI_Bcast(payload.data(), static_cast<int>(payload.size()), MPI_BYTE, 0, MPI_COMM_WORLD);
+  try {
+    const Assignment a = decode(payload);
+    const auto job = job_from_ticket(a.ticket);
+    std::vector<Engine::RankTiming> unused;
+    run_everywhere(*job, a, nullptr, unused);
+    return 0;
+  } catch (const Error&) {
+    return 1;  // rank 0 prints the message every rank agreed on
+  }
+}
+
+MpiEngine::MpiEngine(unsigned threads) : threads_(threads) {
+  if (!MpiSession::current()) throw usage_error("--engine mpi needs MPI initialised (run under mpiexec)");
+}
+
+unsigned MpiEngine::workers_for(const Job& job, std::uint64_t) const {
+  if (!job.parallel()) return 1;
+  unsigned total = 0;
+  for (const auto& t : timings_) total += t.threads;
+  return total;
+}
+
+std::uint64_t MpiEngine::run(const Job& job, Source& in, Sink& out) {
+  const auto input = in.location();
+  const auto output = out.location();
+  if (!input || !output) {
+    throw usage_error("the mpi engine needs files on both ends: every rank opens them with MPI-IO");
+  }
+  MpiSession& session = *MpiSession::current();
+  Assignment a{job.ticket(), *input, *output, threads_};
+  const SecretBytes payload = encode(a);
+  session.job_sent();
+  broadcast_message(Message::job, &payload, 0);
+  return run_everywhere(job, a, [this](std::uint64_t bytes) { report(bytes); }, timings_);
+}
+
+std::uint64_t MpiEngine::run_stream(const Job&, StreamReader&, StreamWriter&) {
+  throw usage_error("stdin and stdout are refused under MPI: every rank opens the input and output "
+                    "files itself (give INPUT and -o OUTPUT)");
+}
+
+}  // namespace paes

@@ -1,0 +1,95 @@
+// Tickets of the two job kinds, and rebuilding owning jobs from them.
+#include "job_ticket.hpp"
+
+#include <openssl/crypto.h>
+
+#include <cstring>
+
+#include "format/sealed_format.hpp"
+#include "paes/plan.hpp"
+
+namespace paes {
+namespace {
+
+// A job that owns what the job it wraps refers to (a spec, a segment key).
+template <class Owned>
+class OwningJob final : public Job {
+ public:
+  OwningJob(std::unique_ptr<Owned> owned, std::unique_ptr<Job> job)
+      : owned_(std::move(owned)), job_(std::move(job)) {}
+  bool parallel() const override { return job_->parallel(); }
+  std::size_t lookback_len() const override { return job_->lookback_len(); }
+  std::uint64_t in_offset(std::uint64_t i) const override { return job_->in_offset(i); }
+  std::uint64_t nominal_in_len(std::uint64_t i) const override { return job_->nominal_in_len(i); }
+  Chunk chunk(std::uint64_t i, std::uint64_t len, bool last) const override { return job_->chunk(i, len, last); }
+  std::size_t out_capacity(const Chunk& c) const override { return job_->out_capacity(c); }
+  std::uint64_t chunk_count(std::uint64_t len) const override { return job_->chunk_count(len); }
+  std::unique_ptr<ChunkWorker> make_worker() const override { return job_->make_worker(); }
+  SecretBytes ticket() const override { return job_->ticket(); }
+
+ private:
+  std::unique_ptr<Owned> owned_;  // declared first: destroyed after the job that refers to it
+  std::unique_ptr<Job> job_;
+};
+
+}  // namespace
+
+SecretBytes TicketWriter::finish() {
+  SecretBytes out(bytes_.data(), bytes_.size());
+  OPENSSL_cleanse(bytes_.data(), bytes_.size());
+  return out;
+}
+
+SecretBytes ChunkPlan::ticket() const {
+  TicketWriter w;
+  w.u8(static_cast<std::uint8_t>(TicketKind::raw));
+  w.u8(static_cast<std::uint8_t>(spec_.mode));
+  w.u8(static_cast<std::uint8_t>(spec_.direction));
+  w.u8(spec_.padding ? 1 : 0);
+  w.u64(chunk_len_);
+  w.u8(spec_.key.size());
+  w.raw(spec_.key.data(), spec_.key.size());
+  w.raw(spec_.iv.data(), kBlockLen);
+  return w.finish();
+}
+
+SecretBytes SegmentJob::ticket() const {
+  TicketWriter w;
+  w.u8(static_cast<std::uint8_t>(TicketKind::segments));
+  w.u8(static_cast<std::uint8_t>(direction_));
+  w.u64(segment_len_);
+  w.u8(segment_key_.size());
+  w.raw(segment_key_.data(), segment_key_.size());
+  w.raw(prefix_.data(), prefix_.size());
+  return w.finish();
+}
+
+std::unique_ptr<Job> job_from_ticket(const SecretBytes& ticket) {
+  TicketReader r(ticket);
+  const auto kind = static_cast<TicketKind>(r.u8());
+  if (kind == TicketKind::raw) {
+    auto spec = std::make_unique<CipherSpec>();
+    spec->mode = static_cast<Mode>(r.u8());
+    spec->direction = static_cast<Direction>(r.u8());
+    spec->padding = r.u8() != 0;
+    const std::uint64_t chunk_len = r.u64();
+    const std::size_t key_len = r.u8();
+    spec->key = SecretBytes(r.take(key_len), key_len);
+    std::memcpy(spec->iv.data(), r.take(kBlockLen), kBlockLen);
+    auto plan = std::make_unique<ChunkPlan>(*spec, chunk_len);
+    return std::make_unique<OwningJob<CipherSpec>>(std::move(spec), std::move(plan));
+  }
+  if (kind == TicketKind::segments) {
+    const auto direction = static_cast<Direction>(r.u8());
+    const auto segment_len = static_cast<std::uint32_t>(r.u64());
+    const std::size_t key_len = r.u8();
+    auto key = std::make_unique<SecretBytes>(r.take(key_len), key_len);
+    NoncePrefix prefix;
+    std::memcpy(prefix.data(), r.take(kNoncePrefixLen), kNoncePrefixLen);
+    auto job = std::make_unique<SegmentJob>(direction, key_len, segment_len, *key, prefix);
+    return std::make_unique<OwningJob<SecretBytes>>(std::move(key), std::move(job));
+  }
+  throw Error("internal: unknown job ticket kind");
+}
+
+}  // namespace paes
