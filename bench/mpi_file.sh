@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The mpi engine on one machine: ranks x threads per rank against the threads
+# engine, on the same file in one run (warm page cache; median of RUNS after a
+# warm-up; each output deleted between runs, outside the timing). The target
+# of issue 4: 2 ranks x 1 thread reach >= 0.9x the throughput of 1 rank x 2
+# threads, that is, take <= 1/0.9 = 1.11x its time.
+#
+#   bench/mpi_file.sh [SIZE_MIB] [RUNS] [DIR]     (defaults: 1024 5 $TMPDIR or /tmp)
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+size_mib="${1:-1024}"
+runs="${2:-5}"
+base="${3:-${TMPDIR:-/tmp}}"
+paes="${PAES:-$root/build/release/paes}"
+[ -x "$paes" ] || { echo "build paes first (cmake --preset release && cmake --build --preset release)" >&2; exit 1; }
+command -v mpiexec >/dev/null || { echo "mpiexec is not installed (scripts/setup.sh installs MPICH)" >&2; exit 1; }
+"$paes" info | grep -q mpi || { echo "this paes was built without the mpi engine" >&2; exit 1; }
+
+work="$(mktemp -d "$base/paes-mpi.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+source "$root/bench/lib.sh"
+
+head -c "$((size_mib << 20))" /dev/urandom > "$work/in.bin"
+cat "$work/in.bin" > /dev/null
+"$paes" keygen -o "$work/key"
+iv="$(openssl rand -hex 16)"
+ctr=(encrypt --mode ctr --key-file "$work/key" --iv "$iv" "$work/in.bin" -o "$work/out")
+
+echo "input: $size_mib MiB random, warm page cache, $runs runs after a warm-up, $(nproc) CPUs, $(mpiexec --version | awk '/Version:/ { print "MPICH", $2; exit }')"
+measure "threads engine, 2 threads" "$paes" "${ctr[@]}" --threads 2
+measure "mpi 1 rank x 2 threads" mpiexec -n 1 "$paes" "${ctr[@]}" --engine mpi --threads 2
+measure "mpi 2 ranks x 1 thread" mpiexec -n 2 "$paes" "${ctr[@]}" --engine mpi --threads 1
+measure "mpi 1 rank x 1 thread" mpiexec -n 1 "$paes" "${ctr[@]}" --engine mpi --threads 1
+measure "mpi 4 ranks x 1 thread (oversubscribed)" mpiexec -n 4 "$paes" "${ctr[@]}" --engine mpi --threads 1
+
+echo
+echo "ratios of medians (time / time):"
+echo "  2 ranks x 1 / 1 rank x 2 : $(ratio "mpi 2 ranks x 1 thread" "mpi 1 rank x 2 threads")   (target <= 1.11: >= 0.9x the throughput)"
+echo "  2 ranks x 1 / 1 rank x 1 : $(ratio "mpi 2 ranks x 1 thread" "mpi 1 rank x 1 thread")   (speed-up from a second rank)"
+echo "  mpi 1 rank x 2 / threads : $(ratio "mpi 1 rank x 2 threads" "threads engine, 2 threads")   (cost of mpiexec and MPI-IO)"
