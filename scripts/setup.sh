@@ -16,13 +16,15 @@ packages=(
   util-linux                         # setpriv: the CLI tests' permission cases as root
   age                                # a peer in the sealed-format benchmark
   mpich libmpich-dev                 # the mpi engine (runs as root, oversubscribes)
+  gnupg                              # gpg --symmetric: a peer in the benchmark suite
 )
 
 $SUDO apt-get update
 $SUDO apt-get install -y --no-install-recommends "${packages[@]}"
 
 # Python tools from PyPI, in a virtual environment inside the checkout
-# (ignored by git): Google Tink, the interoperability oracle of the sealed format.
+# (ignored by git): Google Tink, the interoperability oracle of the sealed
+# format, and matplotlib for the benchmark suite's plots.
 root="$(cd "$(dirname "$0")/.." && pwd)"
 python3 -m venv "$root/.venv"
-"$root/.venv/bin/pip" install --quiet --disable-pip-version-check tink==1.16.1
+"$root/.venv/bin/pip" install --quiet --disable-pip-version-check tink==1.16.1 matplotlib==3.9.2

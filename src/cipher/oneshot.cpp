@@ -27,4 +27,30 @@ std::vector<std::uint8_t> openssl_oneshot(const CipherSpec& spec,
   return out;
 }
 
+std::size_t openssl_gcm_oneshot_into(const SecretBytes& key, Direction direction, std::uint8_t* out,
+                                     std::span<const std::uint8_t> in) {
+  constexpr std::size_t kTag = 16;
+  const EvpCipherPtr cipher(EVP_CIPHER_fetch(nullptr, key.size() == 16 ? "AES-128-GCM" : "AES-256-GCM", nullptr));
+  if (!cipher) throw_openssl_error("AES-GCM is not available");
+  const std::uint8_t nonce[12] = {};
+  const EvpCtxPtr ctx = make_aes_ctx(cipher.get(), key, nonce, direction, false);
+  const bool encrypt = direction == Direction::encrypt;
+  if (!encrypt && in.size() < kTag) throw Error("GCM input shorter than its tag");
+  const std::size_t body = encrypt ? in.size() : in.size() - kTag;
+  evp_update(ctx.get(), out, in.data(), body);
+  int final_len = 0;
+  if (encrypt) {
+    if (EVP_CipherFinal_ex(ctx.get(), out + body, &final_len) != 1 ||
+        EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_AEAD_GET_TAG, kTag, out + body) != 1) {
+      throw_openssl_error("GCM sealing failed");
+    }
+    return body + kTag;
+  }
+  if (EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_AEAD_SET_TAG, kTag, const_cast<std::uint8_t*>(in.data() + body)) != 1 ||
+      EVP_CipherFinal_ex(ctx.get(), out + body, &final_len) != 1) {
+    throw Error("GCM authentication failed");
+  }
+  return body;
+}
+
 }  // namespace paes

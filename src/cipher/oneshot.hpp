@@ -20,4 +20,11 @@ std::vector<std::uint8_t> openssl_oneshot(const CipherSpec& spec,
 std::size_t openssl_oneshot_into(const CipherSpec& spec, std::uint8_t* out,
                                  std::span<const std::uint8_t> in);
 
+// OpenSSL's one-shot AES-GCM over a whole buffer (zero nonce, no AAD): the
+// baseline of the sealed format in `paes bench`. Encryption writes the
+// ciphertext and the 16-byte tag after it; decryption takes them and throws
+// Error when the tag doesn't verify. Returns the output length.
+std::size_t openssl_gcm_oneshot_into(const SecretBytes& key, Direction direction, std::uint8_t* out,
+                                     std::span<const std::uint8_t> in);
+
 }  // namespace paes

@@ -14,9 +14,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cipher/kdf.hpp"
 #include "cipher/oneshot.hpp"
+#include "format/sealed_format.hpp"
 #include "cli/commands.hpp"
 #include "paes/error.hpp"
+#include "paes/io.hpp"
+#include "paes/plan.hpp"
 #include "paes/transform.hpp"
 #include "util/size.hpp"
 
@@ -94,13 +98,16 @@ serial. GB/s is 10^9 bytes per second of input. CFB8 and CFB1 use 1/8 and
          "Buffer sizes, comma-separated (default 64M)")
       ->delimiter(',')
       ->check(size_validator());
-  cmd->add_option("--modes", args.modes, "Modes, comma-separated (default: all)")->delimiter(',');
+  cmd->add_option("--modes", args.modes, "Modes, comma-separated: ecb cbc cfb cfb8 cfb1 ofb ctr sealed (default: all)")->delimiter(',');
   cmd->add_option("--key-bits", args.key_bits, "Key sizes (default 128,192,256)")
       ->delimiter(',')
       ->check(CLI::IsMember({128u, 192u, 256u}));
   cmd->add_option("--directions", args.directions, "encrypt, decrypt or both (default both)")
       ->delimiter(',')
       ->check(CLI::IsMember({"encrypt", "decrypt"}));
+  cmd->add_option("--thread-counts", args.thread_counts, "Exact thread counts to measure, e.g. 1,2,4 (overrides --threads)")
+      ->delimiter(',')
+      ->check(CLI::Range(1u, 4096u));
   cmd->add_option("--threads,-t", args.threads, "Sweep the threads engine from 1 to N (default: online CPUs)")
       ->check(CLI::Range(1u, 4096u));
   cmd->add_option("--repeat,-r", args.repeat, "Timed runs per figure; the median is reported")
@@ -114,83 +121,159 @@ serial. GB/s is 10^9 bytes per second of input. CFB8 and CFB1 use 1/8 and
   return cmd;
 }
 
-int run_bench(const BenchArgs& args) {
-  std::vector<Mode> modes;
-  for (const auto& name : args.modes) {
-    const auto mode = parse_mode(name);
-    if (!mode) throw usage_error("unknown mode '" + name + "' in --modes");
-    modes.push_back(*mode);
+namespace {
+
+// One row of the benchmark: an input, OpenSSL's one-shot transform of it, and
+// the paes job that does the same work, run in memory by each engine.
+struct BenchCase {
+  std::string mode;
+  Direction direction = Direction::encrypt;
+  unsigned key_bits = 0;
+  std::vector<std::uint8_t> input;
+  std::function<void(std::uint8_t* out)> openssl;
+  std::unique_ptr<CipherSpec> spec;   // raw modes: what the plan refers to
+  std::unique_ptr<SecretBytes> key;   // sealed: the segment key the job refers to
+  std::unique_ptr<Job> job;
+};
+
+std::vector<std::uint8_t> bench_input(std::uint64_t size) {
+  std::vector<std::uint8_t> input(size);
+  random_bytes({input.data(), static_cast<std::size_t>(std::min<std::uint64_t>(size, 1 << 20))});
+  for (std::uint64_t i = 1u << 20; i < size; ++i) input[i] = input[i & 0xfffff];
+  return input;
+}
+
+BenchCase raw_case(Mode mode, Direction direction, unsigned bits, std::uint64_t size, std::uint64_t chunk_len) {
+  BenchCase c;
+  c.mode = mode_name(mode);
+  c.direction = direction;
+  c.key_bits = bits;
+  c.spec = std::make_unique<CipherSpec>();
+  c.spec->mode = mode;
+  c.spec->direction = direction;
+  c.spec->key = SecretBytes(bits / 8);
+  random_bytes({c.spec->key.data(), c.spec->key.size()});
+  random_bytes(c.spec->iv);
+  c.input = bench_input(size);
+  if (direction == Direction::decrypt) {  // real ciphertext, so padded modes see valid padding
+    const CipherSpec encrypt_spec{mode, Direction::encrypt, c.spec->key.clone(), c.spec->iv, true};
+    c.input = openssl_oneshot(encrypt_spec, c.input);
   }
-  if (modes.empty()) modes.assign(std::begin(kAllModes), std::end(kAllModes));
+  c.openssl = [&spec = *c.spec, &input = c.input](std::uint8_t* out) { openssl_oneshot_into(spec, out, input); };
+  c.job = std::make_unique<ChunkPlan>(*c.spec, chunk_len);
+  return c;
+}
+
+// The sealed format's segments (1 MiB, no preamble: in memory there is no
+// file to frame). The OpenSSL baseline is one-shot AES-GCM over the buffer.
+BenchCase sealed_case(Direction direction, unsigned bits, std::uint64_t size) {
+  BenchCase c;
+  c.mode = "sealed";
+  c.direction = direction;
+  c.key_bits = bits;
+  c.key = std::make_unique<SecretBytes>(bits / 8);
+  random_bytes({c.key->data(), c.key->size()});
+  NoncePrefix prefix;
+  random_bytes(prefix);
+  c.input = bench_input(size);
+  std::vector<std::uint8_t> gcm_input = c.input;
+  if (direction == Direction::decrypt) {
+    const SegmentJob seal(Direction::encrypt, c.key->size(), kDefaultSegmentLen, *c.key, prefix);
+    std::vector<std::uint8_t> sealed(output_capacity(seal, c.input.size()));
+    MemorySource source(c.input);
+    MemorySink sink(sealed);
+    sealed.resize(make_engine(EngineKind::serial)->run(seal, source, sink));
+    c.input = std::move(sealed);
+    gcm_input.resize(gcm_input.size() + 16);
+    gcm_input.resize(openssl_gcm_oneshot_into(*c.key, Direction::encrypt, gcm_input.data(),
+                                              {c.input.data(), size}));
+  }
+  c.openssl = [&key = *c.key, direction, gcm = std::move(gcm_input)](std::uint8_t* out) {
+    openssl_gcm_oneshot_into(key, direction, out, gcm);
+  };
+  c.job = std::make_unique<SegmentJob>(direction, c.key->size(), kDefaultSegmentLen, *c.key, prefix);
+  return c;
+}
+
+std::uint64_t run_in_memory(const Job& job, EngineKind kind, unsigned threads,
+                            std::span<std::uint8_t> out, std::span<const std::uint8_t> in) {
+  MemorySource source(in);
+  MemorySink sink(out);
+  return make_engine(kind, threads)->run(job, source, sink);
+}
+
+}  // namespace
+
+int run_bench(const BenchArgs& args) {
+  std::vector<std::string> modes = args.modes;
+  if (modes.empty()) {
+    for (const Mode mode : kAllModes) modes.emplace_back(mode_name(mode));
+    modes.emplace_back("sealed");
+  }
+  for (const auto& name : modes) {
+    if (name != "sealed" && !parse_mode(name)) throw usage_error("unknown mode '" + name + "' in --modes");
+    if (name == "sealed" && std::count(args.key_bits.begin(), args.key_bits.end(), 192u) != 0 && args.modes.size() != 0) {
+      throw usage_error("the sealed format takes 128- or 256-bit keys: drop 192 from --key-bits");
+    }
+  }
   const std::vector<std::uint64_t> sizes = args.sizes.empty() ? std::vector<std::uint64_t>{64u << 20} : args.sizes;
-  const unsigned max_threads = args.threads != 0 ? args.threads : online_cpus();
-  const std::uint64_t chunk_len = args.chunk_len;  // 0: each mode's default
+  std::vector<unsigned> thread_counts = args.thread_counts;
+  if (thread_counts.empty()) {
+    const unsigned max_threads = args.threads != 0 ? args.threads : online_cpus();
+    for (unsigned t = 1; t <= max_threads; ++t) thread_counts.push_back(t);
+  }
 
   nlohmann::json records = nlohmann::json::array();
   if (!args.json) {
-    std::printf("%-5s %-7s %4s %9s | %8s | %8s %6s |", "mode", "dir", "bits", "bytes", "openssl",
+    std::printf("%-6s %-7s %4s %9s | %8s | %8s %6s |", "mode", "dir", "bits", "bytes", "openssl",
                 "serial", "x ossl");
-    for (unsigned t = 1; t <= max_threads; ++t) std::printf(" %4ut GB/s  x ser |", t);
+    for (const unsigned t : thread_counts) std::printf(" %4ut GB/s  x ser |", t);
     std::printf("\n");
   }
 
   for (const std::uint64_t requested : sizes) {
-    for (const Mode mode : modes) {
-      const std::uint64_t size = size_for(mode, requested);
+    for (const auto& name : modes) {
       for (const unsigned bits : args.key_bits) {
+        if (name == "sealed" && bits == 192) continue;  // Tink's derived keys are 16 or 32 bytes
         for (const auto& direction_text : args.directions) {
-          CipherSpec spec;
-          spec.mode = mode;
-          spec.direction = direction_text == "encrypt" ? Direction::encrypt : Direction::decrypt;
-          spec.key = SecretBytes(bits / 8);
-          std::vector<std::uint8_t> input(size);
-          if (RAND_bytes(spec.key.data(), static_cast<int>(spec.key.size())) != 1 ||
-              RAND_bytes(spec.iv.data(), static_cast<int>(spec.iv.size())) != 1 ||
-              RAND_bytes(input.data(), static_cast<int>(std::min<std::uint64_t>(size, 1 << 20))) != 1) {
-            throw Error("OpenSSL's random generator failed");
-          }
-          for (std::uint64_t i = 1u << 20; i < size; ++i) input[i] = input[i & 0xfffff];
-          if (spec.direction == Direction::decrypt) {
-            // Decrypt real ciphertext so padded modes see valid padding.
-            CipherSpec encrypt_spec{spec.mode, Direction::encrypt, spec.key.clone(), spec.iv, true};
-            input = openssl_oneshot(encrypt_spec, input);
-          }
-          std::vector<std::uint8_t> output(input.size() + kBlockLen, 0);
-
+          const Direction direction = direction_text == "encrypt" ? Direction::encrypt : Direction::decrypt;
+          const BenchCase c = name == "sealed"
+                                  ? sealed_case(direction, bits, requested)
+                                  : raw_case(*parse_mode(name), direction, bits, size_for(*parse_mode(name), requested),
+                                             args.chunk_len);
+          std::vector<std::uint8_t> output(std::max<std::uint64_t>(output_capacity(*c.job, c.input.size()),
+                                                                   c.input.size() + kBlockLen));
           std::vector<Candidate> candidates;
-          candidates.push_back({"openssl", 1, [&] { openssl_oneshot_into(spec, output.data(), input); }});
-          candidates.push_back({"serial", 1, [&] {
-                                  transform_memory(spec, output, input, {EngineKind::serial, 1, chunk_len, false, {}});
-                                }});
-          for (unsigned t = 1; t <= max_threads; ++t) {
-            candidates.push_back({"threads", t, [&, t] {
-                                    transform_memory(spec, output, input, {EngineKind::threads, t, chunk_len, false, {}});
-                                  }});
+          candidates.push_back({"openssl", 1, [&] { c.openssl(output.data()); }});
+          candidates.push_back({"serial", 1, [&] { run_in_memory(*c.job, EngineKind::serial, 1, output, c.input); }});
+          for (const unsigned t : thread_counts) {
+            candidates.push_back({"threads", t, [&, t] { run_in_memory(*c.job, EngineKind::threads, t, output, c.input); }});
           }
           const std::vector<Measurement> rows = time_round_robin(candidates, args.repeat);
 
+          const std::uint64_t chunk = c.job->nominal_in_len(1);
           for (const auto& row : rows) {
-            records.push_back({{"mode", mode_name(mode)},
+            records.push_back({{"mode", c.mode},
                                {"direction", direction_text},
                                {"key_bits", bits},
                                {"engine", row.engine},
                                {"threads", row.threads},
-                               {"parallel", row.engine == "openssl" ? false : is_parallel(mode, spec.direction) && row.threads > 1},
-                               {"bytes", input.size()},
-                               {"chunk_size", ChunkPlan(spec, chunk_len).chunk_len()},
+                               {"parallel", row.engine != "openssl" && c.job->parallel() && row.threads > 1},
+                               {"bytes", c.input.size()},
+                               {"chunk_size", chunk},
                                {"repeat", args.repeat},
                                {"seconds", row.seconds},
                                {"min_seconds", row.min_seconds},
                                {"max_seconds", row.max_seconds},
-                               {"gbps", gbps(input.size(), row.seconds)}});
+                               {"gbps", gbps(c.input.size(), row.seconds)}});
           }
           if (!args.json) {
-            const double ossl = gbps(input.size(), rows[0].seconds);
-            const double serial = gbps(input.size(), rows[1].seconds);
-            std::printf("%-5s %-7s %4u %9zu | %8.3f | %8.3f %6.2f |", std::string(mode_name(mode)).c_str(),
-                        direction_text.c_str(), bits, input.size(), ossl, serial, serial / ossl);
+            const double ossl = gbps(c.input.size(), rows[0].seconds);
+            const double serial = gbps(c.input.size(), rows[1].seconds);
+            std::printf("%-6s %-7s %4u %9zu | %8.3f | %8.3f %6.2f |", c.mode.c_str(), direction_text.c_str(), bits,
+                        c.input.size(), ossl, serial, serial / ossl);
             for (std::size_t r = 2; r < rows.size(); ++r) {
-              const double rate = gbps(input.size(), rows[r].seconds);
+              const double rate = gbps(c.input.size(), rows[r].seconds);
               std::printf(" %10.3f %6.2f |", rate, rate / serial);
             }
             std::printf("\n");

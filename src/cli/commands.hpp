@@ -46,6 +46,7 @@ struct BenchArgs {
   std::vector<unsigned> key_bits{128, 192, 256};
   std::vector<std::string> directions{"encrypt", "decrypt"};
   unsigned threads = 0;
+  std::vector<unsigned> thread_counts;
   unsigned repeat = 5;
   std::uint64_t chunk_len = 0;
   bool json = false;
