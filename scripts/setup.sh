@@ -27,4 +27,4 @@ $SUDO apt-get install -y --no-install-recommends "${packages[@]}"
 # format, and matplotlib for the benchmark suite's plots.
 root="$(cd "$(dirname "$0")/.." && pwd)"
 python3 -m venv "$root/.venv"
-"$root/.venv/bin/pip" install --quiet --disable-pip-version-check tink==1.16.1 matplotlib==3.9.2
+"$root/.venv/bin/pip" install --quiet --disable-pip-version-check tink==1.16.1 matplotlib==3.11.2
