@@ -19,26 +19,6 @@ namespace {
 // A key file is small; anything bigger is a mistake (a data file given as key).
 constexpr std::size_t kMaxKeyFileLen = 4096;
 
-SecretBytes read_key_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw system_error("key file " + path);
-  SecretBytes buffer(kMaxKeyFileLen + 1);
-  std::size_t len = 0;
-  while (len < buffer.size()) {
-    const ssize_t n = ::read(fd, buffer.data() + len, buffer.size() - len);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const Error error = system_error("key file " + path);
-      ::close(fd);
-      throw error;
-    }
-    if (n == 0) break;
-    len += static_cast<std::size_t>(n);
-  }
-  ::close(fd);
-  if (len > kMaxKeyFileLen) throw Error("key file " + path + " is too large to be a key");
-  return SecretBytes(buffer.data(), len);
-}
 
 }  // namespace
 
@@ -60,7 +40,8 @@ SecretBytes decode_key_file(const SecretBytes& content, const std::string& path)
 }
 
 SecretBytes load_key(const KeySources& sources) {
-  if (!sources.key_file.empty()) return decode_key_file(read_key_file(sources.key_file), sources.key_file);
+  if (!sources.key_file.empty()) return decode_key_file(read_secret_file(sources.key_file, kMaxKeyFileLen, "key file " + sources.key_file),
+                           sources.key_file);
   if (!sources.key_env.empty()) {
     const char* value = std::getenv(sources.key_env.c_str());
     if (!value) throw Error("environment variable " + sources.key_env + " is not set");

@@ -172,18 +172,21 @@ std::size_t first_line_length(std::span<const std::uint8_t> text) {
   return len;
 }
 
-SecretBytes passphrase_from_file(const std::string& path) {
-  const std::string what = "passphrase file " + path;
+SecretBytes read_secret_file(const std::string& path, std::size_t max_len, const std::string& what) {
   const FileDescriptor file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
   if (file.get() < 0) throw system_error(what);
   // One byte over the limit tells an oversized file from one exactly at it.
-  SecretBytes content(kMaxPassphraseFileLen + 1);
+  SecretBytes content(max_len + 1);
   const std::size_t len = read_into(file.get(), content, false, what);
-  if (len > kMaxPassphraseFileLen) {
-    throw Error(what + " is larger than " + std::to_string(kMaxPassphraseFileLen / 1024) +
-                " KiB; it should hold just the passphrase");
+  if (len > max_len) {
+    throw Error(what + " is larger than " + std::to_string(max_len) + " bytes; it should hold just the secret");
   }
-  const std::size_t line_len = first_line_length(content.view().first(len));
+  return SecretBytes(content.data(), len);
+}
+
+SecretBytes passphrase_from_file(const std::string& path) {
+  const SecretBytes content = read_secret_file(path, kMaxPassphraseFileLen, "passphrase file " + path);
+  const std::size_t line_len = first_line_length(content.view());
   if (line_len == 0) throw Error("empty passphrase in " + path);
   return SecretBytes(content.data(), line_len);
 }
