@@ -32,19 +32,6 @@ std::string pad_left(std::string text, std::size_t width) {
   return text;
 }
 
-std::string format_size(std::uint64_t bytes) {
-  if (bytes < 1024) return std::to_string(bytes) + " B";
-  static constexpr std::string_view kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes) / 1024;
-  std::size_t unit = 0;
-  while (value >= 1024 && unit + 1 < std::size(kUnits)) {
-    value /= 1024;
-    ++unit;
-  }
-  // GiB and up get a second decimal: a tenth of a GiB is too coarse to watch.
-  const int decimals = unit >= 2 ? 2 : 1;
-  return fixed_point(value, decimals) + " " + std::string(kUnits[unit]);
-}
 
 std::string format_rate(double bytes_per_second) {
   if (bytes_per_second >= 1e9) return fixed_point(bytes_per_second / 1e9, 2) + " GB/s";
@@ -78,6 +65,20 @@ void write_stderr(std::string_view text) {
 }
 
 }  // namespace
+
+std::string format_size(std::uint64_t bytes) {
+  if (bytes < 1024) return std::to_string(bytes) + " B";
+  static constexpr std::string_view kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes) / 1024;
+  std::size_t unit = 0;
+  while (value >= 1024 && unit + 1 < std::size(kUnits)) {
+    value /= 1024;
+    ++unit;
+  }
+  // GiB and up get a second decimal: a tenth of a GiB is too coarse to watch.
+  const int decimals = unit >= 2 ? 2 : 1;
+  return fixed_point(value, decimals) + " " + std::string(kUnits[unit]);
+}
 
 std::string format_progress_line(std::uint64_t done, std::uint64_t total, double seconds_elapsed) {
   // Fixed-width fields keep the line from jittering as the numbers change.

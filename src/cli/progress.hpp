@@ -27,6 +27,9 @@ enum class ProgressMode {
 // ETA before any time has elapsed; no ETA while nothing is done. Under 60
 // columns for sizes below 1000 TiB and rates below 1000 GB/s, which leaves
 // room for a label on an 80-column terminal.
+// Bytes in binary units, e.g. "412.0 MiB", "1.00 GiB", "17 B".
+std::string format_size(std::uint64_t bytes);
+
 std::string format_progress_line(std::uint64_t done, std::uint64_t total, double seconds_elapsed);
 
 class Progress {

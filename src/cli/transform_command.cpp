@@ -72,19 +72,6 @@ void refuse(const CLI::App& command, const char* option, const char* why) {
   if (command.count(option) != 0) throw usage_error(std::string(option) + " " + why);
 }
 
-std::string human_bytes(std::uint64_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
-  int unit = 0;
-  while (value >= 1024 && unit < 4) {
-    value /= 1024;
-    ++unit;
-  }
-  char text[32];
-  std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.2f %s", value, units[unit]);
-  return text;
-}
-
 struct JobDescription {
   std::string mode;  // "sealed", "tink" or a raw mode's name
   unsigned key_bits = 0;
@@ -260,8 +247,8 @@ int run_transform(Direction direction, const TransformArgs& args, const CLI::App
   if (args.verbose) {
     char rate[64];
     std::snprintf(rate, sizeof rate, "%.3f s (%.2f GB/s)", report.seconds, gbps);
-    std::cerr << "paes: " << (encrypt ? "encrypted " : "decrypted ") << human_bytes(report.bytes_in) << " -> "
-              << human_bytes(report.bytes_out) << " in " << rate << ", " << description.mode << " AES-"
+    std::cerr << "paes: " << (encrypt ? "encrypted " : "decrypted ") << format_size(report.bytes_in) << " -> "
+              << format_size(report.bytes_out) << " in " << rate << ", " << description.mode << " AES-"
               << description.key_bits << ", " << engine_name(options.engine) << " engine, " << report.workers
               << (report.workers == 1 ? " worker\n" : " workers\n");
   }
