@@ -8,22 +8,14 @@
 #   bench/e2e_file.sh [SIZE_MIB] [RUNS] [DIR]     (defaults: 1024 5 $TMPDIR or /tmp)
 set -euo pipefail
 
-root="$(cd "$(dirname "$0")/.." && pwd)"
-size_mib="${1:-1024}"
-runs="${2:-5}"
-base="${3:-${TMPDIR:-/tmp}}"
-paes="${PAES:-$root/build/release/paes}"
-[ -x "$paes" ] || { echo "build paes first (cmake --preset release && cmake --build --preset release)" >&2; exit 1; }
+source "$(dirname "$0")/lib.sh"
+bench_setup e2e "$@"
 
-work="$(mktemp -d "$base/paes-e2e.XXXXXX")"
-trap 'rm -rf "$work"' EXIT
 head -c "$((size_mib << 20))" /dev/urandom > "$work/in.bin"
 cat "$work/in.bin" > /dev/null
 openssl rand 32 > "$work/key"
 key_hex="$(od -An -tx1 -v "$work/key" | tr -d ' \n')"
 iv="$(openssl rand -hex 16)"
-
-source "$root/bench/lib.sh"
 
 echo "input: $size_mib MiB random, warm page cache, $runs runs after a warm-up, $(nproc) CPUs, $(openssl version)"
 measure "cp" cp "$work/in.bin" "$work/out"

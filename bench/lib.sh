@@ -1,7 +1,20 @@
-# Shared by the benchmark scripts: timing commands in one run, medians, ratios.
-# Source it after setting $work (a scratch directory) and $runs.
+# Shared by the benchmark scripts: their arguments, a scratch directory,
+# timing commands in one run, medians, ratios. A script sources it, then calls
+#   bench_setup NAME "$@"      # [SIZE_MIB] [RUNS] [DIR]; sets root size_mib runs paes work
 
 declare -A median minimum maximum
+
+bench_setup() {
+  local name="$1"; shift
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  size_mib="${1:-1024}"
+  runs="${2:-5}"
+  local base="${3:-${TMPDIR:-/tmp}}"
+  paes="${PAES:-$root/build/release/paes}"
+  [ -x "$paes" ] || { echo "build paes first (cmake --preset release && cmake --build --preset release)" >&2; exit 1; }
+  work="$(mktemp -d "$base/paes-$name.XXXXXX")"
+  trap 'rm -rf "$work"' EXIT
+}
 
 # measure NAME COMMAND...: runs COMMAND once to warm up, then $runs times,
 # deleting $work/out before each run (outside the timing); records and prints

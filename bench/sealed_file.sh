@@ -8,17 +8,9 @@
 #   bench/sealed_file.sh [SIZE_MIB] [RUNS] [DIR]     (defaults: 1024 5 $TMPDIR or /tmp)
 set -euo pipefail
 
-root="$(cd "$(dirname "$0")/.." && pwd)"
-size_mib="${1:-1024}"
-runs="${2:-5}"
-base="${3:-${TMPDIR:-/tmp}}"
-paes="${PAES:-$root/build/release/paes}"
-[ -x "$paes" ] || { echo "build paes first (cmake --preset release && cmake --build --preset release)" >&2; exit 1; }
+source "$(dirname "$0")/lib.sh"
+bench_setup sealed "$@"
 command -v age >/dev/null || { echo "age is not installed (scripts/setup.sh installs it)" >&2; exit 1; }
-
-work="$(mktemp -d "$base/paes-sealed.XXXXXX")"
-trap 'rm -rf "$work"' EXIT
-source "$root/bench/lib.sh"
 
 head -c "$((size_mib << 20))" /dev/urandom > "$work/in.bin"
 cat "$work/in.bin" > /dev/null

@@ -89,3 +89,15 @@ class ScratchTestCase(unittest.TestCase):
         if self.failures:
             shown = "\n  ".join(self.failures[:MAX_REPORTED_FAILURES])
             self.fail(f"{len(self.failures)} of {self.cases} cases failed; first ones:\n  {shown}")
+
+
+def openssl_enc_command(openssl, mode, key, iv, decrypt=False, nopad=False):
+    """The `openssl enc` command line that is paes' oracle for a raw mode."""
+    cmd = [openssl, "enc", f"-aes-{len(key) * 8}-{mode}", "-K", key.hex()]
+    if mode != "ecb":
+        cmd += ["-iv", iv.hex()]
+    if decrypt:
+        cmd.append("-d")
+    if nopad:
+        cmd.append("-nopad")
+    return cmd

@@ -32,7 +32,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (ScratchTestCase, describe, read_file, run_unittest, tool_paths,  # noqa: E402
+from harness import (ScratchTestCase, describe, openssl_enc_command, read_file, run_unittest, tool_paths,  # noqa: E402
                      write_file)
 
 PAES = "paes"
@@ -63,13 +63,7 @@ def run(args, input_bytes=None, timeout=120, as_nobody=False):
 
 def openssl_enc(mode, key, iv, data, decrypt=False, nopad=False):
     """What `openssl enc` makes of `data`: (returncode, stdout bytes, stderr text)."""
-    cmd = [OPENSSL, "enc", f"-aes-{len(key) * 8}-{mode}", "-K", key.hex()]
-    if mode != "ecb":
-        cmd += ["-iv", iv.hex()]
-    if decrypt:
-        cmd.append("-d")
-    if nopad:
-        cmd.append("-nopad")
+    cmd = openssl_enc_command(OPENSSL, mode, key, iv, decrypt, nopad)
     proc = subprocess.run(cmd, input=data, capture_output=True, timeout=120)
     return proc.returncode, proc.stdout, proc.stderr.decode(errors="replace")
 

@@ -45,7 +45,7 @@ import unittest
 from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
-from harness import (ScratchTestCase, describe, read_file, run_unittest, tool_paths,  # noqa: E402
+from harness import (ScratchTestCase, describe, openssl_enc_command, read_file, run_unittest, tool_paths,  # noqa: E402
                      write_file)
 
 PAES = "paes"
@@ -97,13 +97,7 @@ def note_lines(proc):
 
 
 def openssl_ok(mode, key, iv, data, decrypt=False, nopad=False):
-    cmd = [OPENSSL, "enc", f"-aes-{len(key) * 8}-{mode}", "-K", key.hex()]
-    if mode != "ecb":
-        cmd += ["-iv", iv.hex()]
-    if decrypt:
-        cmd.append("-d")
-    if nopad:
-        cmd.append("-nopad")
+    cmd = openssl_enc_command(OPENSSL, mode, key, iv, decrypt, nopad)
     proc = subprocess.run(cmd, input=data, capture_output=True, timeout=120)
     if proc.returncode != 0:
         raise AssertionError(f"openssl enc -{mode} failed: {describe(proc)}")
