@@ -17,6 +17,8 @@ packages=(
   age                                # a peer in the sealed-format benchmark
   mpich libmpich-dev                 # the mpi engine (runs as root, oversubscribes)
   gnupg                              # gpg --symmetric: a peer in the benchmark suite
+  ocl-icd-opencl-dev opencl-headers  # the opencl engine: ICD loader and headers
+  pocl-opencl-icd clinfo             # an OpenCL device on the CPU, for the tests
 )
 
 $SUDO apt-get update

@@ -1,0 +1,193 @@
+/* The AES block cipher core shared by every GPU path of paes.
+ *
+ * Written once in the subset of C that compiles as OpenCL C (the host prepends
+ * this text to kernels.cl), as CUDA device code and as host C/C++ (where the
+ * unit tests check it against OpenSSL). Only the qualifier macros below differ
+ * between targets; everything else is plain C99 without library calls.
+ *
+ * Conventions are those of the reference implementation (rijndael-alg-fst.c):
+ * the state is four 32-bit words, word i holding bytes 4i..4i+3 of the block
+ * big-endian; round keys are 4 * (Nr + 1) such words; the decryption keys are
+ * those of the equivalent inverse cipher (FIPS-197 5.3.5), in reverse round
+ * order with InvMixColumns applied to rounds 1..Nr-1 (src/gpu/key_schedule).
+ *
+ * Tables are passed by pointer, never named globals, so a kernel can hand in
+ * copies it made in local/shared memory. They are generated on the host
+ * (src/gpu/aes_tables) and uploaded as one image of PAES_TABLE_WORDS words:
+ *   [PAES_TE0_OFFSET] Te0[x] = (2s, s, s, 3s)        s = S[x]
+ *   [PAES_TD0_OFFSET] Td0[x] = (e*t, 9*t, d*t, b*t)  t = InvS[x]
+ *   [PAES_TD4_OFFSET] Td4[x] = (t, t, t, t)
+ * Te1..Te3 and Td1..Td3 are byte rotations of Te0 and Td0: one table per
+ * direction keeps the local-memory footprint at 1 KiB (3 KiB for decryption),
+ * and a rotate is a single instruction on GPUs (funnel shift / byte permute).
+ * The encryption last round needs no S-box table: S[x] is a byte of Te0[x].
+ */
+#ifndef PAES_GPU_AES_CORE_H
+#define PAES_GPU_AES_CORE_H
+
+#if defined(__OPENCL_VERSION__)
+/* OpenCL C: pointers need an address space; the kernels use __local tables
+ * and __constant round keys unless they define otherwise before this text. */
+#define PAES_GLOBAL __global
+#define PAES_LOCAL __local
+#define PAES_CONSTANT __constant
+#define PAES_DEVICE
+#define PAES_INLINE inline
+typedef uint paes_u32;
+typedef ulong paes_u64;
+#ifdef __ENDIAN_LITTLE__
+#define PAES_LITTLE_ENDIAN 1
+#endif
+#elif defined(__CUDACC__)
+/* CUDA: pointers are generic, so the address-space qualifiers vanish; the
+ * kernels put the tables in __shared__ arrays and pass them in. */
+#define PAES_GLOBAL
+#define PAES_LOCAL
+#define PAES_CONSTANT
+#define PAES_DEVICE __device__
+#define PAES_INLINE __forceinline__
+typedef unsigned int paes_u32;
+typedef unsigned long long paes_u64;
+#define PAES_LITTLE_ENDIAN 1 /* every CUDA device is little-endian */
+#else
+/* Host C or C++: the unit tests and any CPU reference use. */
+#include <stdint.h>
+#define PAES_GLOBAL
+#define PAES_LOCAL
+#define PAES_CONSTANT
+#define PAES_DEVICE
+#define PAES_INLINE static inline
+typedef uint32_t paes_u32;
+typedef uint64_t paes_u64;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define PAES_LITTLE_ENDIAN 1
+#endif
+#endif
+
+/* Where the core reads its tables and round keys from. A kernel that keeps
+ * them elsewhere (say tables in __global) defines these before this text. */
+#ifndef PAES_TABLE_SPACE
+#define PAES_TABLE_SPACE PAES_LOCAL
+#endif
+#ifndef PAES_KEY_SPACE
+#define PAES_KEY_SPACE PAES_CONSTANT
+#endif
+
+#define PAES_TE0_OFFSET 0
+#define PAES_TD0_OFFSET 256
+#define PAES_TD4_OFFSET 512
+#define PAES_TABLE_WORDS 768
+#define PAES_MAX_ROUND_KEY_WORDS 60 /* AES-256: 4 * (14 + 1) */
+
+/* Written as shifts so that every compiler sees the rotate idiom (LLVM, NVVM
+ * and GCC all emit one rotate / funnel-shift instruction for it). */
+#define PAES_ROTR8(x) (((x) >> 8) | ((x) << 24))
+#define PAES_ROTR16(x) (((x) >> 16) | ((x) << 16))
+#define PAES_ROTR24(x) (((x) >> 24) | ((x) << 8))
+
+/* Between a word as loaded from memory on this device and the big-endian word
+ * the cipher works on. */
+PAES_DEVICE PAES_INLINE paes_u32 paes_bswap32(paes_u32 x) {
+  return (x >> 24) | ((x >> 8) & 0x0000ff00u) | ((x << 8) & 0x00ff0000u) | (x << 24);
+}
+#ifdef PAES_LITTLE_ENDIAN
+#define PAES_BE32(x) paes_bswap32(x)
+#else
+#define PAES_BE32(x) (x)
+#endif
+
+/* One AES block in place: s[0..3] plaintext words in, ciphertext words out.
+ * rk: 4 * (nr + 1) encryption round-key words; te0: the Te0 table. */
+PAES_DEVICE PAES_INLINE void paes_encrypt_block(const PAES_KEY_SPACE paes_u32* rk, int nr,
+                                                const PAES_TABLE_SPACE paes_u32* te0,
+                                                paes_u32* s) {
+  paes_u32 s0 = s[0] ^ rk[0];
+  paes_u32 s1 = s[1] ^ rk[1];
+  paes_u32 s2 = s[2] ^ rk[2];
+  paes_u32 s3 = s[3] ^ rk[3];
+  paes_u32 t0, t1, t2, t3;
+  int r;
+  for (r = 1; r < nr; ++r) {
+    rk += 4;
+    /* ShiftRows picks column c's bytes from columns c, c+1, c+2, c+3;
+     * SubBytes and MixColumns are the table look-ups. */
+    t0 = te0[s0 >> 24] ^ PAES_ROTR8(te0[(s1 >> 16) & 0xff]) ^
+         PAES_ROTR16(te0[(s2 >> 8) & 0xff]) ^ PAES_ROTR24(te0[s3 & 0xff]) ^ rk[0];
+    t1 = te0[s1 >> 24] ^ PAES_ROTR8(te0[(s2 >> 16) & 0xff]) ^
+         PAES_ROTR16(te0[(s3 >> 8) & 0xff]) ^ PAES_ROTR24(te0[s0 & 0xff]) ^ rk[1];
+    t2 = te0[s2 >> 24] ^ PAES_ROTR8(te0[(s3 >> 16) & 0xff]) ^
+         PAES_ROTR16(te0[(s0 >> 8) & 0xff]) ^ PAES_ROTR24(te0[s1 & 0xff]) ^ rk[2];
+    t3 = te0[s3 >> 24] ^ PAES_ROTR8(te0[(s0 >> 16) & 0xff]) ^
+         PAES_ROTR16(te0[(s1 >> 8) & 0xff]) ^ PAES_ROTR24(te0[s2 & 0xff]) ^ rk[3];
+    s0 = t0;
+    s1 = t1;
+    s2 = t2;
+    s3 = t3;
+  }
+  rk += 4;
+  /* Last round, no MixColumns: S[x] is byte 2 (and byte 1) of Te0[x]. */
+  s[0] = ((te0[s0 >> 24] << 8) & 0xff000000u) ^ (te0[(s1 >> 16) & 0xff] & 0x00ff0000u) ^
+         (te0[(s2 >> 8) & 0xff] & 0x0000ff00u) ^ ((te0[s3 & 0xff] >> 8) & 0x000000ffu) ^ rk[0];
+  s[1] = ((te0[s1 >> 24] << 8) & 0xff000000u) ^ (te0[(s2 >> 16) & 0xff] & 0x00ff0000u) ^
+         (te0[(s3 >> 8) & 0xff] & 0x0000ff00u) ^ ((te0[s0 & 0xff] >> 8) & 0x000000ffu) ^ rk[1];
+  s[2] = ((te0[s2 >> 24] << 8) & 0xff000000u) ^ (te0[(s3 >> 16) & 0xff] & 0x00ff0000u) ^
+         (te0[(s0 >> 8) & 0xff] & 0x0000ff00u) ^ ((te0[s1 & 0xff] >> 8) & 0x000000ffu) ^ rk[2];
+  s[3] = ((te0[s3 >> 24] << 8) & 0xff000000u) ^ (te0[(s0 >> 16) & 0xff] & 0x00ff0000u) ^
+         (te0[(s1 >> 8) & 0xff] & 0x0000ff00u) ^ ((te0[s2 & 0xff] >> 8) & 0x000000ffu) ^ rk[3];
+}
+
+/* One AES block in place with the equivalent inverse cipher: s[0..3]
+ * ciphertext words in, plaintext words out. rk: 4 * (nr + 1) decryption
+ * round-key words; td0, td4: the Td0 and Td4 tables. */
+PAES_DEVICE PAES_INLINE void paes_decrypt_block(const PAES_KEY_SPACE paes_u32* rk, int nr,
+                                                const PAES_TABLE_SPACE paes_u32* td0,
+                                                const PAES_TABLE_SPACE paes_u32* td4,
+                                                paes_u32* s) {
+  paes_u32 s0 = s[0] ^ rk[0];
+  paes_u32 s1 = s[1] ^ rk[1];
+  paes_u32 s2 = s[2] ^ rk[2];
+  paes_u32 s3 = s[3] ^ rk[3];
+  paes_u32 t0, t1, t2, t3;
+  int r;
+  for (r = 1; r < nr; ++r) {
+    rk += 4;
+    /* InvShiftRows picks column c's bytes from columns c, c-1, c-2, c-3. */
+    t0 = td0[s0 >> 24] ^ PAES_ROTR8(td0[(s3 >> 16) & 0xff]) ^
+         PAES_ROTR16(td0[(s2 >> 8) & 0xff]) ^ PAES_ROTR24(td0[s1 & 0xff]) ^ rk[0];
+    t1 = td0[s1 >> 24] ^ PAES_ROTR8(td0[(s0 >> 16) & 0xff]) ^
+         PAES_ROTR16(td0[(s3 >> 8) & 0xff]) ^ PAES_ROTR24(td0[s2 & 0xff]) ^ rk[1];
+    t2 = td0[s2 >> 24] ^ PAES_ROTR8(td0[(s1 >> 16) & 0xff]) ^
+         PAES_ROTR16(td0[(s0 >> 8) & 0xff]) ^ PAES_ROTR24(td0[s3 & 0xff]) ^ rk[2];
+    t3 = td0[s3 >> 24] ^ PAES_ROTR8(td0[(s2 >> 16) & 0xff]) ^
+         PAES_ROTR16(td0[(s1 >> 8) & 0xff]) ^ PAES_ROTR24(td0[s0 & 0xff]) ^ rk[3];
+    s0 = t0;
+    s1 = t1;
+    s2 = t2;
+    s3 = t3;
+  }
+  rk += 4;
+  s[0] = (td4[s0 >> 24] & 0xff000000u) ^ (td4[(s3 >> 16) & 0xff] & 0x00ff0000u) ^
+         (td4[(s2 >> 8) & 0xff] & 0x0000ff00u) ^ (td4[s1 & 0xff] & 0x000000ffu) ^ rk[0];
+  s[1] = (td4[s1 >> 24] & 0xff000000u) ^ (td4[(s0 >> 16) & 0xff] & 0x00ff0000u) ^
+         (td4[(s3 >> 8) & 0xff] & 0x0000ff00u) ^ (td4[s2 & 0xff] & 0x000000ffu) ^ rk[1];
+  s[2] = (td4[s2 >> 24] & 0xff000000u) ^ (td4[(s1 >> 16) & 0xff] & 0x00ff0000u) ^
+         (td4[(s0 >> 8) & 0xff] & 0x0000ff00u) ^ (td4[s3 & 0xff] & 0x000000ffu) ^ rk[2];
+  s[3] = (td4[s3 >> 24] & 0xff000000u) ^ (td4[(s2 >> 16) & 0xff] & 0x00ff0000u) ^
+         (td4[(s1 >> 8) & 0xff] & 0x0000ff00u) ^ (td4[s0 & 0xff] & 0x000000ffu) ^ rk[3];
+}
+
+/* The CTR counter block of block `index`: iv + index as one 128-bit
+ * big-endian integer, carrying through all 16 bytes and wrapping at 2^128,
+ * as OpenSSL does. iv and out are big-endian words. */
+PAES_DEVICE PAES_INLINE void paes_counter_add(const paes_u32* iv, paes_u64 index, paes_u32* out) {
+  paes_u64 lo = (((paes_u64)iv[2]) << 32) | (paes_u64)iv[3];
+  paes_u64 hi = (((paes_u64)iv[0]) << 32) | (paes_u64)iv[1];
+  paes_u64 sum = lo + index;
+  hi += (sum < lo) ? 1u : 0u;
+  out[0] = (paes_u32)(hi >> 32);
+  out[1] = (paes_u32)hi;
+  out[2] = (paes_u32)(sum >> 32);
+  out[3] = (paes_u32)sum;
+}
+
+#endif /* PAES_GPU_AES_CORE_H */
