@@ -3,7 +3,7 @@
 namespace paes {
 
 JobRunner::JobRunner(const TransformOptions& options)
-    : engine_(make_engine(options.engine, options.threads)),
+    : engine_(make_engine(options.engine, options.threads, options.device)),
       threads_(options.threads == 0 ? online_cpus() : options.threads),
       consumed_(std::make_shared<std::atomic<std::uint64_t>>(0)),
       start_(std::chrono::steady_clock::now()) {

@@ -15,7 +15,7 @@
 
 namespace paes {
 
-enum class EngineKind { serial, threads, mpi };
+enum class EngineKind { serial, threads, mpi, opencl, cuda };
 
 std::string_view engine_name(EngineKind kind);
 std::optional<EngineKind> parse_engine(std::string_view name);
@@ -62,8 +62,12 @@ class Engine {
 };
 
 // threads = 0 means one per online CPU (per rank for mpi: the node's CPUs over
-// its ranks). The serial engine ignores it. mpi needs an MpiSession.
-std::unique_ptr<Engine> make_engine(EngineKind kind, unsigned threads = 0);
+// its ranks; for opencl and cuda, the CPU threads of what the GPU doesn't
+// run). The serial engine ignores it. mpi needs an MpiSession. `device`
+// picks a GPU by its index in `paes info` (opencl, cuda). Throws a usage
+// Error for an engine this build doesn't have.
+std::unique_ptr<Engine> make_engine(EngineKind kind, unsigned threads = 0,
+                                    std::optional<unsigned> device = std::nullopt);
 
 unsigned online_cpus();
 

@@ -42,6 +42,7 @@ class ChunkPlan final : public Job {
   ChunkPlan(const CipherSpec& spec, std::uint64_t chunk_len);
 
   std::uint64_t chunk_len() const { return chunk_len_; }
+  const CipherSpec& spec() const { return spec_; }
   // What a worker transforms at a time: the chunk length of a parallel plan.
   // A sequential plan's pieces are at least kDefaultChunkLen, since its chunk
   // size buys no parallelism and tiny pieces would only add hand-offs.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@ struct TransformOptions {
   std::uint64_t chunk_len = ChunkPlan::kAutoChunkLen;  // or bytes, 16 to 1G (raw modes)
   bool force = false;  // overwrite an existing output
   ProgressCallback progress;  // input bytes done, from any thread
+  std::optional<unsigned> device;  // a GPU's index in `paes info` (opencl, cuda)
 };
 
 struct TransformReport {

@@ -23,6 +23,17 @@
 #include "paes/plan.hpp"
 #include "paes/transform.hpp"
 #include "util/size.hpp"
+#ifdef PAES_HAVE_OPENCL
+#include "engine/opencl_engine.hpp"
+#endif
+#ifdef PAES_HAVE_CUDA
+#include "engine/cuda_engine.hpp"
+#endif
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 namespace paes::cli {
 namespace {
@@ -117,6 +128,10 @@ serial. GB/s is 10^9 bytes per second of input. CFB8 and CFB1 use 1/8 and
          "--chunk-size", [&args](const std::string& text) { args.chunk_len = size_value(text); },
          "Chunk size of the engines (default 1M; cfb8 64K, cfb1 16K)")
       ->check(chunk_size_validator());
+  cmd->add_option("--engine", args.engine,
+                  "opencl or cuda: GPU figures (kernel-only, with transfers, end-to-end file) per work size "
+                  "(--size lists the work sizes)");
+  cmd->add_option("--device", args.device, "With --engine: the GPU's index in 'paes info'");
   cmd->add_flag("--json", args.json, "Print a JSON array of records instead of the table");
   return cmd;
 }
@@ -204,7 +219,97 @@ std::uint64_t run_in_memory(const Job& job, EngineKind kind, unsigned threads,
 
 }  // namespace
 
+// The GPU figures of `paes bench --engine opencl|cuda`, for each work size
+// (bytes per kernel launch): kernel-only (device time in kernels, from
+// profiling events), with transfers (wall time of the in-memory transform,
+// copies included), and end to end on a file (transform_file through the
+// engine, page cache warm). GPU threads = work size / 16 / blocks per item.
+template <class Backend, class Options>
+void bench_gpu(const BenchArgs& args, EngineKind kind, nlohmann::json& records) {
+  const std::vector<std::uint64_t> work_sizes =
+      args.sizes.empty() ? std::vector<std::uint64_t>{1u << 20, 4u << 20, 16u << 20, 64u << 20} : args.sizes;
+  const std::uint64_t size = std::max<std::uint64_t>(work_sizes.back(), 64u << 20);
+  std::vector<std::string> modes = args.modes.empty() ? std::vector<std::string>{"ctr", "ecb", "cbc", "cfb"} : args.modes;
+  const auto dir = std::filesystem::temp_directory_path() / ("paes-gpu-bench-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  for (const auto& name : modes) {
+    for (const unsigned bits : args.key_bits) {
+      for (const auto& direction_text : args.directions) {
+        const Direction direction = direction_text == "encrypt" ? Direction::encrypt : Direction::decrypt;
+        const auto mode = parse_mode(name);
+        if (!mode) throw usage_error("unknown mode '" + name + "' in --modes");
+        BenchCase c = raw_case(*mode, direction, bits, size, 0);
+        if (!Backend::supports(*c.spec)) continue;  // sequential: the CPU's
+        std::vector<std::uint8_t> output(c.input.size() + kBlockLen);
+        {
+          std::ofstream(dir / "in", std::ios::binary)
+              .write(reinterpret_cast<const char*>(c.input.data()), static_cast<std::streamsize>(c.input.size()));
+        }
+        for (const std::uint64_t work : work_sizes) {
+          Options options;
+          options.device_index = args.device;
+          options.batch_bytes = static_cast<std::size_t>(work);
+          options.profile = true;
+          Backend gpu(options);
+          gpu.transform(*c.spec, output.data(), c.input.data(), c.input.size());  // warm-up
+          std::vector<double> kernel, wall;
+          for (unsigned r = 0; r < args.repeat; ++r) {
+            gpu.reset_stats();
+            const auto start = std::chrono::steady_clock::now();
+            gpu.transform(*c.spec, output.data(), c.input.data(), c.input.size());
+            wall.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+            kernel.push_back(gpu.stats().kernel_seconds);
+          }
+          std::vector<double> file;
+          TransformOptions file_options;
+          file_options.engine = kind;
+          file_options.device = args.device;
+          file_options.force = true;
+          for (unsigned r = 0; r < args.repeat; ++r) {
+            file.push_back(transform_file(*c.spec, dir / "in", dir / "out", file_options).seconds);
+          }
+          const auto median = [](std::vector<double> v) {
+            std::sort(v.begin(), v.end());
+            return v[v.size() / 2];
+          };
+          const std::uint64_t gpu_threads = work / kBlockLen / 8;
+          for (const auto& [figure, seconds] : {std::pair<const char*, double>{"kernel", median(kernel)},
+                                                {"transfers", median(wall)}, {"file", median(file)}}) {
+            records.push_back({{"mode", name}, {"direction", direction_text}, {"key_bits", bits},
+                               {"engine", engine_name(kind)}, {"threads", gpu_threads}, {"figure", figure},
+                               {"work_bytes", work}, {"bytes", c.input.size()}, {"repeat", args.repeat},
+                               {"seconds", seconds}, {"gbps", gbps(c.input.size(), seconds)}});
+            if (!args.json) {
+              std::printf("%-4s %-7s %4u work %9llu B (%8llu GPU threads)  %-9s %8.3f GB/s\n", name.c_str(),
+                          direction_text.c_str(), bits, static_cast<unsigned long long>(work),
+                          static_cast<unsigned long long>(gpu_threads), figure, gbps(c.input.size(), seconds));
+            }
+          }
+        }
+      }
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
+
 int run_bench(const BenchArgs& args) {
+  if (!args.engine.empty()) {
+    nlohmann::json records = nlohmann::json::array();
+    const auto kind = parse_engine(args.engine);
+    if (kind == EngineKind::opencl) {
+#ifdef PAES_HAVE_OPENCL
+      bench_gpu<OpenClEngine, OpenClOptions>(args, *kind, records);
+#endif
+    } else if (kind == EngineKind::cuda) {
+#ifdef PAES_HAVE_CUDA
+      bench_gpu<CudaEngine, CudaOptions>(args, *kind, records);
+#endif
+    } else {
+      throw usage_error("paes bench --engine takes opencl or cuda (where built in); the CPU engines are measured by default");
+    }
+    if (args.json) std::cout << records.dump(1) << '\n';
+    return 0;
+  }
   std::vector<std::string> modes = args.modes;
   if (modes.empty()) {
     for (const Mode mode : kAllModes) modes.emplace_back(mode_name(mode));

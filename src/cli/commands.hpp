@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,7 @@ struct TransformArgs {
   unsigned scrypt_log2_n = 18;
   std::string engine = "threads";
   unsigned threads = 0;
+  std::optional<unsigned> device;
   std::uint64_t chunk_len = 0;  // 0: the mode's default
   bool force = false;
   bool json = false;
@@ -47,6 +49,8 @@ struct BenchArgs {
   std::vector<std::string> directions{"encrypt", "decrypt"};
   unsigned threads = 0;
   std::vector<unsigned> thread_counts;
+  std::string engine;  // opencl or cuda: the GPU figures instead
+  std::optional<unsigned> device;
   unsigned repeat = 5;
   std::uint64_t chunk_len = 0;
   bool json = false;

@@ -8,6 +8,12 @@
 #include "cli/commands.hpp"
 #include "paes/engine.hpp"
 #include "util/cpu_features.hpp"
+#ifdef PAES_HAVE_OPENCL
+#include "engine/opencl_engine.hpp"
+#endif
+#ifdef PAES_HAVE_CUDA
+#include "engine/cuda_engine.hpp"
+#endif
 
 namespace paes::cli {
 
@@ -21,7 +27,7 @@ CLI::App* add_info_command(CLI::App& app, InfoArgs& args) {
 
 int run_info(const InfoArgs& args) {
   const CpuFeatures cpu = detect_cpu_features();
-  const nlohmann::json info = {
+  nlohmann::json info = {
       {"paes_version", "0.1.0"},
       {"openssl_version", OpenSSL_version(OPENSSL_VERSION)},
       {"cpu_features",
@@ -34,7 +40,23 @@ int run_info(const InfoArgs& args) {
       {"online_cpus", online_cpus()},
       {"engines", compiled_engines()},
       {"openmp", _OPENMP},
+      {"opencl_devices", nlohmann::json::array()},
+      {"cuda_devices", nlohmann::json::array()},
   };
+#ifdef PAES_HAVE_OPENCL
+  for (const auto& d : list_opencl_devices()) {
+    info["opencl_devices"].push_back({{"index", d.index}, {"platform", d.platform}, {"name", d.name},
+                                              {"type", d.type}, {"version", d.version},
+                                              {"compute_units", d.compute_units}});
+  }
+#endif
+#ifdef PAES_HAVE_CUDA
+  for (const auto& d : list_cuda_devices()) {
+    info["cuda_devices"].push_back({{"index", d.index}, {"name", d.name},
+                                            {"compute_capability", std::to_string(d.compute_major) + "." + std::to_string(d.compute_minor)},
+                                            {"multiprocessors", d.multiprocessors}});
+  }
+#endif
   if (args.json) {
     std::cout << info.dump(2) << '\n';
     return 0;
@@ -48,6 +70,18 @@ int run_info(const InfoArgs& args) {
             << "Online CPUs: " << online_cpus() << " (default --threads)\n"
             << "Engines:     " << compiled_engines() << '\n'
             << "OpenMP:      " << _OPENMP << '\n';
+  for (const char* kind : {"opencl_devices", "cuda_devices"}) {
+    const bool opencl = std::string_view(kind) == "opencl_devices";
+    std::cout << (opencl ? "OpenCL:      " : "CUDA:        ");
+    if (info[kind].empty()) std::cout << "no devices";
+    std::cout << '\n';
+    for (const auto& d : info[kind]) {
+      std::cout << "  " << d["index"].get<unsigned>() << ": " << d["name"].get<std::string>() << " ("
+                << (opencl ? d["platform"].get<std::string>() + ", " + d["type"].get<std::string>()
+                           : "compute " + d["compute_capability"].get<std::string>())
+                << ")\n";
+    }
+  }
   return 0;
 }
 

@@ -123,7 +123,10 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
   cmd->add_option("--iter", args.iterations, "PBKDF2 iterations (default 10000, as openssl)")
       ->check(CLI::Range(1u, 1u << 30));
 
-  cmd->add_option("--engine", args.engine, "serial, threads, or mpi (under mpiexec) where built in")
+  cmd->add_option("--device", args.device, "opencl/cuda: the GPU's index in 'paes info' (default: the first GPU)")
+      ->type_name("N");
+  cmd->add_option("--engine", args.engine,
+                  "serial, threads, mpi (under mpiexec), opencl or cuda, where built in (paes info)")
       ->type_name("ENGINE")
       ->check(name_validator(valid_engine, "engine", std::string(compiled_engines())))
       ->capture_default_str();
@@ -159,6 +162,10 @@ int run_transform(Direction direction, const TransformArgs& args, const CLI::App
                       "files itself (give INPUT and -o OUTPUT)");
   }
   options.threads = args.threads;
+  options.device = args.device;
+  if (args.device && options.engine != EngineKind::opencl && options.engine != EngineKind::cuda) {
+    throw usage_error("--device picks a GPU: it goes with --engine opencl or cuda");
+  }
   options.chunk_len = args.chunk_len;
   options.force = args.force;
 

@@ -2,11 +2,21 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <string>
 
 #include "engine/engines.hpp"
 #include "paes/error.hpp"
 #ifdef PAES_HAVE_MPI
 #include "engine/mpi_engine.hpp"
+#endif
+#if defined(PAES_HAVE_OPENCL) || defined(PAES_HAVE_CUDA)
+#include "engine/gpu_engine.hpp"
+#endif
+#ifdef PAES_HAVE_OPENCL
+#include "engine/opencl_engine.hpp"
+#endif
+#ifdef PAES_HAVE_CUDA
+#include "engine/cuda_engine.hpp"
 #endif
 
 namespace paes {
@@ -16,6 +26,8 @@ std::string_view engine_name(EngineKind kind) {
     case EngineKind::serial: return "serial";
     case EngineKind::threads: return "threads";
     case EngineKind::mpi: return "mpi";
+    case EngineKind::opencl: return "opencl";
+    case EngineKind::cuda: return "cuda";
   }
   return "?";
 }
@@ -26,15 +38,28 @@ std::optional<EngineKind> parse_engine(std::string_view name) {
 #ifdef PAES_HAVE_MPI
   if (name == "mpi") return EngineKind::mpi;
 #endif
+#ifdef PAES_HAVE_OPENCL
+  if (name == "opencl") return EngineKind::opencl;
+#endif
+#ifdef PAES_HAVE_CUDA
+  if (name == "cuda") return EngineKind::cuda;
+#endif
   return std::nullopt;
 }
 
 std::string_view compiled_engines() {
+  static const std::string engines = std::string("serial threads")
 #ifdef PAES_HAVE_MPI
-  return "serial threads mpi";
-#else
-  return "serial threads";
+                                     + " mpi"
 #endif
+#ifdef PAES_HAVE_OPENCL
+                                     + " opencl"
+#endif
+#ifdef PAES_HAVE_CUDA
+                                     + " cuda"
+#endif
+      ;
+  return engines;
 }
 
 unsigned online_cpus() {
@@ -47,16 +72,35 @@ unsigned online_cpus() {
   return count > 0 ? static_cast<unsigned>(count) : 1;
 }
 
-std::unique_ptr<Engine> make_engine(EngineKind kind, unsigned threads) {
+std::unique_ptr<Engine> make_engine(EngineKind kind, unsigned threads, std::optional<unsigned> device) {
+  const unsigned cpu_threads = threads == 0 ? online_cpus() : threads;
   switch (kind) {
     case EngineKind::serial: return std::make_unique<SerialEngine>();
-    case EngineKind::threads: return std::make_unique<ThreadsEngine>(threads == 0 ? online_cpus() : threads);
+    case EngineKind::threads: return std::make_unique<ThreadsEngine>(cpu_threads);
     case EngineKind::mpi:
 #ifdef PAES_HAVE_MPI
       return std::make_unique<MpiEngine>(threads);
 #else
       throw usage_error("this paes was built without MPI: no mpi engine");
 #endif
+    case EngineKind::opencl: {
+#ifdef PAES_HAVE_OPENCL
+      OpenClOptions options;
+      options.device_index = device;
+      return std::make_unique<GpuEngine<OpenClEngine, OpenClOptions>>(kind, options, cpu_threads);
+#else
+      throw usage_error("this paes was built without OpenCL: no opencl engine");
+#endif
+    }
+    case EngineKind::cuda: {
+#ifdef PAES_HAVE_CUDA
+      CudaOptions options;
+      options.device_index = device;
+      return std::make_unique<GpuEngine<CudaEngine, CudaOptions>>(kind, options, cpu_threads);
+#else
+      throw usage_error("this paes was built without CUDA: no cuda engine");
+#endif
+    }
   }
   return nullptr;
 }

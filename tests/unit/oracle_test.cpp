@@ -22,6 +22,15 @@ struct Config {
   std::uint64_t chunk_len;
 };
 
+TransformOptions options_for(EngineKind engine, unsigned threads, std::uint64_t chunk_len, bool force) {
+  TransformOptions options;
+  options.engine = engine;
+  options.threads = threads;
+  options.chunk_len = chunk_len;
+  options.force = force;
+  return options;
+}
+
 std::vector<Config> configs_for(std::uint64_t size) {
   std::vector<Config> configs{{EngineKind::serial, 1, ChunkPlan::kDefaultChunkLen}};
   // Tiny chunks make a multi-MiB run cost millions of cipher re-inits; they
@@ -64,7 +73,7 @@ TEST_P(Oracle, InMemoryMatchesOpensslOneShot) {
       const auto expected = openssl_oneshot(spec, input);
       for (const Config& config : configs_for(size)) {
         std::vector<std::uint8_t> out(input.size() + kBlockLen);
-        const TransformOptions options{config.engine, config.threads, config.chunk_len, false, {}};
+        const TransformOptions options = options_for(config.engine, config.threads, config.chunk_len, false);
         out.resize(transform_memory(spec, out, input, options));
         ASSERT_EQ(out, expected) << "size " << input.size() << " engine " << engine_name(config.engine)
                                  << " threads " << config.threads << " chunk " << config.chunk_len
@@ -96,7 +105,7 @@ TEST_P(Oracle, FilesMatchOpensslOneShot) {
     for (const Config& config : {Config{EngineKind::serial, 1, 4096}, Config{EngineKind::threads, 2, 4096},
                                  Config{EngineKind::threads, 3, 65536}, Config{EngineKind::threads, 7, 1008}}) {
       const auto out_path = dir / "out";
-      const TransformOptions options{config.engine, config.threads, config.chunk_len, true, {}};
+      const TransformOptions options = options_for(config.engine, config.threads, config.chunk_len, true);
       const TransformReport report = transform_file(spec, in_path, out_path, options);
       std::ifstream file(out_path, std::ios::binary);
       const std::vector<std::uint8_t> got{std::istreambuf_iterator<char>(file), {}};
@@ -133,7 +142,7 @@ TEST(CtrCarry, ChunksAcrossEveryWrapPointMatchOpenssl) {
       for (const std::uint64_t chunk : {16u, 32u, 48u}) {
         for (const unsigned threads : {1u, 3u}) {
           std::vector<std::uint8_t> out(input.size());
-          transform_memory(spec, out, input, {EngineKind::threads, threads, chunk, false, {}});
+          transform_memory(spec, out, input, options_for(EngineKind::threads, threads, chunk, false));
           EXPECT_EQ(out, expected) << ff_bytes << " ff bytes, chunk " << chunk;
         }
       }
