@@ -19,6 +19,7 @@ void JobRunner::run(const Job& job, InputEndpoint& in, std::uint64_t in_skip, Ou
   out.commit();
   report.bytes_in = in_skip + consumed_->load();
   report.parallel = job.parallel();
+  report.engine = engine_->kind();
   if (!job.parallel() || engine_->kind() == EngineKind::serial) {
     report.workers = 1;
   } else if (const auto size = in.size()) {

@@ -15,7 +15,8 @@
 
 namespace paes {
 
-enum class EngineKind { serial, threads, mpi, opencl, cuda };
+// automatic: --engine auto, a GPU when present and worth it, else threads.
+enum class EngineKind { serial, threads, mpi, opencl, cuda, automatic };
 
 std::string_view engine_name(EngineKind kind);
 std::optional<EngineKind> parse_engine(std::string_view name);

@@ -28,6 +28,7 @@ struct TransformReport {
   std::uint64_t bytes_out = 0;
   unsigned workers = 0;
   bool parallel = false;
+  EngineKind engine = EngineKind::threads;  // the one that ran (auto resolves to one)
   std::uint64_t chunk_len = 0;  // as the job used it: rounded down to whole blocks
   double seconds = 0;  // open to commit, I/O included
   std::vector<Engine::RankTiming> ranks;  // per MPI rank (mpi engine only)

@@ -126,7 +126,7 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
   cmd->add_option("--device", args.device, "opencl/cuda: the GPU's index in 'paes info' (default: the first GPU)")
       ->type_name("N");
   cmd->add_option("--engine", args.engine,
-                  "serial, threads, mpi (under mpiexec), opencl or cuda, where built in (paes info)")
+                  "serial, threads, auto (a GPU for large parallel jobs), mpi (under mpiexec), opencl or cuda, where built in (paes info)")
       ->type_name("ENGINE")
       ->check(name_validator(valid_engine, "engine", std::string(compiled_engines())))
       ->capture_default_str();
@@ -163,8 +163,9 @@ int run_transform(Direction direction, const TransformArgs& args, const CLI::App
   }
   options.threads = args.threads;
   options.device = args.device;
-  if (args.device && options.engine != EngineKind::opencl && options.engine != EngineKind::cuda) {
-    throw usage_error("--device picks a GPU: it goes with --engine opencl or cuda");
+  if (args.device && options.engine != EngineKind::opencl && options.engine != EngineKind::cuda &&
+      options.engine != EngineKind::automatic) {
+    throw usage_error("--device picks a GPU: it goes with --engine opencl, cuda or auto");
   }
   options.chunk_len = args.chunk_len;
   options.force = args.force;
@@ -256,7 +257,7 @@ int run_transform(Direction direction, const TransformArgs& args, const CLI::App
     std::snprintf(rate, sizeof rate, "%.3f s (%.2f GB/s)", report.seconds, gbps);
     std::cerr << "paes: " << (encrypt ? "encrypted " : "decrypted ") << format_size(report.bytes_in) << " -> "
               << format_size(report.bytes_out) << " in " << rate << ", " << description.mode << " AES-"
-              << description.key_bits << ", " << engine_name(options.engine) << " engine, " << report.workers
+              << description.key_bits << ", " << engine_name(report.engine) << " engine, " << report.workers
               << (report.workers == 1 ? " worker\n" : " workers\n");
   }
   if (args.json) {
@@ -264,7 +265,7 @@ int run_transform(Direction direction, const TransformArgs& args, const CLI::App
         {"mode", description.mode},
         {"key_bits", description.key_bits},
         {"direction", direction_name(direction)},
-        {"engine", engine_name(options.engine)},
+        {"engine", engine_name(report.engine)},
         {"threads", report.workers},
         {"parallel", report.parallel},
         {"chunk_size", report.chunk_len},

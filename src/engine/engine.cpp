@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <string>
 
+#include "engine/auto_engine.hpp"
 #include "engine/engines.hpp"
 #include "paes/error.hpp"
 #ifdef PAES_HAVE_MPI
@@ -28,6 +29,7 @@ std::string_view engine_name(EngineKind kind) {
     case EngineKind::mpi: return "mpi";
     case EngineKind::opencl: return "opencl";
     case EngineKind::cuda: return "cuda";
+    case EngineKind::automatic: return "auto";
   }
   return "?";
 }
@@ -35,6 +37,7 @@ std::string_view engine_name(EngineKind kind) {
 std::optional<EngineKind> parse_engine(std::string_view name) {
   if (name == "serial") return EngineKind::serial;
   if (name == "threads") return EngineKind::threads;
+  if (name == "auto") return EngineKind::automatic;
 #ifdef PAES_HAVE_MPI
   if (name == "mpi") return EngineKind::mpi;
 #endif
@@ -48,7 +51,7 @@ std::optional<EngineKind> parse_engine(std::string_view name) {
 }
 
 std::string_view compiled_engines() {
-  static const std::string engines = std::string("serial threads")
+  static const std::string engines = std::string("serial threads auto")
 #ifdef PAES_HAVE_MPI
                                      + " mpi"
 #endif
@@ -92,6 +95,7 @@ std::unique_ptr<Engine> make_engine(EngineKind kind, unsigned threads, std::opti
       throw usage_error("this paes was built without OpenCL: no opencl engine");
 #endif
     }
+    case EngineKind::automatic: return std::make_unique<AutoEngine>(threads, device);
     case EngineKind::cuda: {
 #ifdef PAES_HAVE_CUDA
       CudaOptions options;

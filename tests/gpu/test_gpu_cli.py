@@ -91,6 +91,24 @@ class OpenClCliTest(ScratchTestCase):
         self.assertTrue(all(r["gbps"] > 0 and r["engine"] == "opencl" for r in records), records)
 
 
+class AutoEngineCliTest(ScratchTestCase):
+    def test_auto_keeps_small_jobs_on_the_cpu(self):
+        key = os.urandom(32)
+        key_file = write_file(self.path("key"), key)
+        plain = os.urandom(3_000_017)
+        inp = write_file(self.path("in"), plain)
+        iv = os.urandom(16)
+        proc = run(["encrypt", "--engine", "auto", "--mode", "ctr", "--key-file", key_file, "--iv", iv.hex(),
+                    "--json", inp, "-o", self.path("out")])
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        report = json.loads(proc.stdout)
+        self.assertEqual(report["engine"], "threads", "3 MB is below what pays for a GPU's transfers")
+        self.assertEqual(report["bytes_in"], len(plain))
+        expected = subprocess.run(openssl_enc_command(OPENSSL, "ctr", key, iv), input=plain,
+                                  capture_output=True, check=True).stdout
+        self.assertEqual(read_file(self.path("out")), expected)
+
+
 class CudaCliTest(ScratchTestCase):
     def test_no_device_is_one_clear_error(self):
         if "cuda" not in INFO.get("engines", ""):

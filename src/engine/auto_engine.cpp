@@ -1,0 +1,71 @@
+#include "engine/auto_engine.hpp"
+
+#include "paes/plan.hpp"
+#ifdef PAES_HAVE_OPENCL
+#include "engine/opencl_engine.hpp"
+#endif
+#ifdef PAES_HAVE_CUDA
+#include "engine/cuda_engine.hpp"
+#endif
+
+namespace paes {
+namespace {
+
+bool gpu_worthy(const Job& job, std::uint64_t input_len) {
+  const auto* plan = dynamic_cast<const ChunkPlan*>(&job);
+  if (!plan || input_len < kAutoGpuMinBytes || !plan->parallel()) return false;
+  const Mode mode = plan->spec().mode;
+  return mode == Mode::ecb || mode == Mode::ctr || mode == Mode::cbc || mode == Mode::cfb128;
+}
+
+bool has_cuda_device() {
+#ifdef PAES_HAVE_CUDA
+  return !list_cuda_devices().empty();
+#else
+  return false;
+#endif
+}
+
+bool has_opencl_gpu() {
+#ifdef PAES_HAVE_OPENCL
+  for (const auto& device : list_opencl_devices()) {
+    if (device.type == "gpu") return true;
+  }
+#endif
+  return false;
+}
+
+}  // namespace
+
+EngineKind auto_engine_choice(const Job& job, std::uint64_t input_len, bool cuda_device, bool opencl_gpu) {
+  if (!gpu_worthy(job, input_len)) return EngineKind::threads;
+  if (cuda_device) return EngineKind::cuda;
+  if (opencl_gpu) return EngineKind::opencl;
+  return EngineKind::threads;
+}
+
+AutoEngine::AutoEngine(unsigned threads, std::optional<unsigned> device) : threads_(threads), device_(device) {}
+
+Engine& AutoEngine::pick(const Job& job, std::uint64_t input_len) {
+  // Devices are only probed when the job could use one: small jobs never
+  // pay for a driver's start-up.
+  const bool worthy = gpu_worthy(job, input_len);
+  chosen_ = worthy ? auto_engine_choice(job, input_len, has_cuda_device(), has_opencl_gpu()) : EngineKind::threads;
+  engine_ = make_engine(chosen_, threads_, chosen_ == EngineKind::threads ? std::nullopt : device_);
+  engine_->on_progress([this](std::uint64_t bytes) { report(bytes); });
+  return *engine_;
+}
+
+unsigned AutoEngine::workers_for(const Job& job, std::uint64_t input_len) const {
+  return engine_ ? engine_->workers_for(job, input_len) : 1;
+}
+
+std::uint64_t AutoEngine::run(const Job& job, Source& in, Sink& out) {
+  return pick(job, in.size()).run(job, in, out);
+}
+
+std::uint64_t AutoEngine::run_stream(const Job& job, StreamReader& in, StreamWriter& out) {
+  return pick(job, 0).run_stream(job, in, out);
+}
+
+}  // namespace paes
