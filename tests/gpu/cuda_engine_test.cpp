@@ -16,35 +16,15 @@
 #include "cipher/oneshot.hpp"
 #include "engine/cuda_engine.hpp"
 #include "paes/error.hpp"
+#include "test_support.hpp"
 #include "paes/plan.hpp"
 
 namespace paes {
 namespace {
 
-std::vector<std::uint8_t> random_bytes(std::size_t len, std::uint32_t seed) {
-  std::vector<std::uint8_t> v(len);
-  std::uint32_t x = seed * 2654435761u + 12345;
-  for (auto& b : v) {
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    b = static_cast<std::uint8_t>(x >> 7);
-  }
-  return v;
-}
 
-CipherSpec make_spec(Mode mode, Direction direction, unsigned key_bits, std::uint32_t seed,
-                     bool padding = true) {
-  CipherSpec spec;
-  spec.mode = mode;
-  spec.direction = direction;
-  const auto key = random_bytes(key_bits / 8, seed);
-  spec.key = SecretBytes(key.data(), key.size());
-  const auto iv = random_bytes(kBlockLen, seed + 1);
-  std::copy(iv.begin(), iv.end(), spec.iv.begin());
-  spec.padding = padding;
-  return spec;
-}
+using test::make_spec;
+using test::random_bytes;
 
 CipherSpec with_direction(const CipherSpec& spec, Direction direction) {
   CipherSpec other;
