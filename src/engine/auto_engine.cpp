@@ -1,5 +1,6 @@
 #include "engine/auto_engine.hpp"
 
+#include "gpu/gpu_modes.hpp"
 #include "paes/plan.hpp"
 #ifdef PAES_HAVE_OPENCL
 #include "engine/opencl_engine.hpp"
@@ -13,9 +14,7 @@ namespace {
 
 bool gpu_worthy(const Job& job, std::uint64_t input_len) {
   const auto* plan = dynamic_cast<const ChunkPlan*>(&job);
-  if (!plan || input_len < kAutoGpuMinBytes || !plan->parallel()) return false;
-  const Mode mode = plan->spec().mode;
-  return mode == Mode::ecb || mode == Mode::ctr || mode == Mode::cbc || mode == Mode::cfb128;
+  return plan && input_len >= kAutoGpuMinBytes && gpu::runs_on_gpu(plan->spec());
 }
 
 bool has_cuda_device() {

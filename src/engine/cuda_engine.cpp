@@ -9,6 +9,7 @@
 
 #include "cipher/padding.hpp"
 #include "gpu/aes_tables.hpp"
+#include "gpu/gpu_modes.hpp"
 #include "gpu/key_schedule.hpp"
 #include "paes/error.hpp"
 
@@ -243,18 +244,7 @@ const CudaDeviceInfo& CudaEngine::device() const { return impl_->info; }
 const CudaEngine::Stats& CudaEngine::stats() const { return impl_->stats; }
 void CudaEngine::reset_stats() { impl_->stats = {}; }
 
-bool CudaEngine::supports(const CipherSpec& spec) {
-  switch (spec.mode) {
-    case Mode::ecb:
-    case Mode::ctr:
-      return true;
-    case Mode::cbc:
-    case Mode::cfb128:
-      return spec.direction == Direction::decrypt;
-    default:
-      return false;
-  }
-}
+bool CudaEngine::supports(const CipherSpec& spec) { return gpu::runs_on_gpu(spec); }
 
 void CudaEngine::begin(const CipherSpec& spec, const Block& start_state) {
   Impl& m = *impl_;
