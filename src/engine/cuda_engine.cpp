@@ -7,8 +7,8 @@
 #include <cstring>
 #include <limits>
 
-#include "cipher/padding.hpp"
 #include "gpu/aes_tables.hpp"
+#include "gpu/device_piece.hpp"
 #include "gpu/gpu_modes.hpp"
 #include "gpu/key_schedule.hpp"
 #include "paes/error.hpp"
@@ -345,25 +345,8 @@ std::size_t CudaEngine::update(std::uint8_t* out, const std::uint8_t* in, std::s
                                bool final) {
   Impl& m = *impl_;
   if (!m.begun) throw Error("CUDA engine: update() before begin()");
-  const bool whole_blocks_only = m.mode == Mode::ecb || m.mode == Mode::cbc;
-  if (!final && len % kBlockLen != 0) {
-    throw usage_error("CUDA engine: pieces before the final one must be whole blocks");
-  }
-
-  // What goes through the device: the input, plus the PKCS#7 block for the
-  // final piece of a padded encryption (its tail bytes move into that block).
-  std::size_t from_input = len;
-  std::size_t device_len = len;
-  Block pad_block{};
-  if (final && m.padded && m.direction == Direction::encrypt) {
-    from_input = len / kBlockLen * kBlockLen;
-    pad_block = pkcs7_final_block(in + from_input, len - from_input);
-    device_len = from_input + kBlockLen;
-  } else if (final && m.padded) {
-    if (len == 0 || len % kBlockLen != 0) throw Error("bad decrypt: wrong key or corrupted data");
-  } else if (whole_blocks_only && len % kBlockLen != 0) {
-    throw Error("input length is not a multiple of 16, which --no-pad requires");
-  }
+  const gpu::DevicePiece piece(m.mode, m.direction, m.padded, in, len, final, "CUDA");
+  const std::size_t device_len = piece.device_len();
 
   m.use_device();
   const std::size_t nslots = m.slots.size();
@@ -373,9 +356,7 @@ std::size_t CudaEngine::update(std::uint8_t* out, const std::uint8_t* in, std::s
       CudaSlot& slot = m.slots[batch_index % nslots];
       m.finish(slot);  // the batch that used this slot `nslots` batches ago
       const std::size_t n = std::min(m.batch_bytes, device_len - off);
-      const std::size_t copied = off < from_input ? std::min(n, from_input - off) : 0;
-      if (copied != 0) std::memcpy(slot.host, in + off, copied);
-      if (copied < n) std::memcpy(slot.host + copied, pad_block.data(), n - copied);
+      piece.stage(slot.host, off, n);
 
       std::array<std::uint32_t, 4> state{};
       if (m.mode == Mode::ctr) state = m.counter0;
@@ -397,10 +378,7 @@ std::size_t CudaEngine::update(std::uint8_t* out, const std::uint8_t* in, std::s
   m.blocks_done += device_len / kBlockLen;
 
   if (final) m.begun = false;
-  if (final && m.padded && m.direction == Direction::decrypt) {
-    return device_len - pkcs7_pad_len(out + device_len - kBlockLen);
-  }
-  return device_len;
+  return piece.output_len(out);
 }
 
 std::size_t CudaEngine::transform(const CipherSpec& spec, std::uint8_t* out,
