@@ -1,11 +1,12 @@
-// Bytes that must not outlive their use: keys and passphrases. The storage is
-// wiped with OPENSSL_cleanse when the object is destroyed or reassigned, and the
-// type refuses implicit copies so a key is never duplicated by accident.
+// Bytes that must not outlive their use: keys and passphrases. The storage
+// lives in OpenSSL's secure heap (locked in RAM where allowed, excluded from
+// core dumps, between guard pages), is wiped when the object is destroyed or
+// reassigned, and the type refuses implicit copies so a key is never
+// duplicated by accident.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <span>
 
 namespace paes {
@@ -21,16 +22,21 @@ class SecretBytes {
   SecretBytes(const SecretBytes&) = delete;
   SecretBytes& operator=(const SecretBytes&) = delete;
 
-  std::uint8_t* data() noexcept { return bytes_.get(); }
-  const std::uint8_t* data() const noexcept { return bytes_.get(); }
+  std::uint8_t* data() noexcept { return bytes_; }
+  const std::uint8_t* data() const noexcept { return bytes_; }
   std::size_t size() const noexcept { return len_; }
   bool empty() const noexcept { return len_ == 0; }
-  std::span<const std::uint8_t> view() const noexcept { return {bytes_.get(), len_}; }
+  std::span<const std::uint8_t> view() const noexcept { return {bytes_, len_}; }
   SecretBytes clone() const { return SecretBytes(data(), size()); }
 
+  // Whether the bytes are in the secure heap. False for an empty secret, and
+  // when the secure heap could not be set up or was full: the bytes are then
+  // on the ordinary heap, still wiped on release.
+  bool locked_away() const noexcept;
+
  private:
-  void wipe() noexcept;
-  std::unique_ptr<std::uint8_t[]> bytes_;
+  void release() noexcept;
+  std::uint8_t* bytes_ = nullptr;
   std::size_t len_ = 0;
 };
 
