@@ -13,7 +13,7 @@ bench_setup e2e "$@"
 
 head -c "$((size_mib << 20))" /dev/urandom > "$work/in.bin"
 cat "$work/in.bin" > /dev/null
-openssl rand 32 > "$work/key"
+openssl rand 32 > "$work/key" && chmod 600 "$work/key"
 key_hex="$(od -An -tx1 -v "$work/key" | tr -d ' \n')"
 iv="$(openssl rand -hex 16)"
 

@@ -1,6 +1,7 @@
 #include "cli/passphrase.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -9,7 +10,9 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
+#include <iostream>
 #include <string_view>
 
 #include "paes/error.hpp"
@@ -159,6 +162,20 @@ SecretBytes prompt(int tty, std::string_view question) {
   return SecretBytes(buffer.data(), line_len);
 }
 
+// Like ssh with a private key, but a warning rather than a refusal: the
+// secret has already been exposed, and refusing would only break a backup job.
+// Only regular files: a pipe or /dev/stdin has no meaningful mode.
+void warn_if_readable_by_others(int fd, const std::string& what) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return;
+  if ((st.st_mode & (S_IRGRP | S_IROTH)) == 0) return;
+  char mode[8];
+  std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+  std::cerr << "paes: warning: " << what << " is readable by "
+            << ((st.st_mode & S_IROTH) != 0 ? "other users" : "its group") << " (mode " << mode
+            << "); restrict it with chmod 600\n";
+}
+
 bool same_bytes(const SecretBytes& a, const SecretBytes& b) {
   return a.size() == b.size() && std::equal(a.data(), a.data() + a.size(), b.data());
 }
@@ -175,6 +192,7 @@ std::size_t first_line_length(std::span<const std::uint8_t> text) {
 SecretBytes read_secret_file(const std::string& path, std::size_t max_len, const std::string& what) {
   const FileDescriptor file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
   if (file.get() < 0) throw system_error(what);
+  warn_if_readable_by_others(file.get(), what);
   // One byte over the limit tells an oversized file from one exactly at it.
   SecretBytes content(max_len + 1);
   const std::size_t len = read_into(file.get(), content, false, what);

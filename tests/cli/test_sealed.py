@@ -407,7 +407,7 @@ class RoundTripTest(PaesTestCase):
 
     def test_passphrases(self):
         data = os.urandom(5000)
-        pw_file = write_file(self.path("pass.txt"), b"correct horse battery\n")
+        pw_file = write_file(self.path("pass.txt"), b"correct horse battery\n", 0o600)
         env = {"PAES_TEST_PASS": "correct horse battery"}
         for bits in (128, 256):
             for how in ("file", "env"):
@@ -775,7 +775,7 @@ class BadInputTest(PaesTestCase):
         self.key = self.keygen(256, "k1")
         self.data = os.urandom(3000)
         self.inp = write_file(self.path("plain.bin"), self.data)
-        self.pw = write_file(self.path("pw"), b"the passphrase\n")
+        self.pw = write_file(self.path("pw"), b"the passphrase\n", 0o600)
         self.out_dir = self.new_dir("out")
         self.out = os.path.join(self.out_dir, "result")
         self.sealed = write_file(self.path("k.paes"), self.seal(self.data, ["--key-file", self.key]))
@@ -795,14 +795,14 @@ class BadInputTest(PaesTestCase):
                    ("wrong key", "key"))
 
     def test_wrong_passphrase(self):
-        wrong = write_file(self.path("wrong"), b"the passphrasf\n")
+        wrong = write_file(self.path("wrong"), b"the passphrasf\n", 0o600)
         self.fails(["decrypt", "--passphrase-file", wrong, self.pw_sealed, "-o", self.out], 1,
                    "authentication failed")
         self.fails(["decrypt", "--passphrase-env", "PAES_TEST_PW", self.pw_sealed, "-o",
                     self.out], 1, "authentication failed", env={"PAES_TEST_PW": "nope"})
         # The first line only is the passphrase: a trailing newline is not part of it,
         # but other text on later lines does not matter.
-        two_lines = write_file(self.path("two"), b"the passphrase\nsecond line\n")
+        two_lines = write_file(self.path("two"), b"the passphrase\nsecond line\n", 0o600)
         proc, got = self.open_sealed(read_file(self.pw_sealed), ["--passphrase-file", two_lines])
         self.assertEqual(proc.returncode, 0, describe(proc))
         self.assertEqual(got, self.data)

@@ -44,7 +44,7 @@ class OpenClCliTest(ScratchTestCase):
         key_file = self.path("key")
         for bits in (128, 192, 256):
             key, iv = os.urandom(bits // 8), bytes(12) + b"\xff\xff\xff\xfe"  # the counter wraps 32 bits
-            write_file(key_file, key.hex().encode() + b"\n")
+            write_file(key_file, key.hex().encode() + b"\n", 0o600)
             for mode, directions in (("ctr", ("encrypt", "decrypt")), ("ecb", ("encrypt", "decrypt")),
                                      ("cbc", ("decrypt",)), ("cfb", ("decrypt",))):
                 for direction in directions:
@@ -65,7 +65,7 @@ class OpenClCliTest(ScratchTestCase):
 
     def test_what_a_gpu_does_not_run_goes_to_the_cpu(self):
         key = os.urandom(32)
-        key_file = write_file(self.path("key"), key)
+        key_file = write_file(self.path("key"), key, 0o600)
         plain = os.urandom(100_003)
         inp = write_file(self.path("in"), plain)
         iv = os.urandom(16)
@@ -94,7 +94,7 @@ class OpenClCliTest(ScratchTestCase):
 class AutoEngineCliTest(ScratchTestCase):
     def test_auto_keeps_small_jobs_on_the_cpu(self):
         key = os.urandom(32)
-        key_file = write_file(self.path("key"), key)
+        key_file = write_file(self.path("key"), key, 0o600)
         plain = os.urandom(3_000_017)
         inp = write_file(self.path("in"), plain)
         iv = os.urandom(16)
@@ -115,7 +115,7 @@ class CudaCliTest(ScratchTestCase):
             self.skipTest("this paes has no cuda engine (no nvcc at build time)")
         if INFO.get("cuda_devices"):
             self.skipTest("a CUDA device is present: tests/gpu/cuda_engine_test.cpp covers it")
-        key_file = write_file(self.path("key"), os.urandom(32))
+        key_file = write_file(self.path("key"), os.urandom(32), 0o600)
         inp = write_file(self.path("in"), os.urandom(1000))
         proc = run(["encrypt", "--engine", "cuda", "--mode", "ctr", "--key-file", key_file, "--iv", "00" * 16,
                     inp, "-o", self.path("out")])

@@ -126,7 +126,7 @@ class MpiTestCase(ScratchTestCase):
     def key_file(self, bits, key=None):
         """A hex key file (a fresh random key unless `key` is given); returns (path, key)."""
         key = key if key is not None else os.urandom(bits // 8)
-        path = write_file(self.path(unique("key-") + ".hex"), key.hex().encode() + b"\n")
+        path = write_file(self.path(unique("key-") + ".hex"), key.hex().encode() + b"\n", 0o600)
         return path, key
 
     def keygen(self, bits):

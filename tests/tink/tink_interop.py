@@ -169,7 +169,9 @@ class Base(unittest.TestCase):
         return p
 
     def key_file(self, key):
-        return self.path(f"key{len(key)}-{key[:4].hex()}.bin", key)
+        path = self.path(f"key{len(key)}-{key[:4].hex()}.bin", key)
+        os.chmod(path, 0o600)
+        return path
 
     def paes_bytes(self, args, out):
         """Runs paes; (proc, output bytes or None). Removes the output afterwards."""
