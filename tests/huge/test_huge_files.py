@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""Inputs past 4 GiB through the real binary, files sparse where possible.
+
+Byte offsets above 2^32 are where 32-bit offset or length arithmetic breaks, so
+every parallel direction runs on a 4 GiB + 1 MiB input and its output is
+checked against the openssl command at windows before, across and after
+2^32 (each window started with the IV or counter it must have there), then
+decrypted back and compared with the input:
+  - CTR, with an IV whose low 64 bits wrap just past byte 2^32;
+  - ECB both ways, CBC and CFB decryption (of zero bytes taken as ciphertext);
+  - the sealed format both ways, and a byte flipped past 2^32 refused;
+  - the mpi engine (2 ranks) on the same CTR job, when it is built.
+The sealed format's 2^32-segment limit is refused up front with a clear error,
+on encryption (a sparse input of ~176 GB) and on decryption (a sealed file
+extended to the same size), leaving no output.
+More than 2^32 CTR blocks (64 GiB) run in memory in more_than_2_32_blocks_test.
+"""
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
+from harness import describe, run_unittest, tool_paths, write_file  # noqa: E402
+
+PAES, OPENSSL, REST = None, None, None
+MPIEXEC = None
+GIB, MIB = 1 << 30, 1 << 20
+BIG = 4 * GIB + MIB + 48          # whole blocks, for ECB and CBC
+BIG_ODD = 4 * GIB + MIB + 37      # a partial last block, for CTR, CFB and sealed
+WINDOW = 64 * 1024
+KEY = bytes(range(32))
+# Upper half arbitrary; the lower 64 bits are 2^64 - 2^28 - 2^14, so they wrap
+# at block 2^28 + 2^14, i.e. byte 2^32 + 256 KiB.
+IV = bytes.fromhex("0123456789abcdef") + ((1 << 64) - (1 << 28) - (1 << 14)).to_bytes(8, "big")
+NEEDED_FREE = 12 * GIB
+SEGMENT_LIMIT = 1 << 32
+
+
+def counter_after(iv, blocks):
+    return ((int.from_bytes(iv, "big") + blocks) % (1 << 128)).to_bytes(16, "big")
+
+
+def openssl(args, data):
+    proc = subprocess.run([OPENSSL, "enc", *args, "-K", KEY.hex()], input=data, capture_output=True)
+    if proc.returncode != 0:
+        raise AssertionError(f"openssl {args}: {proc.stderr!r}")
+    return proc.stdout
+
+
+def read_at(path, offset, length):
+    with open(path, "rb") as f:
+        f.seek(offset)
+        return f.read(length)
+
+
+def equals_zeros(path, length):
+    """True when the file is exactly `length` zero bytes (cmp against /dev/zero)."""
+    if os.path.getsize(path) != length:
+        return False
+    return subprocess.run(["cmp", "-s", "-n", str(length), path, "/dev/zero"]).returncode == 0
+
+
+def windows(length):
+    """(offset, length) of block-aligned windows: the start, across 2^32, across the
+    counter's wrap just past it, and the last window, which runs to the end."""
+    last = (length - WINDOW) // 16 * 16
+    return [(0, WINDOW), ((1 << 32) - WINDOW // 2, WINDOW),
+            ((1 << 32) + 256 * 1024 - WINDOW // 2, WINDOW), (last, length - last)]
+
+
+class HugeFiles(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="paes-huge-", dir=os.environ.get("PAES_HUGE_DIR"))
+        free = shutil.disk_usage(cls.dir).free
+        if free < NEEDED_FREE:
+            shutil.rmtree(cls.dir)
+            raise unittest.SkipTest(f"SKIPPED: {free / GIB:.1f} GiB free in {cls.dir}, the >4 GiB tests need "
+                                    f"{NEEDED_FREE // GIB} GiB (set PAES_HUGE_DIR to a roomier directory)")
+        cls.key = write_file(os.path.join(cls.dir, "key"), KEY.hex().encode() + b"\n", 0o600)
+        cls.zeros = cls.sparse("zeros.bin", BIG)
+        cls.zeros_odd = cls.sparse("zeros-odd.bin", BIG_ODD)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    @classmethod
+    def sparse(cls, name, length):
+        path = os.path.join(cls.dir, name)
+        with open(path, "wb") as f:
+            f.truncate(length)
+        return path
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def paes(self, *args, expect=0, prefix=()):
+        proc = subprocess.run([*prefix, PAES, *args], capture_output=True)
+        self.assertEqual(proc.returncode, expect, f"paes {' '.join(args)}: {describe(proc)}")
+        return proc
+
+    def tearDown(self):
+        for name in os.listdir(self.dir):
+            if name not in ("key", "zeros.bin", "zeros-odd.bin"):
+                os.remove(os.path.join(self.dir, name))
+
+    def check_windows(self, out, length, expected_at):
+        """Each window of `out` equals expected_at(offset, window_length)."""
+        self.assertEqual(os.path.getsize(out), length)
+        for offset, n in windows(length):
+            self.assertEqual(read_at(out, offset, n), expected_at(offset, n),
+                             f"{os.path.basename(out)}: window at byte {offset} differs from openssl")
+
+    def test_ctr_past_2_32_bytes_with_the_counter_wrapping_there(self):
+        out, back = self.path("ctr"), self.path("ctr.back")
+        self.paes("encrypt", "--mode", "ctr", "--key-file", self.key, "--iv", IV.hex(), self.zeros_odd, "-o", out)
+        self.check_windows(out, BIG_ODD, lambda off, n: openssl(
+            ["-aes-256-ctr", "-iv", counter_after(IV, off // 16).hex()], bytes(n)))
+        self.paes("decrypt", "--mode", "ctr", "--key-file", self.key, "--iv", IV.hex(), out, "-o", back)
+        self.assertTrue(equals_zeros(back, BIG_ODD), "CTR round trip differs from the input")
+
+    def test_ecb_both_ways(self):
+        out, back = self.path("ecb"), self.path("ecb.back")
+        self.paes("encrypt", "--mode", "ecb", "--no-pad", "--key-file", self.key, self.zeros, "-o", out)
+        self.check_windows(out, BIG, lambda off, n: openssl(["-aes-256-ecb", "-nopad"], bytes(n)))
+        self.paes("decrypt", "--mode", "ecb", "--no-pad", "--key-file", self.key, out, "-o", back)
+        self.assertTrue(equals_zeros(back, BIG), "ECB round trip differs from the input")
+
+    def test_cbc_decryption(self):
+        # Zero ciphertext: every window's IV is the zero block before it, or the IV at 0.
+        out = self.path("cbc")
+        self.paes("decrypt", "--mode", "cbc", "--no-pad", "--key-file", self.key, "--iv", IV.hex(),
+                  self.zeros, "-o", out)
+        self.check_windows(out, BIG, lambda off, n: openssl(
+            ["-d", "-aes-256-cbc", "-nopad", "-iv", (IV if off == 0 else bytes(16)).hex()], bytes(n)))
+
+    def test_cfb_decryption(self):
+        out = self.path("cfb")
+        self.paes("decrypt", "--mode", "cfb", "--key-file", self.key, "--iv", IV.hex(), self.zeros_odd, "-o", out)
+        self.check_windows(out, BIG_ODD, lambda off, n: openssl(
+            ["-d", "-aes-256-cfb", "-iv", (IV if off == 0 else bytes(16)).hex()], bytes(n)))
+
+    def test_sealed_both_ways_and_a_flip_past_2_32_is_refused(self):
+        sealed, back = self.path("sealed"), self.path("sealed.back")
+        self.paes("encrypt", "--key-file", self.key, self.zeros_odd, "-o", sealed)
+        self.assertGreater(os.path.getsize(sealed), BIG_ODD)
+        self.paes("decrypt", "--key-file", self.key, sealed, "-o", back)
+        self.assertTrue(equals_zeros(back, BIG_ODD), "sealed round trip differs from the input")
+        os.remove(back)
+        flip_at = (1 << 32) + 12345
+        with open(sealed, "r+b") as f:
+            f.seek(flip_at)
+            byte = f.read(1)
+            f.seek(flip_at)
+            f.write(bytes([byte[0] ^ 0x01]))
+        proc = self.paes("decrypt", "--key-file", self.key, sealed, "-o", back, expect=1)
+        self.assertIn(b"segment", proc.stderr, describe(proc))
+        self.assertFalse(os.path.exists(back), "a refused file left output")
+
+    def test_mpi_engine_matches_the_threads_engine(self):
+        if not MPIEXEC:
+            self.skipTest("SKIPPED: no mpiexec given (the mpi engine is not built)")
+        threads, mpi = self.path("ctr.threads"), self.path("ctr.mpi")
+        args = ["encrypt", "--mode", "ctr", "--key-file", self.key, "--iv", IV.hex(), self.zeros_odd]
+        self.paes(*args, "-o", threads)
+        self.paes(*args, "--engine", "mpi", "-o", mpi, prefix=(MPIEXEC, "-n", "2"))
+        self.assertEqual(subprocess.run(["cmp", "-s", threads, mpi]).returncode, 0,
+                         "mpi engine output differs from the threads engine past 4 GiB")
+
+    def test_more_than_2_32_segments_is_refused_up_front(self):
+        # The smallest segment for AES-256: the 40-byte header, a tag, one byte.
+        segment = 57
+        per_segment = segment - 16
+        most = 1 + (SEGMENT_LIMIT - 1) * per_segment  # plaintext bytes 2^32 segments hold
+        too_big = self.sparse("too-big.bin", most + 1)
+        out = self.path("too-big.paes")
+        proc = self.paes("encrypt", "--key-file", self.key, "--segment-size", str(segment), too_big, "-o", out,
+                         expect=1)
+        self.assertIn(b"2^32 segments", proc.stderr, describe(proc))
+        self.assertFalse(os.path.exists(out), "refused input left output")
+        self.assertEqual(len([n for n in os.listdir(self.dir) if n.startswith(".")]), 0, "a temporary was left")
+
+        # Decrypting: a real sealed file, extended (sparse) to more than 2^32 segments.
+        small = write_file(self.path("small.bin"), b"x" * 100)
+        sealed = self.path("small.paes")
+        self.paes("encrypt", "--key-file", self.key, "--segment-size", str(segment), small, "-o", sealed)
+        with open(sealed, "r+b") as f:
+            f.truncate(32 + 40 + SEGMENT_LIMIT * segment + 1)
+        back = self.path("small.back")
+        proc = self.paes("decrypt", "--key-file", self.key, sealed, "-o", back, expect=1)
+        self.assertIn(b"2^32 segments", proc.stderr, describe(proc))
+        self.assertFalse(os.path.exists(back), "refused input left output")
+
+
+if __name__ == "__main__":
+    PAES, OPENSSL, REST = tool_paths(__doc__)
+    if "--mpiexec" in REST:
+        i = REST.index("--mpiexec")
+        MPIEXEC = REST[i + 1]
+        del REST[i:i + 2]
+    sys.exit(run_unittest(REST))
