@@ -117,7 +117,13 @@ class OffsetSink final : public Sink {
 // Does not own the descriptor.
 class StreamReader {
  public:
+  // A pipe or a terminal, read to its end.
   StreamReader(int fd, std::string name) : fd_(fd), name_(std::move(name)) {}
+  // A file read from its current position: exactly `len` bytes, what it held
+  // when the job started (as a file job reads). If the file ends sooner (it
+  // shrank) read_full throws; bytes appended meanwhile are not read.
+  StreamReader(int fd, std::string name, std::uint64_t len)
+      : fd_(fd), name_(std::move(name)), file_left_(len) {}
   // Reads `len` bytes, fewer only at the end of the input. Throws Error.
   std::size_t read_full(std::uint8_t* dst, std::size_t len);
   const std::string& name() const { return name_; }
@@ -125,13 +131,15 @@ class StreamReader {
  private:
   int fd_;
   std::string name_;
+  std::optional<std::uint64_t> file_left_;  // set for a file
 };
 
 // A sequential output (a pipe or a terminal-free stdout). Does not own the
-// descriptor.
+// descriptor. Constructing one makes paes ignore SIGXFSZ, so a write past the
+// file size limit fails with EFBIG rather than killing the process.
 class StreamWriter {
  public:
-  StreamWriter(int fd, std::string name) : fd_(fd), name_(std::move(name)) {}
+  StreamWriter(int fd, std::string name);
   // Writes all of `src`. Throws Error (a closed pipe, a full disk).
   void write_all(std::span<const std::uint8_t> src);
   const std::string& name() const { return name_; }
@@ -167,7 +175,9 @@ class InputFile final : public Source {
 // A regular file is written to a temporary file beside the target (same
 // directory, so the final rename is atomic) and renamed by commit(). Until then
 // the temporary is removed by the destructor, and by SIGINT/SIGTERM/SIGHUP
-// (only one OutputFile is armed for signals at a time). Without `force`, an
+// (only one OutputFile is armed for signals at a time; a signal ignored at
+// start stays ignored), after which the process dies of that signal. SIGXFSZ
+// is ignored, so exceeding the file size limit is a write error. Without `force`, an
 // existing target is refused up front and again, race-free, at the rename.
 // With `force` the target may even be the input: it is replaced only once the
 // new content is complete.
@@ -185,8 +195,11 @@ class OutputFile final : public Sink {
   std::optional<FileLocation> location() const override {
     return FileLocation{temp_path_.empty() ? path_ : temp_path_, 0};
   }
-  // Makes the output visible under its final name. Throws Error on failure, in
-  // which case nothing is left under either name.
+  // Makes the output visible under its final name, durably: the data is
+  // fsynced before the rename, the directory after it. Throws Error on failure,
+  // in which case nothing is left under either name, except when only the
+  // directory sync failed: the complete output is then in place, and the error
+  // says that a crash may undo the rename.
   void commit();
   int fd() const { return fd_; }
   // Permissions the file gets at commit (default 0666 less the umask); 0600
@@ -196,6 +209,7 @@ class OutputFile final : public Sink {
  private:
   void discard() noexcept;
   std::string path_;
+  std::string dir_;        // holding the target, ending in '/' (or ".")
   std::string temp_path_;  // empty when writing in place to a device
   int fd_ = -1;
   bool force_ = false;

@@ -77,7 +77,8 @@ std::uint64_t run_job(Engine& engine, const Job& job, InputEndpoint& in, std::ui
   StreamReader* reader = in.random_access() ? nullptr : &in.stream();
   if (!reader) {
     if (::lseek(in.file().fd(), static_cast<off_t>(in_skip), SEEK_SET) < 0) throw system_error(in.name());
-    file_reader = std::make_unique<StreamReader>(in.file().fd(), in.name());
+    const std::uint64_t size = in.file().size();
+    file_reader = std::make_unique<StreamReader>(in.file().fd(), in.name(), size > in_skip ? size - in_skip : 0);
     reader = file_reader.get();
   }
   std::unique_ptr<StreamWriter> file_writer;

@@ -3,7 +3,14 @@
 // The temporary lives beside the target (".NAME.paes-XXXXXX") so that commit is
 // one rename within a directory. A signal handler removes it on SIGINT, SIGTERM
 // and SIGHUP; the handler may only touch async-signal-safe state, so the path
-// sits in a static buffer armed by a sig_atomic_t flag.
+// sits in a static buffer armed by a sig_atomic_t flag. A signal that was
+// ignored when paes started (nohup, a background job of a script) stays
+// ignored: the caller asked paes to survive it.
+//
+// commit() fsyncs the temporary before the rename and the directory after it,
+// so a crash at any moment leaves either the old state or the complete new
+// file under the final name, never a renamed file whose data never reached
+// the disk.
 #include <fcntl.h>
 #include <stdio.h>  // renameat2
 #include <sys/stat.h>
@@ -14,6 +21,7 @@
 #include <cstring>
 #include <utility>
 
+#include "io/file_size_signal.hpp"
 #include "paes/error.hpp"
 #include "paes/io.hpp"
 
@@ -34,7 +42,11 @@ void arm_cleanup(const std::string& path) {
     struct sigaction action {};
     action.sa_handler = remove_temp_and_die;
     sigemptyset(&action.sa_mask);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &action, nullptr);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+      struct sigaction previous {};
+      if (sigaction(sig, nullptr, &previous) == 0 && previous.sa_handler == SIG_IGN) continue;
+      sigaction(sig, &action, nullptr);
+    }
     return true;
   }();
   (void)installed;
@@ -62,9 +74,22 @@ int rename_noreplace(const char* from, const char* to) {
   return 0;
 }
 
+// Makes a rename in `dir` durable. EINVAL: the filesystem can't sync a
+// directory, and has nothing more to offer.
+int sync_directory(const std::string& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  const int synced = ::fsync(fd) == 0 || errno == EINVAL ? 0 : -1;
+  const int saved_errno = errno;
+  ::close(fd);
+  errno = saved_errno;
+  return synced;
+}
+
 }  // namespace
 
 OutputFile::OutputFile(const std::string& path, bool force) : path_(path), force_(force) {
+  ignore_file_size_signal();
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) throw Error(path + ": is a directory");
@@ -85,11 +110,11 @@ OutputFile::OutputFile(const std::string& path, bool force) : path_(path), force
   }
 
   const std::size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  dir_ = slash == std::string::npos ? "." : path.substr(0, slash + 1);
   const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  std::string temp = (slash == std::string::npos ? "" : dir) + "." + base + ".paes-XXXXXX";
+  std::string temp = (slash == std::string::npos ? "" : dir_) + "." + base + ".paes-XXXXXX";
   fd_ = ::mkstemp(temp.data());
-  if (fd_ < 0) throw system_error("cannot create the output in " + dir);
+  if (fd_ < 0) throw system_error("cannot create the output in " + dir_);
   ::fcntl(fd_, F_SETFD, FD_CLOEXEC);
   temp_path_ = temp;
   try {
@@ -135,7 +160,7 @@ void OutputFile::commit() {
     return;
   }
   const mode_t mode = final_mode_ != 0 ? static_cast<mode_t>(final_mode_) : creation_mode();
-  if (::fchmod(fd_, mode) != 0 || ::close(std::exchange(fd_, -1)) != 0) {
+  if (::fchmod(fd_, mode) != 0 || ::fsync(fd_) != 0 || ::close(std::exchange(fd_, -1)) != 0) {
     const Error error = system_error("writing " + path_);
     discard();
     throw error;
@@ -151,6 +176,9 @@ void OutputFile::commit() {
   disarm_cleanup();
   temp_path_.clear();
   committed_ = true;
+  if (sync_directory(dir_) != 0) {
+    throw system_error(path_ + " is complete, but syncing its directory failed, so a crash may undo the rename");
+  }
 }
 
 }  // namespace paes

@@ -1,7 +1,9 @@
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
+#include "io/file_size_signal.hpp"
 #include "paes/error.hpp"
 #include "paes/io.hpp"
 
@@ -12,6 +14,7 @@ OffsetSource::OffsetSource(Source& inner, std::uint64_t offset) : inner_(inner),
 }
 
 std::size_t StreamReader::read_full(std::uint8_t* dst, std::size_t len) {
+  if (file_left_) len = static_cast<std::size_t>(std::min<std::uint64_t>(len, *file_left_));
   std::size_t done = 0;
   while (done < len) {
     const ssize_t n = ::read(fd_, dst + done, len - done);
@@ -19,10 +22,18 @@ std::size_t StreamReader::read_full(std::uint8_t* dst, std::size_t len) {
       if (errno == EINTR) continue;
       throw system_error("reading " + name_);
     }
-    if (n == 0) break;
+    if (n == 0) {
+      if (file_left_) throw Error("reading " + name_ + ": file shrank while being read");
+      break;
+    }
     done += static_cast<std::size_t>(n);
   }
+  if (file_left_) *file_left_ -= done;
   return done;
+}
+
+StreamWriter::StreamWriter(int fd, std::string name) : fd_(fd), name_(std::move(name)) {
+  ignore_file_size_signal();
 }
 
 void StreamWriter::write_all(std::span<const std::uint8_t> src) {
