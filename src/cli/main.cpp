@@ -11,6 +11,7 @@
 
 #include "cli/commands.hpp"
 #include "paes/error.hpp"
+#include "util/core_dumps.hpp"
 #ifdef PAES_HAVE_MPI
 #include "paes/mpi.hpp"
 #endif
@@ -55,6 +56,8 @@ int run_command_line(int argc, char** argv);
 }  // namespace
 
 int main(int argc, char** argv) {
+  // First, before any rank or command holds a key (util/core_dumps.hpp).
+  paes::forbid_core_dumps();
 #ifdef PAES_HAVE_MPI
   // Under --engine mpi, rank 0 runs the command line and hands the job to the
   // other ranks, which only serve (see engine/mpi_engine.cpp).

@@ -1,0 +1,287 @@
+#!/usr/bin/env python3
+"""Key hygiene through the real binary.
+
+  1. Where secrets live: while paes waits on its input, its key is found in a
+     mapping marked "dd" (MADV_DONTDUMP) and, where RLIMIT_MEMLOCK allows,
+     "lo" (mlocked) in /proc/PID/smaps; with RLIMIT_MEMLOCK 0 it still runs,
+     and the mapping is still "dd".
+  2. No core dumps: paes killed by SIGSEGV with an unlimited core size leaves
+     no core file where a control process of the same kind leaves one.
+  3. Never in output: keys and passphrases never appear (hex, either case, or
+     raw) on stdout or stderr of successful, verbose, --json and failing runs.
+  4. No child processes carry them: paes starts none, and its own command
+     line holds no key when the key comes from a file or the environment.
+  5. Key and passphrase files readable by group or others get a warning;
+     0600 files, pipes and /dev/stdin don't.
+Reading another process's smaps and memory needs root (paes makes itself
+non-dumpable, so only CAP_SYS_PTRACE may look); those cases say SKIPPED
+otherwise.
+"""
+
+import os
+import pwd
+import re
+import resource
+import signal
+import subprocess
+import sys
+import time
+import unittest
+
+from harness import ScratchTestCase, describe, run_unittest, tool_paths, write_file
+
+PAES, OPENSSL, REST = None, None, None
+KEY = bytes.fromhex("7d1a9e35c2b84f06e1d3a5c7b9f0e2d4c6a8b0f2e4d6c8a0b2f4e6d8c0a2b4f6")
+PASSPHRASE = b"kitten-stapler-horizon-7319"
+IV = "000102030405060708090a0b0c0d0e0f"
+NOBODY_UID, NOBODY_GID = pwd.getpwnam("nobody").pw_uid, pwd.getpwnam("nobody").pw_gid
+
+
+def secret_forms():
+    """Every way a leaked secret could be spelled in output."""
+    return [KEY, KEY.hex().encode(), KEY.hex().upper().encode(), PASSPHRASE, KEY[:8].hex().encode()]
+
+
+def mappings(pid):
+    """[(start, end, vmflags set)] of /proc/PID/smaps."""
+    maps, current = [], None
+    with open(f"/proc/{pid}/smaps") as f:
+        for line in f:
+            m = re.match(r"^([0-9a-f]+)-([0-9a-f]+) ", line)
+            if m:
+                current = [int(m.group(1), 16), int(m.group(2), 16), set()]
+                maps.append(current)
+            elif line.startswith("VmFlags:") and current is not None:
+                current[2] = set(line.split()[1:])
+    return maps
+
+
+def read_memory(pid, start, end):
+    try:
+        with open(f"/proc/{pid}/mem", "rb") as f:
+            f.seek(start)
+            return f.read(end - start)
+    except OSError:
+        return b""
+
+
+class WaitingPaes:
+    """paes sealing from a pipe it is still waiting on: the key is loaded, and
+    the process sits still while the test looks at it."""
+
+    def __init__(self, args, preexec=None, cwd=None, prefix=()):
+        self.proc = subprocess.Popen([*prefix, PAES, *args], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE, preexec_fn=preexec, cwd=cwd)
+        self.pid = self.proc.pid
+        self._wait_until_blocked_on_input()
+
+    def _wait_until_blocked_on_input(self):
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"paes ended early: {self.proc.stderr.read()!r}")
+            # One of its threads asleep in the pipe read: the key schedule and
+            # the segment key were made before the first read.
+            if any("pipe" in self._wchan(task) for task in self._tasks()):
+                return
+            time.sleep(0.05)
+        raise AssertionError("paes never blocked on its input")
+
+    def _tasks(self):
+        try:
+            return os.listdir(f"/proc/{self.pid}/task")
+        except OSError:
+            return []
+
+    def _wchan(self, task):
+        try:
+            with open(f"/proc/{self.pid}/task/{task}/wchan") as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    def finish(self):
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+        self.proc.stderr.close()
+        return self.proc.returncode
+
+
+@unittest.skipUnless(os.geteuid() == 0, "SKIPPED: reading another process's smaps and memory needs root")
+class WhereSecretsLive(ScratchTestCase):
+    def key_file(self):
+        return write_file(self.path("key"), KEY.hex().encode() + b"\n", 0o600)
+
+    def secure_mappings(self, pid):
+        return [(s, e, flags) for s, e, flags in mappings(pid) if "dd" in flags]
+
+    def test_the_key_sits_in_memory_excluded_from_dumps_and_locked(self):
+        paes = WaitingPaes(["encrypt", "--key-file", self.key_file(), "-o", self.path("out.paes")])
+        try:
+            dd = self.secure_mappings(paes.pid)
+            self.assertTrue(dd, "no mapping of paes is marked MADV_DONTDUMP")
+            holding = [(s, e, f) for s, e, f in dd if KEY in read_memory(paes.pid, s, e)]
+            self.assertTrue(holding, "the key is not inside the MADV_DONTDUMP mapping")
+            print(f"\n    key found in a {(holding[0][1] - holding[0][0]) // 1024} KiB mapping, "
+                  f"VmFlags {' '.join(sorted(holding[0][2]))}", file=sys.stderr)
+            soft, _ = resource.getrlimit(resource.RLIMIT_MEMLOCK)
+            if soft == resource.RLIM_INFINITY or soft >= (2 << 20):
+                self.assertIn("lo", holding[0][2], "RLIMIT_MEMLOCK allows it, but the key is not mlocked")
+        finally:
+            self.assertEqual(paes.finish(), 0)
+
+    def test_without_mlock_it_still_runs_and_still_keeps_the_key_out_of_dumps(self):
+        # As nobody: root's CAP_IPC_LOCK would ignore the limit.
+        def no_memlock():
+            resource.setrlimit(resource.RLIMIT_MEMLOCK, (0, 0))
+        os.chmod(self.tmp, 0o777)
+        key = self.key_file()
+        os.chown(key, NOBODY_UID, NOBODY_GID)
+        paes = WaitingPaes(["encrypt", "--key-file", key, "-o", self.path("out.paes")], preexec=no_memlock,
+                           prefix=("setpriv", f"--reuid={NOBODY_UID}", f"--regid={NOBODY_GID}", "--clear-groups"))
+        try:
+            holding = [(s, e, f) for s, e, f in self.secure_mappings(paes.pid)
+                       if KEY in read_memory(paes.pid, s, e)]
+            self.assertTrue(holding, "with RLIMIT_MEMLOCK 0 the key is not in a MADV_DONTDUMP mapping")
+            self.assertNotIn("lo", holding[0][2])
+        finally:
+            self.assertEqual(paes.finish(), 0)
+
+
+class NoCoreDumps(ScratchTestCase):
+    def crash_and_look_for_a_core(self, argv, cwd):
+        def unlimited_core():
+            resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+        if argv[0] == PAES:
+            proc = WaitingPaes(argv[1:], preexec=unlimited_core, cwd=cwd).proc
+        else:
+            proc = subprocess.Popen(argv, stdin=subprocess.PIPE, preexec_fn=unlimited_core, cwd=cwd)
+            time.sleep(0.3)
+        proc.send_signal(signal.SIGSEGV)
+        proc.wait(timeout=30)
+        time.sleep(0.5)  # a core is written by the kernel as the process dies
+        return [n for n in os.listdir(cwd) if n.startswith("core")]
+
+    def test_a_crashing_paes_leaves_no_core(self):
+        with open("/proc/sys/kernel/core_pattern") as f:
+            pattern = f.read().strip()
+        control_dir = self.path("control")
+        os.mkdir(control_dir)
+        if not self.crash_and_look_for_a_core(["cat"], control_dir):
+            self.skipTest(f"SKIPPED: this machine writes no core files where the test can see them "
+                          f"(core_pattern {pattern!r}), so their absence proves nothing")
+        paes_dir = self.path("paes")
+        os.mkdir(paes_dir)
+        key = write_file(self.path("key"), KEY.hex().encode() + b"\n", 0o600)
+        cores = self.crash_and_look_for_a_core([PAES, "encrypt", "--key-file", key, "-o", "out.paes"], paes_dir)
+        self.assertEqual(cores, [], "paes killed by SIGSEGV left a core file")
+
+
+class NeverInOutput(ScratchTestCase):
+    def assert_no_secret(self, proc, what):
+        for stream, text in (("stdout", proc.stdout), ("stderr", proc.stderr)):
+            for form in secret_forms():
+                self.assertNotIn(form, text or b"", f"{what}: a secret appears on {stream}")
+
+    def test_no_run_prints_a_secret(self):
+        data = write_file(self.path("data"), os.urandom(100_000))
+        key = write_file(self.path("key"), KEY.hex().encode() + b"\n", 0o600)
+        raw_key = write_file(self.path("raw.key"), KEY, 0o600)
+        short_key = write_file(self.path("short.key"), KEY[:20], 0o600)
+        wrong_key = write_file(self.path("wrong.key"), bytes(32).hex().encode(), 0o600)
+        passphrase = write_file(self.path("pass"), PASSPHRASE + b"\n", 0o600)
+        env = dict(os.environ, PAES_TEST_KEY=KEY.hex(), PAES_TEST_PASS=PASSPHRASE.decode(),
+                   PAES_TEST_BAD_KEY=KEY.hex()[:40])
+        sealed, ctr = self.path("data.paes"), self.path("data.ctr")
+        runs = [
+            ["encrypt", "--key-file", key, "-v", "--json", data, "-o", sealed],
+            ["decrypt", "--key-file", key, "-v", "--json", sealed, "-o", self.path("back1")],
+            ["decrypt", "--key-file", wrong_key, sealed, "-o", self.path("back2")],
+            ["decrypt", "--key-env", "PAES_TEST_KEY", data, "-o", self.path("back3")],
+            ["encrypt", "--key-file", short_key, data, "-o", self.path("x1")],
+            ["encrypt", "--key-env", "PAES_TEST_BAD_KEY", data, "-o", self.path("x2")],
+            ["encrypt", "--mode", "ctr", "--key-file", raw_key, "--iv", IV, "-v", "--json", data, "-o", ctr],
+            ["encrypt", "--mode", "ctr", "--key-file", raw_key, "--iv", "0011", data, "-o", self.path("x3")],
+            ["decrypt", "--mode", "cbc", "--key-file", raw_key, "--iv", IV, data, "-o", self.path("x4")],
+            ["encrypt", "--mode", "cbc", "--pbkdf2", "--passphrase-file", passphrase, "-v", data,
+             "-o", self.path("x5")],
+            ["encrypt", "--passphrase-env", "PAES_TEST_PASS", "--scrypt-log-n", "10", "-v", data,
+             "-o", self.path("x6")],
+            ["decrypt", "--passphrase-file", key, self.path("x6"), "-o", self.path("x7")],
+            ["encrypt", "--key-file", key, "--passphrase-env", "PAES_TEST_PASS", data, "-o", self.path("x8")],
+        ]
+        for args in runs:
+            proc = subprocess.run([PAES, *args], capture_output=True, env=env)
+            self.assert_no_secret(proc, " ".join(args))
+        # --key-hex is the one place a key is on the command line: paes warns, and still never echoes it.
+        proc = subprocess.run([PAES, "encrypt", "--mode", "ctr", "--key-hex", KEY.hex()[:60], "--iv", IV, data,
+                               "-o", self.path("x9")], capture_output=True)
+        self.assertEqual(proc.returncode, 2, describe(proc))
+        self.assertNotIn(KEY.hex()[:60].encode(), proc.stderr)
+
+
+class NoChildProcesses(ScratchTestCase):
+    def test_paes_starts_no_process_and_its_command_line_holds_no_key(self):
+        key = write_file(self.path("key"), KEY.hex().encode() + b"\n", 0o600)
+        env_key = dict(os.environ, PAES_TEST_KEY=KEY.hex())
+        for args, env in ((["encrypt", "--key-file", key, "-o", self.path("a.paes")], None),
+                          (["encrypt", "--key-env", "PAES_TEST_KEY", "-o", self.path("b.paes")], env_key)):
+            proc = subprocess.Popen([PAES, *args], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.PIPE, env=env)
+            try:
+                time.sleep(0.5)
+                children = []
+                for task in os.listdir(f"/proc/{proc.pid}/task"):
+                    with open(f"/proc/{proc.pid}/task/{task}/children") as f:
+                        children += f.read().split()
+                self.assertEqual(children, [], f"paes {args[1]} started processes {children}")
+                with open(f"/proc/{proc.pid}/cmdline", "rb") as f:
+                    cmdline = f.read()
+                for form in secret_forms():
+                    self.assertNotIn(form, cmdline)
+            finally:
+                proc.stdin.close()
+                proc.wait(timeout=60)
+
+
+class KeyFilePermissions(ScratchTestCase):
+    def run_with(self, source, mode):
+        data = write_file(self.path("data"), b"x" * 1000)
+        if source == "key":
+            secret = write_file(self.path(f"key-{mode:o}"), KEY.hex().encode() + b"\n", mode)
+            args = ["encrypt", "--key-file", secret]
+        else:
+            secret = write_file(self.path(f"pass-{mode:o}"), PASSPHRASE + b"\n", mode)
+            args = ["encrypt", "--passphrase-file", secret, "--scrypt-log-n", "10"]
+        out = self.path(f"out-{source}-{mode:o}")
+        proc = subprocess.run([PAES, *args, data, "-o", out], capture_output=True)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        return proc.stderr.decode()
+
+    def test_readable_by_others_warns(self):
+        for source in ("key", "passphrase"):
+            err = self.run_with(source, 0o644)
+            self.assertRegex(err, rf"warning: {source} file \S+ is readable by other users \(mode 0644\); "
+                                  r"restrict it with chmod 600")
+            self.assertEqual(len(err.strip().splitlines()), 1, err)
+
+    def test_readable_by_group_warns(self):
+        err = self.run_with("key", 0o640)
+        self.assertIn("is readable by its group (mode 0640)", err)
+
+    def test_private_files_and_pipes_are_quiet(self):
+        self.assertEqual(self.run_with("key", 0o600), "")
+        self.assertEqual(self.run_with("passphrase", 0o400), "")
+        data = write_file(self.path("data"), b"x" * 1000)
+        r, w = os.pipe()
+        os.write(w, KEY.hex().encode() + b"\n")
+        os.close(w)
+        proc = subprocess.run([PAES, "encrypt", "--key-file", f"/dev/fd/{r}", data, "-o", self.path("p.paes")],
+                              capture_output=True, pass_fds=(r,))
+        os.close(r)
+        self.assertEqual((proc.returncode, proc.stderr), (0, b""), describe(proc))
+
+
+if __name__ == "__main__":
+    PAES, OPENSSL, REST = tool_paths(__doc__)
+    sys.exit(run_unittest(REST))
