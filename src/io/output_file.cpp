@@ -74,11 +74,12 @@ int rename_noreplace(const char* from, const char* to) {
   return 0;
 }
 
-// Makes a rename in `dir` durable. EINVAL: the filesystem can't sync a
-// directory, and has nothing more to offer.
+// Makes a rename in `dir` durable. A directory paes may write but not read
+// (mode -wx) can't be opened to sync, and EINVAL means the filesystem can't
+// sync directories: neither is a failure of this output.
 int sync_directory(const std::string& dir) {
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return -1;
+  if (fd < 0) return 0;
   const int synced = ::fsync(fd) == 0 || errno == EINVAL ? 0 : -1;
   const int saved_errno = errno;
   ::close(fd);
