@@ -165,6 +165,8 @@ def paes_env(**faults):
     env = dict(os.environ, PAES_FAULT_TEST_KEY=KEY.hex())
     if faults:
         env["LD_PRELOAD"] = SHIM
+        # An ASan build refuses to start when another library is preloaded before its runtime.
+        env["ASAN_OPTIONS"] = (env.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0").lstrip(":")
         env.update({f"PAES_FAULT_{name.upper()}": str(value) for name, value in faults.items()})
     return env
 
