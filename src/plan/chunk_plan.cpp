@@ -18,7 +18,10 @@ class RawWorker final : public ChunkWorker {
 
   std::size_t transform(const Chunk& chunk, std::uint8_t* out, const std::uint8_t* in) override {
     if (plan_.parallel() || chunk.index == 0) {
-      const std::uint8_t* preceding = plan_.lookback_len() != 0 ? in - plan_.lookback_len() : nullptr;
+      // The first chunk starts from the IV and has nothing before it: pointing
+      // before the start of its buffer would be undefined behaviour.
+      const bool has_preceding = plan_.lookback_len() != 0 && chunk.in_offset != 0;
+      const std::uint8_t* preceding = has_preceding ? in - plan_.lookback_len() : nullptr;
       cipher_.begin(plan_.start_state(chunk, preceding));
     }
     return cipher_.update(out, in, static_cast<std::size_t>(chunk.in_len), chunk.last);
