@@ -28,8 +28,38 @@ def describe(proc):
     return f"exit {proc.returncode}, stderr: {err!r}"
 
 
+# Sanitizer reports (ASan, LeakSanitizer, UBSan, TSan) from every process a test
+# script starts go to files in one directory instead of stderr, and the script
+# fails if any appeared: a test that expects exit 1, or never reads stderr, would
+# otherwise pass over a report. The sanitized builds' presets set these options.
+SANITIZER_OPTION_VARIABLES = ("ASAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS")
+_sanitizer_report_dir = None
+
+
+def send_sanitizer_reports_to_files():
+    global _sanitizer_report_dir
+    _sanitizer_report_dir = tempfile.mkdtemp(prefix="paes-sanitizer-reports-")
+    os.chmod(_sanitizer_report_dir, 0o1777)  # some tests run paes as another user
+    for variable in SANITIZER_OPTION_VARIABLES:
+        options = os.environ.get(variable)
+        os.environ[variable] = (options + ":" if options else "") + f"log_path={_sanitizer_report_dir}/report"
+
+
+def take_sanitizer_reports():
+    """The reports written since send_sanitizer_reports_to_files(), as text; removes them."""
+    if _sanitizer_report_dir is None:
+        return []
+    reports = []
+    for name in sorted(os.listdir(_sanitizer_report_dir)):
+        with open(os.path.join(_sanitizer_report_dir, name), errors="replace") as f:
+            reports.append(f.read())
+    shutil.rmtree(_sanitizer_report_dir, ignore_errors=True)
+    return reports
+
+
 def tool_paths(description):
     """(paes, openssl, unittest arguments) from the command line; exits when a tool can't run."""
+    send_sanitizer_reports_to_files()
     parser = argparse.ArgumentParser(description=description.splitlines()[0])
     parser.add_argument("--paes", required=True, help="the paes binary under test")
     parser.add_argument("--openssl", default=shutil.which("openssl") or "openssl",
@@ -47,7 +77,13 @@ def tool_paths(description):
 def run_unittest(rest):
     """Runs the calling script's tests; 0 when all passed."""
     program = unittest.main(argv=[sys.argv[0]] + rest, exit=False, verbosity=2)
-    return 0 if program.result.wasSuccessful() else 1
+    reports = take_sanitizer_reports()
+    for report in reports:
+        print(report, file=sys.stderr)
+    if reports:
+        print(f"FAILED: {len(reports)} sanitizer report(s) from the processes these tests ran (above)",
+              file=sys.stderr)
+    return 0 if program.result.wasSuccessful() and not reports else 1
 
 
 MAX_REPORTED_FAILURES = 15

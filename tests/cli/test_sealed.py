@@ -44,7 +44,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (ScratchTestCase, describe, is_sanitized, read_file, run_unittest, tool_paths,  # noqa: E402
+from harness import (ScratchTestCase, describe, read_file, run_unittest, tool_paths,  # noqa: E402
                      write_file)
 
 PAES = "paes"
@@ -1074,10 +1074,6 @@ class MemoryTest(PaesTestCase):
         self.assertEqual(summary["bytes_in"], sealed_len(size, DEFAULT_SEGMENT, 32), summary)
         print(f"\n    peak RSS: encrypt {rss[1] // 1024} MiB, decrypt {rss[2] // 1024} MiB",
               file=sys.stderr, end=" ")
-        if is_sanitized(PAES):
-            print("(limit not checked: a sanitizer's shadow memory and quarantine count as resident)",
-                  file=sys.stderr, end=" ")
-            return
         self.assertLess(rss[1], RSS_LIMIT_KIB, f"encrypt from a pipe peaked at {rss[1]} KiB")
         self.assertLess(rss[2], RSS_LIMIT_KIB, f"decrypt from a pipe peaked at {rss[2]} KiB")
 
