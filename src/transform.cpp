@@ -1,8 +1,7 @@
 #include "paes/transform.hpp"
 
-#include <cstring>
-
 #include "cipher/kdf.hpp"
+#include "format/salted_header.hpp"
 #include "job_runner.hpp"
 #include "paes/endpoint.hpp"
 #include "paes/error.hpp"
@@ -10,10 +9,6 @@
 
 namespace paes {
 namespace {
-
-constexpr char kSaltedMagic[8] = {'S', 'a', 'l', 't', 'e', 'd', '_', '_'};
-constexpr std::size_t kSaltLen = 8;
-constexpr std::size_t kSaltedHeaderLen = sizeof kSaltedMagic + kSaltLen;
 
 // Refuses impossible lengths (no-pad, truncated ECB/CBC) before an output exists.
 void check_input_len(const ChunkPlan& plan, const InputEndpoint& in, std::uint64_t skip) {
@@ -42,26 +37,21 @@ TransformReport transform_salted(const CipherSpec& base, const Pbkdf2Key& pbkdf2
   JobRunner runner(options);
   const bool encrypt = base.direction == Direction::encrypt;
   InputEndpoint in(input_path, !encrypt);
-  std::uint8_t header[kSaltedHeaderLen];
+  SaltedSalt salt;
   if (encrypt) {
-    std::memcpy(header, kSaltedMagic, sizeof kSaltedMagic);
-    random_bytes({header + sizeof kSaltedMagic, kSaltLen});
-  } else if (in.read_prefix(header) != kSaltedHeaderLen ||
-             std::memcmp(header, kSaltedMagic, sizeof kSaltedMagic) != 0) {
-    throw Error(in.name() + ": not openssl enc -pbkdf2 data (no \"Salted__\" header)");
+    random_bytes(salt);
+  } else {
+    std::array<std::uint8_t, kSaltedHeaderLen> header{};
+    const std::size_t got = in.read_prefix(header);
+    salt = decode_salted_header(std::span(header).first(got), in.name());
   }
-  // openssl enc -pbkdf2 derives key || IV in one PBKDF2 output (no IV for ECB).
-  const std::size_t iv_len = mode_uses_iv(base.mode) ? kBlockLen : 0;
-  const SecretBytes derived = pbkdf2_sha256(pbkdf2.passphrase, {header + sizeof kSaltedMagic, kSaltLen},
-                                            pbkdf2.iterations, pbkdf2.key_len + iv_len);
-  CipherSpec spec{base.mode, base.direction, SecretBytes(derived.data(), pbkdf2.key_len), {}, base.padding};
-  if (iv_len != 0) std::memcpy(spec.iv.data(), derived.data() + pbkdf2.key_len, kBlockLen);
+  const CipherSpec spec = salted_cipher_spec(base, pbkdf2, salt);
 
   const ChunkPlan plan(spec, options.chunk_len);
   const std::uint64_t in_skip = encrypt ? 0 : kSaltedHeaderLen;
   check_input_len(plan, in, in_skip);
   OutputEndpoint out(output_path, options.force, encrypt);
-  if (encrypt) out.write_prefix(header);
+  if (encrypt) out.write_prefix(encode_salted_header(salt));
   TransformReport report;
   report.chunk_len = plan.chunk_len();
   runner.run(plan, in, in_skip, out, encrypt ? kSaltedHeaderLen : 0, report);

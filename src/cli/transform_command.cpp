@@ -3,6 +3,7 @@
 // refuses combinations that make no sense, and reports the result.
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -98,13 +99,25 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
       ->type_name("FORMAT")
       ->check(name_validator(valid_format, "format", "paes or tink"));
 
-  auto* keys = cmd->add_option_group("key", "Where the key comes from (at most one; default: ask for a passphrase)");
-  keys->add_option("--key-file,-k", args.keys.key_file, "File with the key: 16/24/32 raw bytes or hex text")->type_name("PATH");
-  keys->add_option("--key-env", args.keys.key_env, "Environment variable holding the key as hex")->type_name("VAR");
-  keys->add_option("--key-hex", args.keys.key_hex, "Key as hex, raw modes only (visible to other users)")->type_name("HEX");
-  keys->add_option("--passphrase-file", args.keys.passphrase_file, "File whose first line is the passphrase")->type_name("PATH");
-  keys->add_option("--passphrase-env", args.keys.passphrase_env, "Environment variable holding the passphrase")->type_name("VAR");
-  keys->require_option(0, 1);
+  // Plain options under a help heading, at most one checked once parsing is
+  // done, rather than a CLI11 option group: a group is an unnamed subcommand,
+  // and CLI11 2.1 takes an empty argument ('') for its name and then never
+  // returns ("paes encrypt x '' -o y" hung; fuzz_cli_options found it).
+  CLI::Option* const key_options[] = {
+      cmd->add_option("--key-file,-k", args.keys.key_file, "File with the key: 16/24/32 raw bytes or hex text")->type_name("PATH"),
+      cmd->add_option("--key-env", args.keys.key_env, "Environment variable holding the key as hex")->type_name("VAR"),
+      cmd->add_option("--key-hex", args.keys.key_hex, "Key as hex, raw modes only (visible to other users)")->type_name("HEX"),
+      cmd->add_option("--passphrase-file", args.keys.passphrase_file, "File whose first line is the passphrase")->type_name("PATH"),
+      cmd->add_option("--passphrase-env", args.keys.passphrase_env, "Environment variable holding the passphrase")->type_name("VAR")};
+  for (CLI::Option* option : key_options) option->group("Key (at most one; default: ask for a passphrase)");
+  cmd->final_callback([key_options] {
+    const auto given = std::count_if(std::begin(key_options), std::end(key_options),
+                                     [](const CLI::Option* option) { return option->count() != 0; });
+    if (given > 1) {
+      throw CLI::ValidationError("give at most one of --key-file, --key-env, --key-hex, --passphrase-file "
+                                 "and --passphrase-env");
+    }
+  });
 
   cmd->add_option("--key-bits", args.key_bits, "AES size of a passphrase's key: 128 or 256 (sealed), 128/192/256 (--pbkdf2); default 256")
       ->check(CLI::IsMember({128u, 192u, 256u}));

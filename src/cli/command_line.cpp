@@ -1,0 +1,78 @@
+#include "cli/command_line.hpp"
+
+#include <sstream>
+
+namespace paes::cli {
+namespace {
+
+constexpr const char* kFooter = R"(Examples:
+  paes encrypt --mode ctr --key-file aes.key --iv 000102030405060708090a0b0c0d0e0f data.bin -o data.ctr
+  paes decrypt --mode ctr --key-file aes.key --iv 000102030405060708090a0b0c0d0e0f data.ctr -o data.bin
+  paes encrypt --mode cbc --key-file aes.key --iv "$IV" --threads 4 backup.tar -o backup.tar.cbc
+  paes info
+  paes bench --size 256M --modes ctr,cbc
+
+Every raw mode gives exactly the bytes of
+  openssl enc [-d] -aes-<bits>-<mode> -K <key hex> -iv <iv hex> [-nopad]
+whatever the engine, thread count or chunk size.
+
+Exit status: 0 success, 1 a failed operation (bad input data, I/O error,
+bad decrypt), 2 a usage error. Errors are one line on stderr.
+Run 'paes <command> --help' for each command's options.)";
+
+}  // namespace
+
+CommandLine::CommandLine() : app_("paes: parallel AES for bulk data, byte-identical to openssl enc", "paes") {
+  app_.footer(kFooter);
+  app_.require_subcommand(1);
+  app_.set_version_flag("--version", "paes 0.1.0");
+  encrypt_ = add_transform_command(app_, Direction::encrypt, encrypt_args_);
+  decrypt_ = add_transform_command(app_, Direction::decrypt, decrypt_args_);
+  bench_ = add_bench_command(app_, bench_args_);
+  info_ = add_info_command(app_, info_args_);
+  keygen_ = add_keygen_command(app_, keygen_args_);
+}
+
+ParseOutcome CommandLine::parse(int argc, const char* const* argv) {
+  ParseOutcome outcome;
+  try {
+    app_.parse(argc, argv);
+  } catch (const CLI::Success& e) {  // --help, --version
+    std::ostringstream out, err;
+    outcome.exit_status = app_.exit(e, out, err);
+    outcome.out = out.str();
+    return outcome;
+  } catch (const CLI::ParseError& e) {
+    outcome.exit_status = 2;
+    outcome.error = e.what();
+    for (const CLI::App* sub : app_.get_subcommands()) {
+      outcome.error += " (see 'paes " + sub->get_name() + " --help')";
+    }
+    if (app_.get_subcommands().empty()) outcome.error += " (see 'paes --help')";
+    return outcome;
+  }
+  if (encrypt_->parsed()) outcome.command = Command::encrypt;
+  else if (decrypt_->parsed()) outcome.command = Command::decrypt;
+  else if (bench_->parsed()) outcome.command = Command::bench;
+  else if (info_->parsed()) outcome.command = Command::info;
+  else if (keygen_->parsed()) outcome.command = Command::keygen;
+  else {
+    outcome.exit_status = 2;
+    outcome.error = "no command given (see 'paes --help')";
+  }
+  return outcome;
+}
+
+int CommandLine::run(Command command) {
+  switch (command) {
+    case Command::encrypt: return run_transform(Direction::encrypt, encrypt_args_, *encrypt_);
+    case Command::decrypt: return run_transform(Direction::decrypt, decrypt_args_, *decrypt_);
+    case Command::bench: return run_bench(bench_args_);
+    case Command::info: return run_info(info_args_);
+    case Command::keygen: return run_keygen(keygen_args_);
+    case Command::none: break;
+  }
+  return 2;
+}
+
+}  // namespace paes::cli
