@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""Regenerates the committed seed corpora under fuzz/corpus/<target>/.
+
+Valid inputs come from the real tools, so each fuzzer starts inside its
+format: sealed files from the paes binary (with the fixed key of
+fuzz_segment_decoder.cpp), "Salted__" files from openssl enc -pbkdf2 -iter 1
+(the passphrase of fuzz_salted_header.cpp), and paes command lines from the
+documentation. Edge cases (empty, truncated, one byte changed) are added by
+hand. Usage:
+
+    fuzz/make_corpus.py --paes build/release/paes [--openssl openssl]
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+KEY = bytes(range(32))  # kKey in fuzz_segment_decoder.cpp
+PASSPHRASE = "fuzz"     # kPassphrase in fuzz_salted_header.cpp
+TINK_SEGMENT_LENS = [41, 57, 64, 100, 256, 1024, 4096, 1 << 20]  # kTinkSegmentLens
+MODES = ["ecb", "cbc", "cfb", "cfb8", "cfb1", "ofb", "ctr"]      # paes::kAllModes order
+OPENSSL_MODE = {"cfb": "cfb", "cfb8": "cfb8", "cfb1": "cfb1"}
+
+
+def plaintext(length):
+    return bytes((i * 7 + 3) % 256 for i in range(length))
+
+
+class Maker:
+    def __init__(self, paes, openssl, scratch):
+        self.paes, self.openssl, self.scratch = paes, openssl, scratch
+        self.key_files = {}
+        for key_len in (16, 32):
+            path = os.path.join(scratch, f"key{key_len}")
+            with open(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
+                f.write(KEY[:key_len].hex())
+            self.key_files[key_len] = path
+
+    def run(self, command, data, env=None):
+        src = os.path.join(self.scratch, "in")
+        dst = os.path.join(self.scratch, "out")
+        with open(src, "wb") as f:
+            f.write(data)
+        subprocess.run(command + [src, "-o", dst, "-f"] if command[0] == self.paes else
+                       command + ["-in", src, "-out", dst], check=True, env=env)
+        with open(dst, "rb") as f:
+            return f.read()
+
+    def seal(self, data, key_len=32, extra=()):
+        return self.run([self.paes, "encrypt", "--key-file", self.key_files[key_len], *extra], data)
+
+    def seal_passphrase(self, data):
+        env = dict(os.environ, FUZZ_PASS=PASSPHRASE)
+        return self.run([self.paes, "encrypt", "--passphrase-env", "FUZZ_PASS", "--scrypt-log-n", "10",
+                         "--key-bits", "128"], data, env)
+
+    def salted(self, mode, key_bits, data, nopad=False):
+        command = [self.openssl, "enc", f"-aes-{key_bits}-{OPENSSL_MODE.get(mode, mode)}", "-pbkdf2",
+                   "-iter", "1", "-pass", f"pass:{PASSPHRASE}"]
+        if nopad:
+            command.append("-nopad")
+        return self.run(command, data)
+
+
+def write_corpus(target, seeds):
+    directory = os.path.join(HERE, "corpus", target)
+    shutil.rmtree(directory, ignore_errors=True)
+    os.makedirs(directory)
+    for name, data in seeds.items():
+        with open(os.path.join(directory, name), "wb") as f:
+            f.write(data)
+    print(f"{target}: {len(seeds)} seeds")
+
+
+def segment_seeds(m):
+    def paes_file(data, key_len=32, aad=False, segment=64):
+        extra = ["--segment-size", str(segment)] + (["--aad", "fuzz"] if aad else [])
+        return bytes([4 if aad else 0]) + m.seal(data, key_len, extra)
+
+    def tink_stream(data, key_len=32, aad=False, segment=64):
+        variant = 1 | (2 if key_len == 16 else 0) | (4 if aad else 0) | (TINK_SEGMENT_LENS.index(segment) << 3)
+        extra = ["--format", "tink", "--segment-size", str(segment)] + (["--aad", "fuzz"] if aad else [])
+        return bytes([variant]) + m.seal(data, key_len, extra)
+
+    seeds = {
+        "paes-aes256-seg64-empty": paes_file(b""),
+        "paes-aes256-seg64-1B": paes_file(plaintext(1)),
+        "paes-aes256-seg64-7B-exactly-one-segment": paes_file(plaintext(64 - 41 - 16)),
+        "paes-aes256-seg64-300B": paes_file(plaintext(300)),
+        "paes-aes128-seg41-200B": paes_file(plaintext(200), key_len=16, segment=41),
+        "paes-aes256-seg64-aad-100B": paes_file(plaintext(100), aad=True),
+        "paes-aes256-seg1M-100B": paes_file(plaintext(100), segment=1 << 20),
+        "tink-aes256-seg64-300B": tink_stream(plaintext(300)),
+        "tink-aes128-seg41-100B": tink_stream(plaintext(100), key_len=16, segment=41),
+        "tink-aes256-seg256-aad-1000B": tink_stream(plaintext(1000), aad=True, segment=256),
+        "tink-aes256-seg57-empty": tink_stream(b"", segment=57),
+    }
+    whole = seeds["paes-aes256-seg64-300B"]
+    seeds["paes-truncated-mid-tag"] = whole[:-5]
+    seeds["paes-truncated-at-segment-end"] = whole[:1 + 32 + 64 * 3]
+    flipped = bytearray(whole)
+    flipped[1 + 32 + 41 + 3] ^= 1
+    seeds["paes-one-bit-flipped"] = bytes(flipped)
+    seeds["paes-passphrase-refused-with-key"] = b"\0" + m.seal_passphrase(plaintext(10))
+    return seeds
+
+
+def header_seeds(m):
+    sealed256 = m.seal(plaintext(10))
+    sealed128 = m.seal(plaintext(10), 16)
+    with_passphrase = m.seal_passphrase(plaintext(10))
+    tink = m.seal(plaintext(10), 32, ["--format", "tink"])
+    bad_version = bytearray(sealed256[:73])
+    bad_version[4] = 2
+    return {
+        "empty": b"",
+        "magic-only": b"PAES",
+        "aes256-preamble-and-header": sealed256[:32 + 41],
+        "aes128-preamble-and-header": sealed128[:32 + 25],
+        "scrypt-preamble-and-header": with_passphrase[:32 + 25],
+        "truncated-preamble": sealed256[:31],
+        "truncated-header": sealed256[:32 + 40],
+        "version-2": bytes(bad_version),
+        "tink-header-aes256": tink[:41],
+    }
+
+
+def salted_seeds(m):
+    seeds = {}
+    for index, mode in enumerate(MODES):
+        for key_bits, size in ((128, 0), (192, 5), (256, 33)):
+            key_index = {128: 0, 192: 1, 256: 2}[key_bits]
+            variant = index | (key_index << 4)
+            seeds[f"{mode}-aes{key_bits}-{size}B"] = bytes([variant]) + m.salted(mode, key_bits, plaintext(size))
+    for index, mode in ((0, "ecb"), (1, "cbc")):
+        seeds[f"{mode}-aes256-nopad-32B"] = bytes([index | 8 | (2 << 4)]) + m.salted(mode, 256, plaintext(32), True)
+    seeds["magic-only"] = b"\1Salted__"
+    seeds["header-15B"] = b"\1Salted__1234567"
+    seeds["cbc-not-whole-blocks"] = b"\1Salted__12345678" + bytes(20)
+    return seeds
+
+
+CLI_SEEDS = {
+    "encrypt-sealed": ["encrypt", "--key-file", "backup.key", "data.tar", "-o", "data.tar.paes"],
+    "decrypt-sealed": ["decrypt", "--key-file", "backup.key", "data.tar.paes", "-o", "data.tar"],
+    "encrypt-tink": ["encrypt", "--format", "tink", "--key-file", "tink.key", "--segment-size", "4M",
+                     "--aad", "host=db1", "-v", "in.bin", "-o", "in.tink"],
+    "encrypt-passphrase": ["encrypt", "--passphrase-file", "pass.txt", "--scrypt-log-n", "12", "--key-bits", "128"],
+    "encrypt-ctr": ["encrypt", "--mode", "ctr", "--key-file", "aes.key", "--iv",
+                    "000102030405060708090a0b0c0d0e0f", "--chunk-size", "64K", "--threads", "4",
+                    "--engine", "serial", "data.bin", "-o", "data.ctr"],
+    "decrypt-cbc-pbkdf2": ["decrypt", "--mode", "cbc", "--pbkdf2", "--iter", "1000", "--passphrase-env", "PASS",
+                           "--no-pad", "--json", "-f", "--no-progress", "a.enc", "-o", "a"],
+    "encrypt-equals": ["encrypt", "--mode=ecb", "--key-hex=000102030405060708090a0b0c0d0e0f", "--engine=auto",
+                       "--device=0", "-"],
+    "bench": ["bench", "--size", "16K,64KiB,1M", "--modes", "ctr,sealed", "--key-bits", "128,256",
+              "--directions", "encrypt", "--thread-counts", "1,2", "--repeat", "3", "--chunk-size", "16K", "--json"],
+    "info-json": ["info", "--json"],
+    "keygen": ["keygen", "-o", "k.key", "--key-bits", "192", "-f"],
+    "help-encrypt": ["encrypt", "--help"],
+    "version": ["--version"],
+    "bad-size": ["encrypt", "--segment-size", "64X"],
+    "two-keys": ["encrypt", "--key-file", "a", "--key-env", "B"],
+    "empty": [],
+}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--paes", required=True, help="a built paes binary")
+    parser.add_argument("--openssl", default="openssl")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as scratch:
+        m = Maker(os.path.abspath(args.paes), args.openssl, scratch)
+        write_corpus("fuzz_sealed_header", header_seeds(m))
+        write_corpus("fuzz_segment_decoder", segment_seeds(m))
+        write_corpus("fuzz_salted_header", salted_seeds(m))
+    write_corpus("fuzz_cli_options", {name: "\n".join(words).encode() for name, words in CLI_SEEDS.items()})
+
+
+if __name__ == "__main__":
+    main()
