@@ -55,7 +55,7 @@ TransformReport seal(const SealedSpec& spec, const std::string& input_path,
   SecretBytes ikm;
   if (with_passphrase) {
     preamble.key_source = KeySource::scrypt_passphrase;
-    preamble.scrypt = {spec.scrypt_log2_n, 8, 1};
+    preamble.scrypt = {spec.scrypt_log2_n, kScryptR, kScryptP};
     random_bytes(preamble.scrypt_salt);
     ikm = scrypt_key(spec.passphrase, preamble.scrypt_salt, preamble.scrypt, key_len);
   } else {

@@ -84,6 +84,12 @@ Preamble Preamble::decode(std::span<const std::uint8_t> bytes, const std::string
   if (!raw && (p.scrypt.log2_n == 0 || p.scrypt.r == 0 || p.scrypt.p == 0)) {
     throw corrupt("missing scrypt parameters");
   }
+  // FORMAT.md fixes r = 8 and p = 1; only N varies, and scrypt_key caps its
+  // memory. A hostile file with p = 255 would otherwise cost 255 scrypt runs.
+  if (!raw && (p.scrypt.r != kScryptR || p.scrypt.p != kScryptP)) {
+    throw corrupt("scrypt r " + std::to_string(p.scrypt.r) + " and p " + std::to_string(p.scrypt.p) +
+                  " (this format uses r 8, p 1)");
+  }
   return p;
 }
 

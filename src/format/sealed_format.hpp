@@ -28,6 +28,10 @@ namespace paes {
 inline constexpr std::size_t kPreambleLen = 32;
 inline constexpr std::uint8_t kFormatVersion = 1;
 inline constexpr std::size_t kScryptSaltLen = 16;
+// scrypt's block size and parallelism in every passphrase file (age's choice);
+// only N is a parameter.
+inline constexpr std::uint8_t kScryptR = 8;
+inline constexpr std::uint8_t kScryptP = 1;
 inline constexpr std::uint32_t kDefaultSegmentLen = 1u << 20;
 // The upper bound keeps the pipeline's memory (2N + 2 segments) reasonable;
 // the lower one is Tink's: segment 0 must hold the header, a tag and at least

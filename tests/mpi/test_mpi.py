@@ -342,7 +342,7 @@ class SealedTest(MpiTestCase):
         self.run_cases(cases)
 
     def test_passphrase_across_engines(self):
-        pw = write_file(self.path("pass.txt"), b"correct horse battery staple\n")
+        pw = write_file(self.path("pass.txt"), b"correct horse battery staple\n", 0o600)
         cases = []
         for bits in (128, 256):
             key_args = ["--passphrase-file", pw, "--scrypt-log-n", "10", "--key-bits", str(bits)]

@@ -53,6 +53,16 @@ TEST(Preamble, RefusesWhatNoPaesWrites) {
   expect_error(with(10, 1), "reserved");
   expect_error(with(7, 18), "scrypt parameters on a raw-key file");
   expect_error(with(12, 0x10), "segment size");  // 256 MiB + 1 MiB: above 64 MiB
+
+  Preamble passphrase;
+  passphrase.key_source = KeySource::scrypt_passphrase;
+  passphrase.scrypt = {18, 8, 1};
+  passphrase.scrypt_salt.fill(0xab);
+  const auto p = passphrase.encode();
+  b.assign(p.begin(), p.end());
+  expect_error(with(8, 0), "missing scrypt parameters");
+  expect_error(with(8, 16), "scrypt r 16 and p 1");    // r is fixed: CPU and memory grow with it
+  expect_error(with(9, 255), "scrypt r 8 and p 255");  // 255 scrypt runs from one hostile header
 }
 
 TEST(StreamHeader, IsTinksLayout) {
