@@ -151,6 +151,12 @@ void OutputFile::write_at(std::uint64_t offset, std::span<const std::uint8_t> sr
     }
     done += static_cast<std::size_t>(n);
   }
+  // Start writing these pages to disk now, while the cipher works on the next
+  // chunks, so the fsync in commit() waits only for the tail. A hint: its
+  // errors, if any, come back from that fsync.
+  if (!temp_path_.empty()) {
+    ::sync_file_range(fd_, static_cast<off_t>(offset), static_cast<off_t>(src.size()), SYNC_FILE_RANGE_WRITE);
+  }
 }
 
 void OutputFile::commit() {
