@@ -19,6 +19,8 @@ packages=(
   gnupg                              # gpg --symmetric: a peer in the benchmark suite
   ocl-icd-opencl-dev opencl-headers  # the opencl engine: ICD loader and headers
   pocl-opencl-icd clinfo             # an OpenCL device on the CPU, for the tests
+  clang libclang-rt-14-dev           # libFuzzer and TSan (the fuzz and tsan presets)
+  libomp-dev                         # LLVM OpenMP with Archer: OpenMP that TSan understands
 )
 
 $SUDO apt-get update
