@@ -19,6 +19,9 @@ iv="$(openssl rand -hex 16)"
 
 echo "input: $size_mib MiB random, warm page cache, $runs runs after a warm-up, $(nproc) CPUs, $(openssl version)"
 measure "cp" cp "$work/in.bin" "$work/out"
+# paes fsyncs its output before renaming it into place; cp does not, so this
+# is the like-for-like peer.
+measure "cp + sync" sh -c "cp '$work/in.bin' '$work/out' && sync '$work/out'"
 measure "cat > /dev/null" sh -c "cat '$work/in.bin' > /dev/null"
 measure "openssl enc -aes-256-ctr" openssl enc -aes-256-ctr -K "$key_hex" -iv "$iv" -in "$work/in.bin" -out "$work/out"
 measure "paes encrypt ctr (serial)" "$paes" encrypt --mode ctr --engine serial --key-file "$work/key" --iv "$iv" "$work/in.bin" -o "$work/out"
@@ -31,6 +34,7 @@ cmp "$work/out" "$work/in.bin"
 echo
 echo "ratios of medians (time / time; lower is faster for paes):"
 echo "  paes ctr threads / openssl enc ctr : $(ratio "paes encrypt ctr (threads)" "openssl enc -aes-256-ctr")   (target <= 0.60)"
-echo "  paes ctr threads / cp              : $(ratio "paes encrypt ctr (threads)" cp)   (target <= 1.20)"
+echo "  paes ctr threads / cp              : $(ratio "paes encrypt ctr (threads)" cp)   (target <= 1.20, set before paes synced its output)"
+echo "  paes ctr threads / cp + sync       : $(ratio "paes encrypt ctr (threads)" "cp + sync")   (both durable on disk)"
 echo "  paes ctr threads / paes serial     : $(ratio "paes encrypt ctr (threads)" "paes encrypt ctr (serial)")"
 echo "  paes cbc-d threads / openssl cbc-d : $(ratio "paes decrypt cbc (threads)" "openssl enc -d -aes-256-cbc")"
