@@ -174,7 +174,7 @@ class InputFile final : public Source {
 //
 // A regular file is written to a temporary file beside the target (same
 // directory, so the final rename is atomic) and renamed by commit(). Until then
-// the temporary is removed by the destructor, and by SIGINT/SIGTERM/SIGHUP
+// the temporary is removed by the destructor, and by SIGINT/SIGTERM/SIGHUP/SIGQUIT
 // (only one OutputFile is armed for signals at a time; a signal ignored at
 // start stays ignored), after which the process dies of that signal. SIGXFSZ
 // is ignored, so exceeding the file size limit is a write error. Without `force`, an

@@ -1,8 +1,8 @@
 // OutputFile: nothing appears under the final name until commit().
 //
 // The temporary lives beside the target (".NAME.paes-XXXXXX") so that commit is
-// one rename within a directory. A signal handler removes it on SIGINT, SIGTERM
-// and SIGHUP; the handler may only touch async-signal-safe state, so the path
+// one rename within a directory. A signal handler removes it on SIGINT, SIGTERM,
+// SIGHUP and SIGQUIT; the handler may only touch async-signal-safe state, so the path
 // sits in a static buffer armed by a sig_atomic_t flag. A signal that was
 // ignored when paes started (nohup, a background job of a script) stays
 // ignored: the caller asked paes to survive it.
@@ -42,7 +42,7 @@ void arm_cleanup(const std::string& path) {
     struct sigaction action {};
     action.sa_handler = remove_temp_and_die;
     sigemptyset(&action.sa_mask);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
       struct sigaction previous {};
       if (sigaction(sig, nullptr, &previous) == 0 && previous.sa_handler == SIG_IGN) continue;
       sigaction(sig, &action, nullptr);

@@ -16,8 +16,8 @@ offset so the test can act while paes is certainly mid-run.
   T. the input truncated mid-run fails ("file shrank while being read"); grown
      mid-run, paes encrypts the size it saw at start; unlinked mid-run, it
      completes correctly (the open descriptor still reads every byte).
-  S. SIGINT, SIGTERM: paes removes its temporary and dies of the signal (a shell
-     shows 128 + the signal number: 130, 143). SIGKILL leaves a stale temporary
+  S. SIGINT, SIGTERM, SIGQUIT: paes removes its temporary and dies of the signal (a shell
+     shows 128 + the signal number: 130, 143, 131). SIGKILL leaves a stale temporary
      that never blocks the next run. A signal ignored at start (SIGINT in a
      script's background job) stays ignored.
   P. output directory not writable.
@@ -521,7 +521,7 @@ class InputChangesTest(FaultTestCase):
 # --------------------------------------------------------------------------- S. signals
 
 class SignalTest(FaultTestCase):
-    """S: SIGINT/SIGTERM remove the temporary; SIGKILL's stale one never blocks a rerun."""
+    """S: SIGINT/SIGTERM/SIGQUIT remove the temporary; SIGKILL's stale one never blocks a rerun."""
     section = "S"
 
     def signal_case(self, sig, name, rerun=False):
@@ -568,9 +568,9 @@ class SignalTest(FaultTestCase):
             left.append(what)
         RESULTS.append((self.section, f"{sig.name} mid-run -- {job.label}", " / ".join(sorted(exits)), left[0], left[1]))
 
-    def test_sigint_sigterm(self):
-        for sig, name in ((signal.SIGINT, "ctr"), (signal.SIGTERM, "ctr-serial"), (signal.SIGINT, "cbc-dec"),
-                          (signal.SIGTERM, "cbc-enc"), (signal.SIGINT, "seal"), (signal.SIGTERM, "open")):
+    def test_sigint_sigterm_sigquit(self):
+        for sig, name in ((signal.SIGINT, "ctr"), (signal.SIGTERM, "ctr-serial"), (signal.SIGQUIT, "cbc-dec"),
+                          (signal.SIGTERM, "cbc-enc"), (signal.SIGINT, "seal"), (signal.SIGQUIT, "open")):
             self.signal_case(sig, name)
         self.finish()
 
