@@ -135,11 +135,10 @@ class StreamReader {
 };
 
 // A sequential output (a pipe or a terminal-free stdout). Does not own the
-// descriptor. Constructing one makes paes ignore SIGXFSZ, so a write past the
-// file size limit fails with EFBIG rather than killing the process.
+// descriptor.
 class StreamWriter {
  public:
-  StreamWriter(int fd, std::string name);
+  StreamWriter(int fd, std::string name) : fd_(fd), name_(std::move(name)) {}
   // Writes all of `src`. Throws Error (a closed pipe, a full disk).
   void write_all(std::span<const std::uint8_t> src);
   const std::string& name() const { return name_; }
@@ -176,9 +175,8 @@ class InputFile final : public Source {
 // directory, so the final rename is atomic) and renamed by commit(). Until then
 // the temporary is removed by the destructor, and by SIGINT/SIGTERM/SIGHUP/SIGQUIT
 // (only one OutputFile is armed for signals at a time; a signal ignored at
-// start stays ignored), after which the process dies of that signal. SIGXFSZ
-// is ignored, so exceeding the file size limit is a write error. Without `force`, an
-// existing target is refused up front and again, race-free, at the rename.
+// start stays ignored), after which the process dies of that signal. Without
+// `force`, an existing target is refused up front and again, race-free, at the rename.
 // With `force` the target may even be the input: it is replaced only once the
 // new content is complete.
 // An existing character device that is not a terminal (/dev/null) is written

@@ -29,11 +29,6 @@ class SecretBytes {
   std::span<const std::uint8_t> view() const noexcept { return {bytes_, len_}; }
   SecretBytes clone() const { return SecretBytes(data(), size()); }
 
-  // Whether the bytes are in the secure heap. False for an empty secret, and
-  // when the secure heap could not be set up or was full: the bytes are then
-  // on the ordinary heap, still wiped on release.
-  bool locked_away() const noexcept;
-
  private:
   void release() noexcept;
   std::uint8_t* bytes_ = nullptr;

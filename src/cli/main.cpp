@@ -2,6 +2,7 @@
 // asks for it, parses and runs the command (cli/command_line.hpp), and turns
 // every failure into one line on stderr and an exit status: 0 success,
 // 1 a failed operation, 2 a usage error.
+#include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <new>
@@ -46,6 +47,11 @@ int run_command_line(int argc, char** argv);
 int main(int argc, char** argv) {
   // First, before any rank or command holds a key (util/core_dumps.hpp).
   paes::forbid_core_dumps();
+  // A write past the file size limit (ulimit -f) raises SIGXFSZ, whose default
+  // action kills paes without a word and leaves its temporary output behind.
+  // Ignored, on every rank, the write fails with EFBIG instead, and paes
+  // reports "File too large" and cleans up as after any write error.
+  std::signal(SIGXFSZ, SIG_IGN);
 #ifdef PAES_HAVE_MPI
   // Under --engine mpi, rank 0 runs the command line and hands the job to the
   // other ranks, which only serve (see engine/mpi_engine.cpp).

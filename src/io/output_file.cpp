@@ -21,7 +21,6 @@
 #include <cstring>
 #include <utility>
 
-#include "io/file_size_signal.hpp"
 #include "paes/error.hpp"
 #include "paes/io.hpp"
 
@@ -90,7 +89,6 @@ int sync_directory(const std::string& dir) {
 }  // namespace
 
 OutputFile::OutputFile(const std::string& path, bool force) : path_(path), force_(force) {
-  ignore_file_size_signal();
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) throw Error(path + ": is a directory");

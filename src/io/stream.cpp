@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "io/file_size_signal.hpp"
 #include "paes/error.hpp"
 #include "paes/io.hpp"
 
@@ -30,10 +29,6 @@ std::size_t StreamReader::read_full(std::uint8_t* dst, std::size_t len) {
   }
   if (file_left_) *file_left_ -= done;
   return done;
-}
-
-StreamWriter::StreamWriter(int fd, std::string name) : fd_(fd), name_(std::move(name)) {
-  ignore_file_size_signal();
 }
 
 void StreamWriter::write_all(std::span<const std::uint8_t> src) {

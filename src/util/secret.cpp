@@ -71,8 +71,4 @@ void SecretBytes::release() noexcept {
   len_ = 0;
 }
 
-bool SecretBytes::locked_away() const noexcept {
-  return bytes_ != nullptr && CRYPTO_secure_allocated(bytes_) != 0;
-}
-
 }  // namespace paes

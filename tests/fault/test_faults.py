@@ -44,7 +44,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
 from harness import (ScratchTestCase, openssl_enc_command, read_file, run_unittest, tool_paths,  # noqa: E402

@@ -16,7 +16,6 @@ extended to the same size), leaving no output.
 More than 2^32 CTR blocks (64 GiB) run in memory in more_than_2_32_blocks_test.
 """
 
-import hashlib
 import os
 import shutil
 import subprocess
