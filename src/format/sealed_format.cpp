@@ -9,7 +9,18 @@ namespace paes {
 namespace {
 
 constexpr std::uint8_t kMagic[4] = {'P', 'A', 'E', 'S'};
-constexpr std::uint64_t kMaxSegments = std::uint64_t{1} << 32;
+
+// The nonce holds a segment index of 32 bits: segment 2^32 would reuse segment
+// 0's nonce under the same key, which breaks GCM. Files are refused by their
+// length (chunk_count); a stream's length is unknown until its end, so every
+// segment is also refused by its index before any worker sees it (chunk), and
+// the worker checks once more instead of truncating the index.
+void check_segment_index(std::uint64_t index) {
+  if (index >= kMaxSegments) {
+    throw Error("too large for the sealed format: more than 2^32 segments at this segment size "
+                "(use a larger --segment-size)");
+  }
+}
 
 std::uint32_t load_be32(const std::uint8_t* p) {
   return std::uint32_t{p[0]} << 24 | std::uint32_t{p[1]} << 16 | std::uint32_t{p[2]} << 8 | p[3];
@@ -21,6 +32,7 @@ class SegmentWorker final : public ChunkWorker {
       : direction_(direction), codec_(key, prefix, direction) {}
 
   std::size_t transform(const Chunk& c, std::uint8_t* out, const std::uint8_t* in) override {
+    check_segment_index(c.index);
     const auto index = static_cast<std::uint32_t>(c.index);
     const auto len = static_cast<std::size_t>(c.in_len);
     return direction_ == Direction::encrypt ? codec_.seal(index, c.last, out, in, len)
@@ -168,6 +180,7 @@ std::uint64_t SegmentJob::nominal_in_len(std::uint64_t index) const {
 }
 
 Chunk SegmentJob::chunk(std::uint64_t index, std::uint64_t in_len, bool last) const {
+  check_segment_index(index);
   const std::uint64_t out = direction_ == Direction::encrypt ? cipher_offset(index) : plain_offset(index);
   return Chunk{index, in_offset(index), in_len, out, last};
 }
@@ -187,10 +200,7 @@ std::uint64_t SegmentJob::chunk_count(std::uint64_t input_len) const {
       throw Error("truncated: the last segment is shorter than its authentication tag");
     }
   }
-  if (count > kMaxSegments) {
-    throw Error("too large for the sealed format: more than 2^32 segments at this segment size "
-                "(use a larger --segment-size)");
-  }
+  check_segment_index(count - 1);
   return count;
 }
 

@@ -37,6 +37,8 @@ inline constexpr std::uint32_t kDefaultSegmentLen = 1u << 20;
 // the lower one is Tink's: segment 0 must hold the header, a tag and at least
 // one byte (min_segment_len()).
 inline constexpr std::uint32_t kMaxSegmentLen = 64u << 20;
+// Segment indices are 32 bits in the nonce: a body has at most 2^32 segments.
+inline constexpr std::uint64_t kMaxSegments = std::uint64_t{1} << 32;
 
 enum class KeySource : std::uint8_t { raw_key = 1, scrypt_passphrase = 2 };
 
@@ -82,6 +84,7 @@ class SegmentJob final : public Job {
   std::size_t lookback_len() const override { return 0; }
   std::uint64_t in_offset(std::uint64_t index) const override;
   std::uint64_t nominal_in_len(std::uint64_t index) const override;
+  // Throws Error for index 2^32 or more: its nonce would repeat an earlier one.
   Chunk chunk(std::uint64_t index, std::uint64_t in_len, bool last) const override;
   std::size_t out_capacity(const Chunk& chunk) const override;
   // Throws Error for a ciphertext length no sealing makes ("truncated") and
