@@ -118,20 +118,29 @@ class OffsetSink final : public Sink {
 class StreamReader {
  public:
   // A pipe or a terminal, read to its end.
-  StreamReader(int fd, std::string name) : fd_(fd), name_(std::move(name)) {}
+  StreamReader(int fd, std::string name);
   // A file read from its current position: exactly `len` bytes, what it held
   // when the job started (as a file job reads). If the file ends sooner (it
   // shrank) read_full throws; bytes appended meanwhile are not read.
-  StreamReader(int fd, std::string name, std::uint64_t len)
-      : fd_(fd), name_(std::move(name)), file_left_(len) {}
-  // Reads `len` bytes, fewer only at the end of the input. Throws Error.
+  StreamReader(int fd, std::string name, std::uint64_t len);
+  ~StreamReader();
+  StreamReader(const StreamReader&) = delete;
+  StreamReader& operator=(const StreamReader&) = delete;
+
+  // Reads `len` bytes, fewer only at the end of the input. Throws Error, also
+  // once interrupt() was called.
   std::size_t read_full(std::uint8_t* dst, std::size_t len);
+  // Makes a read_full blocked on a producer that writes nothing (a stalled
+  // pipe) throw at once, and every later one: a job that already failed must
+  // not wait for input it will never use. Safe from any thread.
+  void interrupt();
   const std::string& name() const { return name_; }
 
  private:
   int fd_;
   std::string name_;
   std::optional<std::uint64_t> file_left_;  // set for a file
+  int wake_fd_ = -1;                        // an eventfd that interrupt() signals
 };
 
 // A sequential output (a pipe or a terminal-free stdout). Does not own the

@@ -29,6 +29,10 @@ class ChunkFeed {
   virtual ~ChunkFeed() = default;
   // Fills `slot` with the next chunk in order; false when there is none left.
   virtual bool next(Slot& slot) = 0;
+  // Makes a next() that waits on its input throw soon, from any thread: the
+  // pipeline calls it once a stage failed, so that a stalled producer can't
+  // keep paes alive after the error. Reads from files never wait that long.
+  virtual void interrupt() {}
 };
 
 class ChunkDrain {
@@ -61,6 +65,7 @@ class StreamFeed final : public ChunkFeed {
  public:
   StreamFeed(const Job& job, StreamReader& in) : job_(job), in_(in) {}
   bool next(Slot& slot) override;
+  void interrupt() override { in_.interrupt(); }
   std::uint64_t bytes_read() const { return total_; }
 
  private:

@@ -14,7 +14,8 @@
 // written only after its worker finished with it, and the output order is the
 // input order. A sequential job runs with one worker, so its chunks are also
 // transformed in order and it overlaps reading, the cipher and writing.
-// The first error of any stage stops all of them and is rethrown.
+// The first error of any stage stops all of them and is rethrown; a reader
+// waiting on a stalled stream is interrupted rather than waited for.
 #include "engine/pipeline.hpp"
 
 #include <condition_variable>
@@ -49,6 +50,7 @@ std::uint64_t run_pipeline(const Job& job, ChunkFeed& feed, ChunkDrain& drain, u
       stopped = true;
     }
     changed.notify_all();
+    feed.interrupt();
   };
 
   std::thread reader([&] {

@@ -1,3 +1,5 @@
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,10 +14,35 @@ OffsetSource::OffsetSource(Source& inner, std::uint64_t offset) : inner_(inner),
   if (offset > inner.size()) throw Error("internal: body offset beyond the end of the input");
 }
 
+StreamReader::StreamReader(int fd, std::string name) : fd_(fd), name_(std::move(name)) {
+  wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wake_fd_ < 0) throw system_error("reading " + name_);
+}
+
+StreamReader::StreamReader(int fd, std::string name, std::uint64_t len) : StreamReader(fd, std::move(name)) {
+  file_left_ = len;
+}
+
+StreamReader::~StreamReader() { ::close(wake_fd_); }
+
+void StreamReader::interrupt() {
+  const std::uint64_t one = 1;
+  // Cannot fail short of a full counter, which would still wake the reader.
+  [[maybe_unused]] const ssize_t n = ::write(wake_fd_, &one, sizeof one);
+}
+
 std::size_t StreamReader::read_full(std::uint8_t* dst, std::size_t len) {
   if (file_left_) len = static_cast<std::size_t>(std::min<std::uint64_t>(len, *file_left_));
   std::size_t done = 0;
   while (done < len) {
+    // Wait for input or for interrupt(), whichever comes first. A regular
+    // file is always ready, so this costs one poll per read there.
+    pollfd ready[2] = {{fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+    if (::poll(ready, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      throw system_error("reading " + name_);
+    }
+    if (ready[1].revents != 0) throw Error("reading " + name_ + ": stopped after an error");
     const ssize_t n = ::read(fd_, dst + done, len - done);
     if (n < 0) {
       if (errno == EINTR) continue;

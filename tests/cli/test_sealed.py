@@ -573,6 +573,47 @@ class PipeTest(PaesTestCase):
             self.check(len(out) < len(data), f"cut at {cut}: all the plaintext came out")
         self.finish()
 
+    def test_failure_with_a_stalled_producer_exits_at_once(self):
+        """A damaged segment fails the run while the producer still holds its end of the
+        pipe open and writes nothing more: paes must exit 1 then, not wait for input it
+        will never use (its reader was blocked in read(2) and the pipeline joined it)."""
+        seg = 4096
+        # Fewer segments than the pipeline has slots, so that its reader has taken all of
+        # them and waits in read(2) for more when segment 0 fails.
+        data = os.urandom(2 * seg + 100)
+        sealed = bytearray(self.seal(data, ["--key-file", self.key], ["--segment-size", seg]))
+        start, end = segment_spans(len(sealed), seg, 32)[0]
+        sealed[(start + end) // 2] ^= 0x01
+        for engine in ([], ["--engine", "serial"], ["--threads", "3"]):
+            out_dir = self.new_dir("stalled")
+            for target in ("-", os.path.join(out_dir, "out.bin")):
+                what = f"damaged stream from a stalled producer to {target} {engine}"
+                proc = subprocess.Popen([PAES, "decrypt", "--key-file", self.key, "-o", target]
+                                        + engine, stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                proc.stdin.write(bytes(sealed))
+                proc.stdin.flush()  # and keep the pipe open, as a stalled producer does
+                # Not communicate(): it would close stdin. Its output is one line, so
+                # the pipes can't fill while it runs.
+                try:
+                    proc.wait(timeout=60)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+                    self.check(False, f"{what}: still running 60 s after the bad segment")
+                out, err = proc.stdout.read(), proc.stderr.read()
+                for stream in (proc.stdin, proc.stdout, proc.stderr):
+                    try:
+                        stream.close()
+                    except BrokenPipeError:
+                        pass
+                problem = self.check_error(subprocess.CompletedProcess([], proc.returncode, out, err),
+                                           1, "authentication failed", what)
+                self.check(problem is None, problem)
+                self.check(out == b"", f"{what}: {len(out)} bytes of output")
+            self.check(not os.listdir(out_dir), f"leftovers: {os.listdir(out_dir)}")
+        self.finish()
+
 
 # --------------------------------------------------------------------------- 3. tampering
 
