@@ -13,6 +13,15 @@ void Slot::prepare(const Job& job, const Chunk& c) {
   if (buffer.size() < need) buffer.resize(need);
 }
 
+std::size_t slots_within_budget(const Job& job, std::size_t wanted, std::size_t at_least) {
+  // Chunk 1 has the nominal length (chunk 0 of a sealed body is shorter).
+  const std::uint64_t in_len = job.nominal_in_len(1);
+  const std::uint64_t slot_len =
+      job.lookback_len() + std::max<std::uint64_t>(in_len, job.out_capacity(job.chunk(1, in_len, false)));
+  const std::uint64_t fit = kMaxBytesInFlight / std::max<std::uint64_t>(slot_len, 1);
+  return static_cast<std::size_t>(std::max<std::uint64_t>(std::min<std::uint64_t>(wanted, fit), at_least));
+}
+
 void read_chunk(const Job& job, Source& in, const Chunk& c, Slot& slot) {
   slot.prepare(job, c);
   if (slot.lookback != 0 && c.index != 0) {

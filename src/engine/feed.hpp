@@ -24,6 +24,17 @@ struct Slot {
   void prepare(const Job& job, const Chunk& c);
 };
 
+// The most bytes of chunk buffers one run (one rank) holds at once, whatever
+// the chunk size: a hostile sealed preamble may ask for 64 MiB segments, and
+// 2N + 2 slots of those would be ~16 GiB at 128 CPUs. Default chunks (1 MiB)
+// stay far below it at any thread count; larger ones get fewer buffers, and so
+// fewer workers, instead of more memory.
+inline constexpr std::uint64_t kMaxBytesInFlight = std::uint64_t{512} << 20;
+
+// How many of `wanted` slots for `job`'s chunks fit in kMaxBytesInFlight,
+// but never fewer than `at_least` (what the caller needs to make progress).
+std::size_t slots_within_budget(const Job& job, std::size_t wanted, std::size_t at_least);
+
 class ChunkFeed {
  public:
   virtual ~ChunkFeed() = default;

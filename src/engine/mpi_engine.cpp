@@ -210,6 +210,8 @@ RankResult run_my_range(const Job& job, MpiFile& in, std::uint64_t in_offset, Mp
     mine = rank == 0 ? count : 0;
     threads = 1;
   }
+  // One chunk buffer per thread: no more threads than buffers fit the budget.
+  threads = static_cast<unsigned>(slots_within_budget(job, threads, 1));
   std::uint64_t first = 0;
   MPI_Exscan(&mine, &first, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0) first = 0;  // MPI_Exscan leaves rank 0's result undefined

@@ -10,7 +10,8 @@
 //            (the drain decides how: pwrite at its offset, or append to a
 //            stream), and frees the slot.
 //
-// Memory stays at 2N + 2 chunks whatever the input size, every chunk is
+// Memory stays at 2N + 2 chunks whatever the input size (fewer chunks, and as
+// many fewer workers, where that would pass kMaxBytesInFlight), every chunk is
 // written only after its worker finished with it, and the output order is the
 // input order. A sequential job runs with one worker, so its chunks are also
 // transformed in order and it overlaps reading, the cipher and writing.
@@ -18,6 +19,7 @@
 // waiting on a stalled stream is interrupted rather than waited for.
 #include "engine/pipeline.hpp"
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -31,7 +33,9 @@ namespace paes {
 
 std::uint64_t run_pipeline(const Job& job, ChunkFeed& feed, ChunkDrain& drain, unsigned workers,
                            const ProgressCallback& progress) {
-  std::vector<Slot> slots(2 * static_cast<std::size_t>(workers) + 2);
+  // A reader, a worker and a writer each hold a slot: three keep them all busy.
+  std::vector<Slot> slots(slots_within_budget(job, 2 * static_cast<std::size_t>(workers) + 2, 3));
+  workers = std::min(workers, static_cast<unsigned>(slots.size() - 2));
   std::mutex mutex;
   std::condition_variable changed;
   std::vector<std::size_t> free_slots;

@@ -13,7 +13,7 @@
 // Sequential jobs over files (CBC/CFB encryption, OFB) and every job over a
 // stream run as the ordered pipeline of pipeline.cpp: a reader, the cipher
 // workers (one for a sequential job) and an in-order writer, with memory
-// bounded by 2N + 2 chunks.
+// bounded by 2N + 2 chunks and by kMaxBytesInFlight (engine/feed.hpp).
 //
 // Errors: the first exception of any worker is kept (FirstError), the other
 // workers skip their remaining chunks, and run() rethrows it after the team ends.
@@ -44,7 +44,10 @@ std::uint64_t ThreadsEngine::run(const Job& job, Source& in, Sink& out) {
     SinkDrain drain(out);
     return run_pipeline(job, feed, drain, 1, progress);
   }
-  const unsigned workers = workers_for(job, in.size());
+  unsigned workers = workers_for(job, in.size());
+  // Each worker over files holds one chunk buffer: no more of them than fit
+  // the budget (memory workers transform in place of their views).
+  if (!in_memory) workers = static_cast<unsigned>(slots_within_budget(job, workers, 1));
   if (workers <= 1) return run_in_order(job, in, out, progress);
 
   const std::uint64_t count = job.chunk_count(in.size());

@@ -33,7 +33,8 @@ inline constexpr std::size_t kScryptSaltLen = 16;
 inline constexpr std::uint8_t kScryptR = 8;
 inline constexpr std::uint8_t kScryptP = 1;
 inline constexpr std::uint32_t kDefaultSegmentLen = 1u << 20;
-// The upper bound keeps the pipeline's memory (2N + 2 segments) reasonable;
+// The upper bound keeps a segment's buffers reasonable (the engines also bound
+// the bytes in flight, kMaxBytesInFlight);
 // the lower one is Tink's: segment 0 must hold the header, a tag and at least
 // one byte (min_segment_len()).
 inline constexpr std::uint32_t kMaxSegmentLen = 64u << 20;

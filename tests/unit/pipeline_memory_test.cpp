@@ -1,0 +1,113 @@
+// The bytes a run holds in chunk buffers are bounded, whatever the chunk size
+// and thread count: a sealed preamble chooses its segment size (up to 64 MiB),
+// and the pipeline's 2N + 2 slots of that would be ~16 GiB at 128 CPUs.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "engine/feed.hpp"
+#include "engine/pipeline.hpp"
+#include "format/sealed_format.hpp"
+#include "paes/plan.hpp"
+#include "test_support.hpp"
+
+namespace paes {
+namespace {
+
+constexpr std::uint64_t kHugeChunk = std::uint64_t{64} << 20;
+
+// A parallel job of 64 MiB chunks whose chunks are really 1 byte long: the
+// pipeline sizes its ring by the nominal length, the test allocates nothing.
+class HugeChunks final : public Job {
+ public:
+  bool parallel() const override { return true; }
+  std::size_t lookback_len() const override { return 0; }
+  std::uint64_t in_offset(std::uint64_t i) const override { return i * kHugeChunk; }
+  std::uint64_t nominal_in_len(std::uint64_t) const override { return kHugeChunk; }
+  Chunk chunk(std::uint64_t i, std::uint64_t len, bool last) const override {
+    return Chunk{i, in_offset(i), len, in_offset(i), last};
+  }
+  std::size_t out_capacity(const Chunk& c) const override { return static_cast<std::size_t>(c.in_len); }
+  std::uint64_t chunk_count(std::uint64_t len) const override { return len; }
+  std::unique_ptr<ChunkWorker> make_worker() const override;
+  SecretBytes ticket() const override { return SecretBytes(); }
+
+  // Chunk 0's worker holds it until the reader has taken every slot it can.
+  mutable std::mutex mutex;
+  mutable std::condition_variable changed;
+  mutable std::uint64_t fed = 0;
+};
+
+class HoldFirstChunk final : public ChunkWorker {
+ public:
+  explicit HoldFirstChunk(const HugeChunks& job) : job_(job) {}
+  std::size_t transform(const Chunk& c, std::uint8_t*, const std::uint8_t*) override {
+    if (c.index != 0) return static_cast<std::size_t>(c.in_len);
+    // Until the feed has stopped being called (it waits for a free slot).
+    std::unique_lock lock(job_.mutex);
+    for (;;) {
+      const std::uint64_t before = job_.fed;
+      if (!job_.changed.wait_for(lock, std::chrono::milliseconds(200), [&] { return job_.fed != before; })) break;
+    }
+    return static_cast<std::size_t>(c.in_len);
+  }
+
+ private:
+  const HugeChunks& job_;
+};
+
+std::unique_ptr<ChunkWorker> HugeChunks::make_worker() const { return std::make_unique<HoldFirstChunk>(*this); }
+
+class CountingFeed final : public ChunkFeed {
+ public:
+  CountingFeed(const HugeChunks& job, std::uint64_t count) : job_(job), count_(count) {}
+  bool next(Slot& slot) override {
+    std::lock_guard lock(job_.mutex);
+    if (job_.fed == count_) return false;
+    slot.prepare(job_, job_.chunk(job_.fed, 1, job_.fed + 1 == count_));
+    slots_used.insert(&slot);
+    ++job_.fed;
+    job_.changed.notify_all();
+    return true;
+  }
+  std::set<const Slot*> slots_used;
+
+ private:
+  const HugeChunks& job_;
+  std::uint64_t count_;
+};
+
+class NullDrain final : public ChunkDrain {
+ public:
+  void put(Slot&) override {}
+};
+
+TEST(BytesInFlight, PipelineRingOfHugeChunksStaysWithinTheBudget) {
+  HugeChunks job;
+  CountingFeed feed(job, 300);
+  NullDrain drain;
+  run_pipeline(job, feed, drain, 64, nullptr);  // 130 slots of 64 MiB unbounded: 8.1 GiB
+  EXPECT_GE(feed.slots_used.size(), 3u);
+  EXPECT_LE(feed.slots_used.size() * kHugeChunk, kMaxBytesInFlight);
+}
+
+TEST(BytesInFlight, BudgetLeavesDefaultChunksAloneAndKeepsAFloor) {
+  const SecretBytes key(std::vector<std::uint8_t>(32, 1).data(), 32);
+  const SegmentJob default_segments(Direction::decrypt, 32, kDefaultSegmentLen, key, NoncePrefix{});
+  EXPECT_EQ(slots_within_budget(default_segments, 258, 3), 258u);  // 128 workers, 1 MiB segments
+  const SegmentJob hostile(Direction::decrypt, 32, kMaxSegmentLen, key, NoncePrefix{});
+  EXPECT_LE(slots_within_budget(hostile, 258, 3) * kMaxSegmentLen, kMaxBytesInFlight);
+  EXPECT_GE(slots_within_budget(hostile, 258, 3), 3u);
+
+  const CipherSpec spec = test::make_spec(Mode::ctr, Direction::encrypt, 256, 1);
+  const ChunkPlan gigabyte_chunks(spec, ChunkPlan::kMaxChunkLen);
+  EXPECT_EQ(slots_within_budget(gigabyte_chunks, 34, 3), 3u);  // the caller's floor wins
+  EXPECT_EQ(slots_within_budget(gigabyte_chunks, 16, 1), 1u);
+}
+
+}  // namespace
+}  // namespace paes
