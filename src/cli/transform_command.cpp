@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cipher/kdf.hpp"
 #include "cli/commands.hpp"
 #include "cli/key_source.hpp"
 #include "cli/progress.hpp"
@@ -60,6 +61,25 @@ CLI::Validator name_validator(bool (*valid)(std::string_view), std::string what,
       [=](std::string& name) -> std::string {
         if (valid(name)) return {};
         return "unknown " + what + " '" + name + "' (choose " + choices + ")";
+      },
+      "");
+}
+
+// Above kMaxScryptLog2N scrypt needs more memory than paes allows it when
+// opening a file (the cap that keeps a hostile file from exhausting memory),
+// so such a file could never be decrypted.
+CLI::Validator scrypt_cost_validator() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const std::string range = "must be 10 to " + std::to_string(kMaxScryptLog2N) + ", got " + text;
+        unsigned value = 0;
+        if (!CLI::detail::lexical_cast(text, value) || value < 10) return range;
+        if (value > kMaxScryptLog2N) {
+          return range + " (above " + std::to_string(kMaxScryptLog2N) + ", scrypt needs more than the " +
+                 std::to_string(kMaxScryptMemory >> 30) + " GiB of memory paes allows it, so no paes could "
+                 "decrypt the file)";
+        }
+        return {};
       },
       "");
 }
@@ -128,8 +148,10 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
       ->type_name("SIZE")
       ->check(size_validator());
   cmd->add_option("--scrypt-log-n", args.scrypt_log2_n,
-                  "Sealed, passphrase: scrypt cost as log2 N (default 18, about 1 s)")
-      ->check(CLI::Range(10u, 22u));
+                  "Sealed, passphrase: scrypt cost as log2 N, 10 to " + std::to_string(kMaxScryptLog2N) +
+                      " (default 18, about 1 s and 256 MiB; each step doubles both)")
+      ->type_name("N")
+      ->check(scrypt_cost_validator());
   cmd->add_option("--iv", args.iv_hex, "Raw modes: IV as 32 hex digits (every mode but ECB)")->type_name("HEX");
   cmd->add_flag("--no-pad", args.no_pad, "ECB/CBC without PKCS#7 padding (input must be whole 16-byte blocks)");
   cmd->add_flag("--pbkdf2", args.pbkdf2, "Raw modes: openssl enc -pbkdf2's format (Salted__, key and IV from the passphrase)");

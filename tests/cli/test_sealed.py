@@ -837,6 +837,32 @@ class BadInputTest(PaesTestCase):
             self.fails(["encrypt", "--key-file", self.key] + extra + [self.inp, "-o", self.out],
                        2, extra[0])
 
+    def test_scrypt_cost_range(self):
+        """--scrypt-log-n accepts what paes can open again: the highest cost (20, 1 GiB)
+        seals and opens; 21 and 22 would need more than the 2 GiB cap that bounds what a
+        hostile file can make paes allocate, so they are usage errors, as is 9."""
+        sealed = self.seal(self.data, ["--passphrase-file", self.pw], ["--scrypt-log-n", 20])
+        self.assertEqual(sealed[7], 20, "log2 N byte of the preamble")
+        proc, got = self.open_sealed(sealed, ["--passphrase-file", self.pw])
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.assertEqual(got, self.data)
+        for cost in (21, 22, 9):
+            self.fails(["encrypt", "--passphrase-file", self.pw, "--scrypt-log-n", cost, self.inp,
+                        "-o", self.out], 2, "must be 10 to 20")
+
+    def test_hostile_scrypt_cost_is_refused_before_scrypt_runs(self):
+        """A preamble asking for a cost past the cap fails at once: paes never tries to
+        allocate what it asks for (2 GiB and more; 2^255 for byte 255)."""
+        for cost, words in ((21, "more than the 2048 MiB paes allows"),
+                            (30, "more than the 2048 MiB paes allows"),
+                            (255, "unsupported scrypt parameters")):
+            hostile = bytearray(read_file(self.pw_sealed))
+            hostile[7] = cost
+            path = write_file(self.path(f"hostile-{cost}.paes"), bytes(hostile))
+            started = time.monotonic()
+            self.fails(["decrypt", "--passphrase-file", self.pw, path, "-o", self.out], 1, words)
+            self.assertLess(time.monotonic() - started, 10, f"log2 N {cost}: scrypt seems to have run")
+
     def test_bad_segment_size(self):
         for size in ("10", "0", "56", "65M"):
             self.fails(["encrypt", "--key-file", self.key, "--segment-size", size, self.inp,
