@@ -1,6 +1,7 @@
 // Where keys and IVs come from on the command line. Keys are read from a file
-// (raw bytes or hex text) or, with a warning, from --key-hex; they live only in
-// SecretBytes, and no message ever contains key material.
+// (hex text, or raw bytes that are not text), the environment (hex) or, with a
+// warning, from --key-hex; they live only in SecretBytes, and no message ever
+// contains key material.
 #pragma once
 
 #include <string>
@@ -30,7 +31,8 @@ SecretBytes load_key(const KeySources& sources);
 SecretBytes load_passphrase(const KeySources& sources, bool confirm);
 
 // Decodes a key file's content: hex text (32, 48 or 64 hex digits, surrounding
-// whitespace ignored) or else raw bytes (16, 24 or 32 of them).
+// whitespace ignored) or else raw bytes (16, 24 or 32 of them) that are not
+// all printable ASCII and whitespace. Throws Error otherwise.
 SecretBytes decode_key_file(const SecretBytes& content, const std::string& path);
 
 // The IV for `mode` from --iv: required (32 hex digits) unless the mode is ECB,

@@ -124,7 +124,7 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
   // and CLI11 2.1 takes an empty argument ('') for its name and then never
   // returns ("paes encrypt x '' -o y" hung; fuzz_cli_options found it).
   CLI::Option* const key_options[] = {
-      cmd->add_option("--key-file,-k", args.keys.key_file, "File with the key: 16/24/32 raw bytes or hex text")->type_name("PATH"),
+      cmd->add_option("--key-file,-k", args.keys.key_file, "File with the key: hex text, or 16/24/32 raw bytes that are not text")->type_name("PATH"),
       cmd->add_option("--key-env", args.keys.key_env, "Environment variable holding the key as hex")->type_name("VAR"),
       cmd->add_option("--key-hex", args.keys.key_hex, "Key as hex, raw modes only (visible to other users)")->type_name("HEX"),
       cmd->add_option("--passphrase-file", args.keys.passphrase_file, "File whose first line is the passphrase")->type_name("PATH"),

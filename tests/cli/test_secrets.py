@@ -13,6 +13,8 @@
      line holds no key when the key comes from a file or the environment.
   5. Key and passphrase files readable by group or others get a warning;
      0600 files, pipes and /dev/stdin don't.
+  6. A key file of text that is not a hex key is refused, never taken as raw
+     key bytes; the same bytes as hex are a key.
 Reading another process's smaps and memory needs root (paes makes itself
 non-dumpable, so only CAP_SYS_PTRACE may look); those cases say SKIPPED
 otherwise.
@@ -28,7 +30,7 @@ import sys
 import time
 import unittest
 
-from harness import ScratchTestCase, describe, run_unittest, tool_paths, write_file
+from harness import ScratchTestCase, describe, read_file, run_unittest, tool_paths, write_file
 
 PAES, OPENSSL, REST = None, None, None
 KEY = bytes.fromhex("7d1a9e35c2b84f06e1d3a5c7b9f0e2d4c6a8b0f2e4d6c8a0b2f4e6d8c0a2b4f6")
@@ -242,6 +244,53 @@ class NoChildProcesses(ScratchTestCase):
             finally:
                 proc.stdin.close()
                 proc.wait(timeout=60)
+
+
+class TextKeyFiles(ScratchTestCase):
+    """A key file of text that is not a hex key (a mistyped hex key, a passphrase) is
+    refused, not taken as raw key bytes with no KDF; hex of the same bytes works."""
+
+    CASES = {
+        "passphrase, 16 bytes with its newline": b"hunter2-hunter2\n",
+        "passphrase, 24 bytes": b"my backup passphrase 123",
+        "passphrase, 32 bytes": b"correct horse battery staple 42!",
+        "hex key with a digit dropped, and a newline": KEY[:16].hex()[:-1].encode() + b"\n",
+        "hex key with a typo": KEY[:16].hex()[:-1].encode() + b"g",
+        "hex key with a typo, CRLF": KEY.hex()[:-1].encode() + b"O\r\n",
+        "words, tabs and every other whitespace": b"\tkey words\t" * 2 + b"more\t \v\f\r\n",
+    }
+
+    def test_text_is_refused_with_the_way_out(self):
+        data = write_file(self.path("data"), os.urandom(1000))
+        for what, content in self.CASES.items():
+            self.assertTrue(len(content) in (16, 24, 32) or len(content.strip()) in (32, 48, 64),
+                            f"{what}: neither a raw nor a hex key's length, so refused for that")
+            key = write_file(self.path("key"), content, 0o600)
+            for args in (["encrypt"], ["encrypt", "--mode", "ctr", "--iv", IV],
+                         ["decrypt", "--mode", "cbc", "--iv", IV]):
+                out = self.path("out")
+                proc = subprocess.run([PAES, *args, "--key-file", key, data, "-o", out], capture_output=True)
+                err = proc.stderr.decode(errors="replace")
+                self.assertEqual(proc.returncode, 1, f"{what}, {args}: {describe(proc)}")
+                self.assertFalse(os.path.exists(out), f"{what}, {args}: output written")
+                self.assertIn(f"key file {key} is text but not a hex key", err, what)
+                self.assertIn("--passphrase-file", err, what)
+                self.assertIn(f"xxd -p -c 64 {key}", err, what)
+                self.assertNotIn(content.strip().decode(), err, f"{what}: the key file's text is in the message")
+                if len(content.strip()) in (32, 48, 64):
+                    self.assertIn(f"its {len(content.strip())} characters are not all hex digits", err, what)
+
+    def test_the_same_bytes_as_hex_are_a_key(self):
+        data = write_file(self.path("data"), os.urandom(1000))
+        for content in (b"hunter2-hunter2\n", b"correct horse battery staple 42!"):
+            key = write_file(self.path("key.hex"), content.hex().encode() + b"\n", 0o600)
+            out = self.path("out")
+            proc = subprocess.run([PAES, "encrypt", "--mode", "ctr", "--iv", IV, "--key-file", key, data,
+                                   "-o", out, "-f"], capture_output=True)
+            self.assertEqual(proc.returncode, 0, describe(proc))
+            expected = subprocess.run([OPENSSL, "enc", f"-aes-{len(content) * 8}-ctr", "-K", content.hex(),
+                                       "-iv", IV, "-in", data], capture_output=True, check=True).stdout
+            self.assertEqual(read_file(out), expected)
 
 
 class KeyFilePermissions(ScratchTestCase):
