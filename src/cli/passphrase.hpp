@@ -29,8 +29,10 @@ std::size_t first_line_length(std::span<const std::uint8_t> text);
 SecretBytes passphrase_from_file(const std::string& path);
 
 // The whole content of a small file holding a secret (a key, a passphrase),
-// read straight into wiped memory. Throws Error naming `what` when the file
-// can't be read or holds more than max_len bytes.
+// read straight into wiped memory. Warns on stderr, never quoting it, when the
+// file is a regular file that group or others can read or write, or that
+// another user than the caller or root owns. Throws Error naming `what` when
+// the file can't be read or holds more than max_len bytes.
 SecretBytes read_secret_file(const std::string& path, std::size_t max_len, const std::string& what);
 
 // The value of the environment variable `var`. Throws Error when it is unset

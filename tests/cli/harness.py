@@ -31,7 +31,7 @@ def looks_like_text(data):
 
 def random_raw_key(length):
     """Random key bytes a key file can hold raw: never text, which paes refuses (for 16
-    bytes, 1 draw in 2.5 million would be)."""
+    bytes, about 1 draw in 3 million would be)."""
     while True:
         key = os.urandom(length)
         if not looks_like_text(key):

@@ -11,8 +11,9 @@
      raw) on stdout or stderr of successful, verbose, --json and failing runs.
   4. No child processes carry them: paes starts none, and its own command
      line holds no key when the key comes from a file or the environment.
-  5. Key and passphrase files readable by group or others get a warning;
-     0600 files, pipes and /dev/stdin don't.
+  5. Key and passphrase files readable or writable by group or others, or
+     owned by another user than the caller or root, get a warning; private
+     files, pipes and /dev/stdin don't.
   6. A key file of text that is not a hex key is refused, never taken as raw
      key bytes; the same bytes as hex are a key.
 Reading another process's smaps and memory needs root (paes makes itself
@@ -294,16 +295,24 @@ class TextKeyFiles(ScratchTestCase):
 
 
 class KeyFilePermissions(ScratchTestCase):
-    def run_with(self, source, mode):
-        data = write_file(self.path("data"), b"x" * 1000)
+    def run_with(self, source, mode, owner=None, as_user=None):
+        """paes encrypting with a `source` file of `mode` (owned by `owner`, run as `as_user`;
+        both uids, default: the caller); returns its stderr."""
+        data = write_file(self.path("data"), b"x" * 1000, 0o644)
         if source == "key":
             secret = write_file(self.path(f"key-{mode:o}"), KEY.hex().encode() + b"\n", mode)
             args = ["encrypt", "--key-file", secret]
         else:
             secret = write_file(self.path(f"pass-{mode:o}"), PASSPHRASE + b"\n", mode)
             args = ["encrypt", "--passphrase-file", secret, "--scrypt-log-n", "10"]
+        if owner is not None:
+            os.chown(secret, owner, -1)
+        prefix = []
+        if as_user is not None:
+            os.chmod(self.tmp, 0o777)
+            prefix = ["setpriv", f"--reuid={as_user}", f"--regid={NOBODY_GID}", "--clear-groups"]
         out = self.path(f"out-{source}-{mode:o}")
-        proc = subprocess.run([PAES, *args, data, "-o", out], capture_output=True)
+        proc = subprocess.run([*prefix, PAES, *args, data, "-o", out], capture_output=True)
         self.assertEqual(proc.returncode, 0, describe(proc))
         return proc.stderr.decode()
 
@@ -317,6 +326,29 @@ class KeyFilePermissions(ScratchTestCase):
     def test_readable_by_group_warns(self):
         err = self.run_with("key", 0o640)
         self.assertIn("is readable by its group (mode 0640)", err)
+
+    def test_writable_by_others_warns(self):
+        self.assertRegex(self.run_with("key", 0o602), r"warning: key file \S+ is writable by other users "
+                                                      r"\(mode 0602\); restrict it with chmod 600\n$")
+        self.assertIn("passphrase file", self.run_with("passphrase", 0o602))
+        self.assertIn("is writable by its group (mode 0620)", self.run_with("key", 0o620))
+        self.assertIn("is readable and writable by other users (mode 0666)", self.run_with("key", 0o666))
+        self.assertIn("is readable by its group and writable by other users (mode 0642)",
+                      self.run_with("passphrase", 0o642))
+
+    @unittest.skipUnless(os.geteuid() == 0, "SKIPPED: giving a file to another user needs root")
+    def test_owned_by_another_user_warns(self):
+        os.chmod(self.tmp, 0o755)
+        for source in ("key", "passphrase"):
+            err = self.run_with(source, 0o600, owner=NOBODY_UID)
+            self.assertRegex(err, rf"^paes: warning: {source} file \S+ belongs to user nobody \(uid {NOBODY_UID}\), "
+                                  r"who can change it; use a file that you or root own\n$")
+            for form in secret_forms():
+                self.assertNotIn(form.decode(errors="replace"), err)
+        # Root's files are no one else's: root can change any file anyway.
+        err = self.run_with("key", 0o604, as_user=NOBODY_UID)
+        self.assertIn("readable by other users", err)
+        self.assertNotIn("belongs to", err)
 
     def test_private_files_and_pipes_are_quiet(self):
         self.assertEqual(self.run_with("key", 0o600), "")
