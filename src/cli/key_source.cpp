@@ -85,8 +85,8 @@ SecretBytes load_key(const KeySources& sources) {
   return std::move(*key);
 }
 
-SecretBytes load_passphrase(const KeySources& sources, bool confirm) {
-  if (!sources.passphrase_file.empty()) return passphrase_from_file(sources.passphrase_file);
+SecretBytes load_passphrase(const KeySources& sources, bool confirm, PassphraseFileRule file_rule) {
+  if (!sources.passphrase_file.empty()) return passphrase_from_file(sources.passphrase_file, file_rule);
   if (!sources.passphrase_env.empty()) return passphrase_from_env(sources.passphrase_env);
   return passphrase_from_terminal(confirm);
 }

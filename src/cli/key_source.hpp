@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "cli/passphrase.hpp"
 #include "paes/mode.hpp"
 
 namespace paes::cli {
@@ -26,9 +27,9 @@ struct KeySources {
 // no valid key, and a usage Error for a malformed --key-hex.
 SecretBytes load_key(const KeySources& sources);
 
-// The passphrase from --passphrase-file, --passphrase-env, or else a no-echo
-// prompt on the terminal, asked twice when `confirm`.
-SecretBytes load_passphrase(const KeySources& sources, bool confirm);
+// The passphrase from --passphrase-file (read by `file_rule`), --passphrase-env,
+// or else a no-echo prompt on the terminal, asked twice when `confirm`.
+SecretBytes load_passphrase(const KeySources& sources, bool confirm, PassphraseFileRule file_rule);
 
 // Decodes a key file's content: hex text (32, 48 or 64 hex digits, surrounding
 // whitespace ignored) or else raw bytes (16, 24 or 32 of them) that are not

@@ -229,11 +229,36 @@ SecretBytes read_secret_file(const std::string& path, std::size_t max_len, const
   return SecretBytes(content.data(), len);
 }
 
-SecretBytes passphrase_from_file(const std::string& path) {
-  const SecretBytes content = read_secret_file(path, kMaxPassphraseFileLen, "passphrase file " + path);
+std::size_t openssl_passphrase_length(std::span<const std::uint8_t> text) {
+  const auto read = text.first(std::min(text.size(), kOpensslMaxFilePassphraseLen));
+  const auto end = std::find_if(read.begin(), read.end(), [](std::uint8_t b) { return b == '\n' || b == 0; });
+  return static_cast<std::size_t>(end - read.begin());
+}
+
+SecretBytes passphrase_from_file(const std::string& path, PassphraseFileRule rule) {
+  const std::string what = "passphrase file " + path;
+  const SecretBytes content = read_secret_file(path, kMaxPassphraseFileLen, what);
   const std::size_t line_len = first_line_length(content.view());
-  if (line_len == 0) throw Error("empty passphrase in " + path);
-  return SecretBytes(content.data(), line_len);
+  std::size_t len = line_len;
+  if (rule == PassphraseFileRule::openssl) {
+    // openssl's rule, so that openssl and paes derive the same key from the
+    // file; where it is not the plain first line, say so, or a passphrase
+    // typed elsewhere would silently fail to match.
+    len = openssl_passphrase_length(content.view());
+    if (len > line_len) {
+      std::cerr << "paes: warning: " << what << " ends its first line with \"\\r\\n\": with --pbkdf2 the "
+                   "'\\r' is part of the passphrase, as for openssl enc -pass file:\n";
+    } else if (len < line_len && content.data()[len] == 0) {
+      std::cerr << "paes: warning: " << what << " holds a NUL byte in its first line: with --pbkdf2 only the "
+                   "bytes before it are the passphrase, as for openssl enc -pass file:\n";
+    } else if (len < line_len) {
+      std::cerr << "paes: warning: the first line of " << what << " is longer than "
+                << kOpensslMaxFilePassphraseLen << " bytes: with --pbkdf2 only the first "
+                << kOpensslMaxFilePassphraseLen << " are the passphrase, as for openssl enc -pass file:\n";
+    }
+  }
+  if (len == 0) throw Error("empty passphrase in " + path);
+  return SecretBytes(content.data(), len);
 }
 
 SecretBytes passphrase_from_env(const std::string& var) {

@@ -21,6 +21,12 @@
 namespace paes::cli {
 namespace {
 
+// How --passphrase-file is read, at the end of both commands' help.
+constexpr const char* kPassphraseFileNote = R"TXT(A --passphrase-file's passphrase is its first line without the "\n" or "\r\n" ending.
+With --pbkdf2 it is what 'openssl enc -pass file:' takes, so both derive the same key:
+the first line without a "\n" (a '\r' before it stays), at most 1023 bytes, up to
+a NUL byte; paes warns where that differs from the first line.)TXT";
+
 constexpr const char* kEncryptFooter = R"TXT(Examples:
   # Sealed (authenticated AES-256-GCM, the default), with a key from 'paes keygen':
   paes keygen -o backup.key
@@ -110,7 +116,7 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
   CLI::App* cmd = app.add_subcommand(std::string(direction_name(direction)),
                                      enc ? "Encrypt: sealed and authenticated by default, or a raw AES mode"
                                          : "Decrypt what paes encrypt, Tink or openssl enc wrote");
-  cmd->footer(enc ? kEncryptFooter : kDecryptFooter);
+  cmd->footer(std::string(enc ? kEncryptFooter : kDecryptFooter) + "\n\n" + kPassphraseFileNote);
   cmd->add_option("--mode,-m", args.mode,
                   "A raw AES mode instead of the sealed format: ecb, cbc, cfb, cfb8, cfb1, ofb or ctr")
       ->type_name("MODE")
@@ -127,7 +133,7 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
       cmd->add_option("--key-file,-k", args.keys.key_file, "File with the key: hex text, or 16/24/32 raw bytes that are not text")->type_name("PATH"),
       cmd->add_option("--key-env", args.keys.key_env, "Environment variable holding the key as hex")->type_name("VAR"),
       cmd->add_option("--key-hex", args.keys.key_hex, "Key as hex, raw modes only (visible to other users)")->type_name("HEX"),
-      cmd->add_option("--passphrase-file", args.keys.passphrase_file, "File whose first line is the passphrase")->type_name("PATH"),
+      cmd->add_option("--passphrase-file", args.keys.passphrase_file, "File whose first line is the passphrase (with --pbkdf2: as openssl reads it, below)")->type_name("PATH"),
       cmd->add_option("--passphrase-env", args.keys.passphrase_env, "Environment variable holding the passphrase")->type_name("VAR")};
   for (CLI::Option* option : key_options) option->group("Key (at most one; default: ask for a passphrase)");
   cmd->final_callback([key_options] {
@@ -243,7 +249,7 @@ int run_transform(Direction direction, const TransformArgs& args, const CLI::App
       } else {
         if (args.key_bits == 192) throw usage_error("the sealed format takes --key-bits 128 or 256");
         spec.key_len = args.key_bits == 0 ? 32 : args.key_bits / 8;
-        spec.passphrase = load_passphrase(args.keys, encrypt);
+        spec.passphrase = load_passphrase(args.keys, encrypt, PassphraseFileRule::first_line);
       }
       description.mode = spec.format == SealedFormat::tink ? "tink" : "sealed";
       report = run_sealed(spec, args.input, args.output, options);
@@ -265,7 +271,10 @@ int run_transform(Direction direction, const TransformArgs& args, const CLI::App
       if (args.pbkdf2) {
         if (args.keys.has_key()) throw usage_error("--pbkdf2 derives the key from a passphrase: drop the key option");
         refuse(command, "--iv", "is derived by --pbkdf2 from the passphrase: drop it");
-        Pbkdf2Key pbkdf2{load_passphrase(args.keys, encrypt), args.iterations, (args.key_bits == 0 ? 256 : args.key_bits) / 8u};
+        // openssl's own rule for a passphrase file, or openssl and paes
+        // would derive different keys from the same file.
+        Pbkdf2Key pbkdf2{load_passphrase(args.keys, encrypt, PassphraseFileRule::openssl), args.iterations,
+                         (args.key_bits == 0 ? 256 : args.key_bits) / 8u};
         description.key_bits = static_cast<unsigned>(pbkdf2.key_len * 8);
         report = transform_salted(spec, pbkdf2, args.input, args.output, options);
       } else {
