@@ -16,6 +16,8 @@
      files, pipes and /dev/stdin don't.
   6. A key file of text that is not a hex key is refused, never taken as raw
      key bytes; the same bytes as hex are a key.
+  7. paes keygen frees no heap block that still holds the key (an LD_PRELOAD
+     free() spy, built with the C compiler when there is one).
 Reading another process's smaps and memory needs root (paes makes itself
 non-dumpable, so only CAP_SYS_PTRACE may look); those cases say SKIPPED
 otherwise.
@@ -25,6 +27,7 @@ import os
 import pwd
 import re
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -221,6 +224,96 @@ class NeverInOutput(ScratchTestCase):
                                "-o", self.path("x9")], capture_output=True)
         self.assertEqual(proc.returncode, 2, describe(proc))
         self.assertNotIn(KEY.hex()[:60].encode(), proc.stderr)
+
+
+# An LD_PRELOAD shim: every block the process frees that holds 32 or more lowercase hex
+# digits in a row (a key as hex) is appended, as it was just before free(), to the file
+# $PAES_FREE_SPY_LOG.
+FREE_SPY_SOURCE = r"""
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <malloc.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+extern void __libc_free(void*);
+
+void free(void* block) {
+  if (block != NULL) {
+    const unsigned char* bytes = block;
+    const size_t len = malloc_usable_size(block);
+    size_t run = 0;
+    for (size_t i = 0; i < len && run < 32; ++i) {
+      const unsigned char c = bytes[i];
+      run = ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')) ? run + 1 : 0;
+    }
+    const char* log = getenv("PAES_FREE_SPY_LOG");
+    if (run >= 32 && log != NULL) {
+      const int fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+      if (fd >= 0) {
+        (void)!write(fd, bytes, len);
+        (void)!write(fd, "\n", 1);
+        close(fd);
+      }
+    }
+  }
+  __libc_free(block);
+}
+"""
+
+# A control: frees a heap block holding a hex string, which the spy must see.
+FREE_SPY_CONTROL_SOURCE = r"""
+#include <stdlib.h>
+int main(void) {
+  volatile char* text = malloc(80);
+  for (int i = 0; i < 64; ++i) text[i] = "0123456789abcdef"[(i * 7) % 16];
+  text[64] = 0;
+  free((void*)text);
+  return 0;
+}
+"""
+
+
+class NoUnwipedCopiesFreed(ScratchTestCase):
+    """paes keygen frees no heap block that still holds the key it wrote, as hex."""
+
+    def build(self, name, source, *flags):
+        src = write_file(self.path(name + ".c"), source.encode())
+        out = self.path(name)
+        proc = subprocess.run([self.cc, "-O0", "-o", out, src, *flags], capture_output=True)
+        self.assertEqual(proc.returncode, 0, f"building {name}: {describe(proc)}")
+        return out
+
+    def spied(self, argv, log):
+        env = dict(os.environ, LD_PRELOAD=self.spy, PAES_FREE_SPY_LOG=log)
+        return subprocess.run(argv, capture_output=True, env=env)
+
+    def setUp(self):
+        super().setUp()
+        self.cc = shutil.which("cc") or shutil.which("gcc")
+        if self.cc is None:
+            self.skipTest("SKIPPED: no C compiler to build the free() spy")
+        with open(PAES, "rb") as f:
+            binary = f.read()
+        if b"__asan_" in binary or b"__tsan_" in binary:
+            self.skipTest("SKIPPED: a sanitizer runtime owns free() in this build")
+        self.spy = self.build("free_spy.so", FREE_SPY_SOURCE, "-shared", "-fPIC")
+        control_log = self.path("control.log")
+        proc = self.spied([self.build("control", FREE_SPY_CONTROL_SOURCE)], control_log)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        if not os.path.exists(control_log):
+            self.skipTest("SKIPPED: the free() spy sees nothing here, so its silence proves nothing")
+
+    def test_keygen_frees_no_copy_of_the_key(self):
+        for bits in (128, 256):
+            log, key = self.path(f"free-{bits}.log"), self.path(f"key-{bits}")
+            proc = self.spied([PAES, "keygen", "--key-bits", str(bits), "-o", key], log)
+            self.assertEqual(proc.returncode, 0, describe(proc))
+            hex_key = read_file(key).strip()
+            self.assertEqual(len(hex_key), bits // 4)
+            freed = read_file(log) if os.path.exists(log) else b""
+            for part in (hex_key[:32], hex_key[-32:]):
+                self.assertFalse(part in freed, f"AES-{bits}: a freed heap block still holds the key")
 
 
 class NoChildProcesses(ScratchTestCase):
