@@ -3,6 +3,7 @@
 // engine as a SegmentJob.
 #include "paes/sealed.hpp"
 
+#include "cipher/kdf.hpp"
 #include "format/sealed_format.hpp"
 #include "job_runner.hpp"
 #include "paes/endpoint.hpp"
@@ -10,6 +11,10 @@
 
 namespace paes {
 namespace {
+
+static_assert(scrypt_memory({kMaxScryptLog2N, kScryptR, kScryptP}) <= kMaxScryptMemory &&
+                  scrypt_memory({kMaxScryptLog2N + 1, kScryptR, kScryptP}) > kMaxScryptMemory,
+              "kMaxScryptLog2N is the highest cost scrypt_key accepts with the format's r and p");
 
 std::vector<std::uint8_t> associated_data(const SealedSpec& spec, std::span<const std::uint8_t> preamble) {
   std::vector<std::uint8_t> ad(preamble.begin(), preamble.end());
@@ -43,6 +48,10 @@ TransformReport seal(const SealedSpec& spec, const std::string& input_path,
   const bool with_passphrase = !spec.passphrase.empty();
   if (with_passphrase && spec.format == SealedFormat::tink) {
     throw usage_error("--format tink takes a raw key (--key-file or --key-env), not a passphrase");
+  }
+  if (with_passphrase && (spec.scrypt_log2_n == 0 || spec.scrypt_log2_n > kMaxScryptLog2N)) {
+    throw usage_error("scrypt cost log2 N must be between 1 and " + std::to_string(kMaxScryptLog2N) + ", got " +
+                      std::to_string(spec.scrypt_log2_n));
   }
   const std::size_t key_len = with_passphrase ? spec.key_len : spec.key.size();
   check_sealed_params(key_len, spec.segment_len);

@@ -15,6 +15,11 @@ enum class SealedFormat {
   tink,  // a bare Tink AES-GCM-HKDF stream, associated data = aad
 };
 
+// The highest scrypt cost (log2 N) a passphrase seals with. N = 2^20 takes
+// 1 GiB; 2^21 would take 2 GiB and a little more, past the cap that bounds
+// what a hostile file can make paes allocate, so no paes could open it.
+inline constexpr std::uint8_t kMaxScryptLog2N = 20;
+
 struct SealedSpec {
   Direction direction = Direction::encrypt;
   SealedFormat format = SealedFormat::paes;
@@ -23,7 +28,7 @@ struct SealedSpec {
   SecretBytes key;
   SecretBytes passphrase;
   std::size_t key_len = 32;     // with a passphrase, when sealing
-  std::uint8_t scrypt_log2_n = 18;  // with a passphrase, when sealing
+  std::uint8_t scrypt_log2_n = 18;  // with a passphrase, when sealing; at most kMaxScryptLog2N
   std::vector<std::uint8_t> aad;
   std::uint32_t segment_len = 1u << 20;  // sealing, and opening a bare Tink stream
 };

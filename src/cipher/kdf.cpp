@@ -11,11 +11,6 @@
 #include "paes/error.hpp"
 
 namespace paes {
-namespace {
-
-constexpr std::uint64_t kMaxScryptMemory = std::uint64_t{2} << 30;
-
-}  // namespace
 
 SecretBytes hkdf_sha256(const SecretBytes& ikm, std::span<const std::uint8_t> salt,
                         std::span<const std::uint8_t> info, std::size_t out_len) {
@@ -45,10 +40,10 @@ SecretBytes scrypt_key(const SecretBytes& passphrase, std::span<const std::uint8
                 ", r " + std::to_string(params.r) + ", p " + std::to_string(params.p) + ")");
   }
   const std::uint64_t n = std::uint64_t{1} << params.log2_n;
-  const std::uint64_t memory = 128 * std::uint64_t{params.r} * (n + std::uint64_t{params.p});
+  const std::uint64_t memory = scrypt_memory(params);
   if (memory > kMaxScryptMemory) {
-    throw Error("scrypt parameters need " + std::to_string(memory >> 20) +
-                " MiB, more than the 2048 MiB paes allows");
+    throw Error("scrypt parameters need " + std::to_string(memory >> 20) + " MiB, more than the " +
+                std::to_string(kMaxScryptMemory >> 20) + " MiB paes allows");
   }
   SecretBytes out(out_len);
   if (EVP_PBE_scrypt(reinterpret_cast<const char*>(passphrase.data()), passphrase.size(),

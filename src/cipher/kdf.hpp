@@ -18,8 +18,19 @@ struct ScryptParams {
   std::uint8_t r = 8;
   std::uint8_t p = 1;
 };
-// scrypt needs 128 * r * N bytes; refuses parameters that need more than 2 GiB
-// (a hostile file must not make paes allocate without bound).
+
+// The most memory scrypt_key lets scrypt use: a hostile file must not make
+// paes allocate without bound.
+inline constexpr std::uint64_t kMaxScryptMemory = std::uint64_t{2} << 30;
+
+// The memory scrypt needs with `params` (log2_n at most 30), as scrypt_key
+// counts it against kMaxScryptMemory.
+constexpr std::uint64_t scrypt_memory(const ScryptParams& params) {
+  return 128 * std::uint64_t{params.r} * ((std::uint64_t{1} << params.log2_n) + std::uint64_t{params.p});
+}
+
+// scrypt needs 128 * r * N bytes; refuses parameters that need more than
+// kMaxScryptMemory.
 SecretBytes scrypt_key(const SecretBytes& passphrase, std::span<const std::uint8_t> salt,
                        const ScryptParams& params, std::size_t out_len);
 

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <cerrno>
@@ -19,6 +20,17 @@ namespace {
 // A key file is small; anything bigger is a mistake (a data file given as key).
 constexpr std::size_t kMaxKeyFileLen = 4096;
 
+constexpr const char* kKeyFileForms =
+    "a key file holds 32, 48 or 64 hex digits, as 'paes keygen' writes, or 16, 24 or 32 raw bytes";
+
+// Printable ASCII and the whitespace an editor or echo leaves: what a typed
+// hex key, a passphrase or a note is made of, and what random key bytes
+// almost never are ((101/256)^16 < 4e-7 for the shortest key).
+bool looks_like_text(std::span<const std::uint8_t> bytes) {
+  return std::all_of(bytes.begin(), bytes.end(), [](std::uint8_t b) {
+    return (b >= 0x20 && b < 0x7f) || b == '\t' || b == '\n' || b == '\r' || b == '\v' || b == '\f';
+  });
+}
 
 }  // namespace
 
@@ -27,15 +39,26 @@ SecretBytes decode_key_file(const SecretBytes& content, const std::string& path)
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
   const bool hex_length = text.size() == 32 || text.size() == 48 || text.size() == 64;
+  // Text that is not a hex key is never taken as raw key bytes: a mistyped
+  // hex key or a short passphrase file would otherwise become an AES key as
+  // it is, with no KDF, and encrypt "successfully" under a guessable key.
+  const auto not_a_key = [&] {
+    return Error("key file " + path + " is text but not a hex key" +
+                 (hex_length ? ": its " + std::to_string(text.size()) + " characters are not all hex digits" : "") +
+                 " (" + kKeyFileForms + "). A passphrase goes in --passphrase-file; raw key bytes that happen "
+                 "to be printable must be given as hex: xxd -p -c 64 " + path);
+  };
+  const bool text_only = looks_like_text(content.view());
   if (hex_length) {
     if (auto key = decode_hex(text)) return std::move(*key);
+    if (text_only) throw not_a_key();
   }
   try {
     check_key_length(content.size());
   } catch (const Error& e) {
-    throw Error("key file " + path + ": " + e.what() +
-                " (a key file holds 16, 24 or 32 raw bytes, or 32, 48 or 64 hex digits)");
+    throw Error("key file " + path + ": " + e.what() + " (" + kKeyFileForms + ")");
   }
+  if (text_only) throw not_a_key();
   return content.clone();
 }
 
@@ -62,8 +85,8 @@ SecretBytes load_key(const KeySources& sources) {
   return std::move(*key);
 }
 
-SecretBytes load_passphrase(const KeySources& sources, bool confirm) {
-  if (!sources.passphrase_file.empty()) return passphrase_from_file(sources.passphrase_file);
+SecretBytes load_passphrase(const KeySources& sources, bool confirm, PassphraseFileRule file_rule) {
+  if (!sources.passphrase_file.empty()) return passphrase_from_file(sources.passphrase_file, file_rule);
   if (!sources.passphrase_env.empty()) return passphrase_from_env(sources.passphrase_env);
   return passphrase_from_terminal(confirm);
 }

@@ -1,10 +1,12 @@
 // Where keys and IVs come from on the command line. Keys are read from a file
-// (raw bytes or hex text) or, with a warning, from --key-hex; they live only in
-// SecretBytes, and no message ever contains key material.
+// (hex text, or raw bytes that are not text), the environment (hex) or, with a
+// warning, from --key-hex; they live only in SecretBytes, and no message ever
+// contains key material.
 #pragma once
 
 #include <string>
 
+#include "cli/passphrase.hpp"
 #include "paes/mode.hpp"
 
 namespace paes::cli {
@@ -25,12 +27,13 @@ struct KeySources {
 // no valid key, and a usage Error for a malformed --key-hex.
 SecretBytes load_key(const KeySources& sources);
 
-// The passphrase from --passphrase-file, --passphrase-env, or else a no-echo
-// prompt on the terminal, asked twice when `confirm`.
-SecretBytes load_passphrase(const KeySources& sources, bool confirm);
+// The passphrase from --passphrase-file (read by `file_rule`), --passphrase-env,
+// or else a no-echo prompt on the terminal, asked twice when `confirm`.
+SecretBytes load_passphrase(const KeySources& sources, bool confirm, PassphraseFileRule file_rule);
 
 // Decodes a key file's content: hex text (32, 48 or 64 hex digits, surrounding
-// whitespace ignored) or else raw bytes (16, 24 or 32 of them).
+// whitespace ignored) or else raw bytes (16, 24 or 32 of them) that are not
+// all printable ASCII and whitespace. Throws Error otherwise.
 SecretBytes decode_key_file(const SecretBytes& content, const std::string& path);
 
 // The IV for `mode` from --iv: required (32 hex digits) unless the mode is ECB,

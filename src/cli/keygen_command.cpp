@@ -3,8 +3,6 @@
 #include "paes/io.hpp"
 #include "util/hex.hpp"
 
-#include <openssl/crypto.h>
-
 namespace paes::cli {
 
 CLI::App* add_keygen_command(CLI::App& app, KeygenArgs& args) {
@@ -26,11 +24,15 @@ hex text, which every --key-file accepts, and so does openssl: -K "$(cat FILE)".
 int run_keygen(const KeygenArgs& args) {
   SecretBytes key(args.key_bits / 8);
   random_bytes({key.data(), key.size()});
-  std::string text = encode_hex(key.view()) + "\n";
+  // The hex text is the key too, so it is built in wiped memory at its final
+  // size: a std::string that grows (by the newline) frees its first buffer
+  // without wiping it, and a wipe afterwards only reaches the last one.
+  SecretBytes text(2 * key.size() + 1);
+  encode_hex_into(key.view(), {text.data(), 2 * key.size()});
+  text.data()[2 * key.size()] = '\n';
   OutputFile out(args.output, args.force);
   out.set_final_mode(0600);
-  out.write_at(0, {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()});
-  OPENSSL_cleanse(text.data(), text.size());
+  out.write_at(0, text.view());
   out.commit();
   return 0;
 }

@@ -1,6 +1,7 @@
 #include "cli/passphrase.hpp"
 
 #include <fcntl.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <termios.h>
 #include <unistd.h>
@@ -162,18 +163,44 @@ SecretBytes prompt(int tty, std::string_view question) {
   return SecretBytes(buffer.data(), line_len);
 }
 
+// Who besides its owner a mode lets do something: other users, the group, or
+// no one (nullptr).
+const char* others_allowed(mode_t mode, mode_t group_bit, mode_t other_bit) {
+  if ((mode & other_bit) != 0) return "other users";
+  if ((mode & group_bit) != 0) return "its group";
+  return nullptr;
+}
+
 // Like ssh with a private key, but a warning rather than a refusal: the
 // secret has already been exposed, and refusing would only break a backup job.
-// Only regular files: a pipe or /dev/stdin has no meaningful mode.
-void warn_if_readable_by_others(int fd, const std::string& what) {
+// Readable by others, the secret has leaked; writable by others or owned by
+// another user (root aside: root can change any file anyway), someone else can
+// swap in a key or passphrase of their choosing and read what paes encrypts
+// with it. Only regular files: a pipe or /dev/stdin has no meaningful mode.
+void warn_if_exposed(int fd, const std::string& what) {
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return;
-  if ((st.st_mode & (S_IRGRP | S_IROTH)) == 0) return;
-  char mode[8];
-  std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-  std::cerr << "paes: warning: " << what << " is readable by "
-            << ((st.st_mode & S_IROTH) != 0 ? "other users" : "its group") << " (mode " << mode
-            << "); restrict it with chmod 600\n";
+  const char* readers = others_allowed(st.st_mode, S_IRGRP, S_IROTH);
+  const char* writers = others_allowed(st.st_mode, S_IWGRP, S_IWOTH);
+  if (readers != nullptr || writers != nullptr) {
+    std::string who;
+    if (readers != nullptr && writers != nullptr && std::strcmp(readers, writers) == 0) {
+      who = std::string("readable and writable by ") + readers;
+    } else {
+      if (readers != nullptr) who = std::string("readable by ") + readers;
+      if (writers != nullptr) who += (who.empty() ? "" : " and ") + std::string("writable by ") + writers;
+    }
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    std::cerr << "paes: warning: " << what << " is " << who << " (mode " << mode
+              << "); restrict it with chmod 600\n";
+  }
+  if (st.st_uid != 0 && st.st_uid != ::geteuid()) {
+    const passwd* owner = ::getpwuid(st.st_uid);
+    std::cerr << "paes: warning: " << what << " belongs to "
+              << (owner != nullptr ? "user " + std::string(owner->pw_name) + " (uid " : "uid ") << st.st_uid
+              << (owner != nullptr ? ")" : "") << ", who can change it; use a file that you or root own\n";
+  }
 }
 
 bool same_bytes(const SecretBytes& a, const SecretBytes& b) {
@@ -192,7 +219,7 @@ std::size_t first_line_length(std::span<const std::uint8_t> text) {
 SecretBytes read_secret_file(const std::string& path, std::size_t max_len, const std::string& what) {
   const FileDescriptor file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
   if (file.get() < 0) throw system_error(what);
-  warn_if_readable_by_others(file.get(), what);
+  warn_if_exposed(file.get(), what);
   // One byte over the limit tells an oversized file from one exactly at it.
   SecretBytes content(max_len + 1);
   const std::size_t len = read_into(file.get(), content, false, what);
@@ -202,11 +229,36 @@ SecretBytes read_secret_file(const std::string& path, std::size_t max_len, const
   return SecretBytes(content.data(), len);
 }
 
-SecretBytes passphrase_from_file(const std::string& path) {
-  const SecretBytes content = read_secret_file(path, kMaxPassphraseFileLen, "passphrase file " + path);
+std::size_t openssl_passphrase_length(std::span<const std::uint8_t> text) {
+  const auto read = text.first(std::min(text.size(), kOpensslMaxFilePassphraseLen));
+  const auto end = std::find_if(read.begin(), read.end(), [](std::uint8_t b) { return b == '\n' || b == 0; });
+  return static_cast<std::size_t>(end - read.begin());
+}
+
+SecretBytes passphrase_from_file(const std::string& path, PassphraseFileRule rule) {
+  const std::string what = "passphrase file " + path;
+  const SecretBytes content = read_secret_file(path, kMaxPassphraseFileLen, what);
   const std::size_t line_len = first_line_length(content.view());
-  if (line_len == 0) throw Error("empty passphrase in " + path);
-  return SecretBytes(content.data(), line_len);
+  std::size_t len = line_len;
+  if (rule == PassphraseFileRule::openssl) {
+    // openssl's rule, so that openssl and paes derive the same key from the
+    // file; where it is not the plain first line, say so, or a passphrase
+    // typed elsewhere would silently fail to match.
+    len = openssl_passphrase_length(content.view());
+    if (len > line_len) {
+      std::cerr << "paes: warning: " << what << " ends its first line with \"\\r\\n\": with --pbkdf2 the "
+                   "'\\r' is part of the passphrase, as for openssl enc -pass file:\n";
+    } else if (len < line_len && content.data()[len] == 0) {
+      std::cerr << "paes: warning: " << what << " holds a NUL byte in its first line: with --pbkdf2 only the "
+                   "bytes before it are the passphrase, as for openssl enc -pass file:\n";
+    } else if (len < line_len) {
+      std::cerr << "paes: warning: the first line of " << what << " is longer than "
+                << kOpensslMaxFilePassphraseLen << " bytes: with --pbkdf2 only the first "
+                << kOpensslMaxFilePassphraseLen << " are the passphrase, as for openssl enc -pass file:\n";
+    }
+  }
+  if (len == 0) throw Error("empty passphrase in " + path);
+  return SecretBytes(content.data(), len);
 }
 
 SecretBytes passphrase_from_env(const std::string& var) {

@@ -24,13 +24,38 @@ inline constexpr std::size_t kMaxTerminalPassphraseLen = 4096;
 // without a '\n' is one line, kept whole.
 std::size_t first_line_length(std::span<const std::uint8_t> text);
 
-// The first line of the file at `path`. Throws Error when the file can't be
-// read, is larger than kMaxPassphraseFileLen, or its first line is empty.
-SecretBytes passphrase_from_file(const std::string& path);
+// How a passphrase file's content becomes the passphrase.
+enum class PassphraseFileRule {
+  // paes' own, for the sealed format: first_line_length.
+  first_line,
+  // openssl enc -pass file:'s, for --pbkdf2 (Salted__ files, which openssl
+  // must read with the same key): openssl_passphrase_length.
+  openssl,
+};
+
+// The longest passphrase openssl enc takes from -pass file: (its buffer of
+// APP_PASS_LEN 1024 bytes, less the terminating NUL).
+inline constexpr std::size_t kOpensslMaxFilePassphraseLen = 1023;
+
+// The length of the passphrase `openssl enc -pass file:` takes from `text`,
+// as OpenSSL 3's app_get_pass does: fgets reads at most 1023 bytes up to and
+// including the first '\n', only that '\n' is dropped (a '\r' before it
+// stays), and the passphrase is a C string, so it ends at a NUL byte.
+std::size_t openssl_passphrase_length(std::span<const std::uint8_t> text);
+
+// The passphrase in the file at `path`, by `rule`. With the openssl rule,
+// warns (never quoting it) where it differs from the first line: a '\r' kept,
+// a first line cut at 1023 bytes or at a NUL. Throws Error when the file
+// can't be read, is larger than kMaxPassphraseFileLen, or the passphrase is
+// empty.
+SecretBytes passphrase_from_file(const std::string& path,
+                                 PassphraseFileRule rule = PassphraseFileRule::first_line);
 
 // The whole content of a small file holding a secret (a key, a passphrase),
-// read straight into wiped memory. Throws Error naming `what` when the file
-// can't be read or holds more than max_len bytes.
+// read straight into wiped memory. Warns on stderr, never quoting it, when the
+// file is a regular file that group or others can read or write, or that
+// another user than the caller or root owns. Throws Error naming `what` when
+// the file can't be read or holds more than max_len bytes.
 SecretBytes read_secret_file(const std::string& path, std::size_t max_len, const std::string& what);
 
 // The value of the environment variable `var`. Throws Error when it is unset

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cipher/kdf.hpp"
 #include "cli/commands.hpp"
 #include "cli/key_source.hpp"
 #include "cli/progress.hpp"
@@ -19,6 +20,12 @@
 
 namespace paes::cli {
 namespace {
+
+// How --passphrase-file is read, at the end of both commands' help.
+constexpr const char* kPassphraseFileNote = R"TXT(A --passphrase-file's passphrase is its first line without the "\n" or "\r\n" ending.
+With --pbkdf2 it is what 'openssl enc -pass file:' takes, so both derive the same key:
+the first line without a "\n" (a '\r' before it stays), at most 1023 bytes, up to
+a NUL byte; paes warns where that differs from the first line.)TXT";
 
 constexpr const char* kEncryptFooter = R"TXT(Examples:
   # Sealed (authenticated AES-256-GCM, the default), with a key from 'paes keygen':
@@ -64,6 +71,25 @@ CLI::Validator name_validator(bool (*valid)(std::string_view), std::string what,
       "");
 }
 
+// Above kMaxScryptLog2N scrypt needs more memory than paes allows it when
+// opening a file (the cap that keeps a hostile file from exhausting memory),
+// so such a file could never be decrypted.
+CLI::Validator scrypt_cost_validator() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const std::string range = "must be 10 to " + std::to_string(kMaxScryptLog2N) + ", got " + text;
+        unsigned value = 0;
+        if (!CLI::detail::lexical_cast(text, value) || value < 10) return range;
+        if (value > kMaxScryptLog2N) {
+          return range + " (above " + std::to_string(kMaxScryptLog2N) + ", scrypt needs more than the " +
+                 std::to_string(kMaxScryptMemory >> 30) + " GiB of memory paes allows it, so no paes could "
+                 "decrypt the file)";
+        }
+        return {};
+      },
+      "");
+}
+
 bool valid_mode(std::string_view name) { return parse_mode(name).has_value(); }
 bool valid_engine(std::string_view name) { return parse_engine(name).has_value(); }
 bool valid_format(std::string_view name) { return name == "paes" || name == "tink"; }
@@ -90,7 +116,7 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
   CLI::App* cmd = app.add_subcommand(std::string(direction_name(direction)),
                                      enc ? "Encrypt: sealed and authenticated by default, or a raw AES mode"
                                          : "Decrypt what paes encrypt, Tink or openssl enc wrote");
-  cmd->footer(enc ? kEncryptFooter : kDecryptFooter);
+  cmd->footer(std::string(enc ? kEncryptFooter : kDecryptFooter) + "\n\n" + kPassphraseFileNote);
   cmd->add_option("--mode,-m", args.mode,
                   "A raw AES mode instead of the sealed format: ecb, cbc, cfb, cfb8, cfb1, ofb or ctr")
       ->type_name("MODE")
@@ -104,10 +130,10 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
   // and CLI11 2.1 takes an empty argument ('') for its name and then never
   // returns ("paes encrypt x '' -o y" hung; fuzz_cli_options found it).
   CLI::Option* const key_options[] = {
-      cmd->add_option("--key-file,-k", args.keys.key_file, "File with the key: 16/24/32 raw bytes or hex text")->type_name("PATH"),
+      cmd->add_option("--key-file,-k", args.keys.key_file, "File with the key: hex text, or 16/24/32 raw bytes that are not text")->type_name("PATH"),
       cmd->add_option("--key-env", args.keys.key_env, "Environment variable holding the key as hex")->type_name("VAR"),
       cmd->add_option("--key-hex", args.keys.key_hex, "Key as hex, raw modes only (visible to other users)")->type_name("HEX"),
-      cmd->add_option("--passphrase-file", args.keys.passphrase_file, "File whose first line is the passphrase")->type_name("PATH"),
+      cmd->add_option("--passphrase-file", args.keys.passphrase_file, "File whose first line is the passphrase (with --pbkdf2: as openssl reads it, below)")->type_name("PATH"),
       cmd->add_option("--passphrase-env", args.keys.passphrase_env, "Environment variable holding the passphrase")->type_name("VAR")};
   for (CLI::Option* option : key_options) option->group("Key (at most one; default: ask for a passphrase)");
   cmd->final_callback([key_options] {
@@ -128,8 +154,10 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
       ->type_name("SIZE")
       ->check(size_validator());
   cmd->add_option("--scrypt-log-n", args.scrypt_log2_n,
-                  "Sealed, passphrase: scrypt cost as log2 N (default 18, about 1 s)")
-      ->check(CLI::Range(10u, 22u));
+                  "Sealed, passphrase: scrypt cost as log2 N, 10 to " + std::to_string(kMaxScryptLog2N) +
+                      " (default 18, about 1 s and 256 MiB; each step doubles both)")
+      ->type_name("N")
+      ->check(scrypt_cost_validator());
   cmd->add_option("--iv", args.iv_hex, "Raw modes: IV as 32 hex digits (every mode but ECB)")->type_name("HEX");
   cmd->add_flag("--no-pad", args.no_pad, "ECB/CBC without PKCS#7 padding (input must be whole 16-byte blocks)");
   cmd->add_flag("--pbkdf2", args.pbkdf2, "Raw modes: openssl enc -pbkdf2's format (Salted__, key and IV from the passphrase)");
@@ -221,7 +249,7 @@ int run_transform(Direction direction, const TransformArgs& args, const CLI::App
       } else {
         if (args.key_bits == 192) throw usage_error("the sealed format takes --key-bits 128 or 256");
         spec.key_len = args.key_bits == 0 ? 32 : args.key_bits / 8;
-        spec.passphrase = load_passphrase(args.keys, encrypt);
+        spec.passphrase = load_passphrase(args.keys, encrypt, PassphraseFileRule::first_line);
       }
       description.mode = spec.format == SealedFormat::tink ? "tink" : "sealed";
       report = run_sealed(spec, args.input, args.output, options);
@@ -243,7 +271,10 @@ int run_transform(Direction direction, const TransformArgs& args, const CLI::App
       if (args.pbkdf2) {
         if (args.keys.has_key()) throw usage_error("--pbkdf2 derives the key from a passphrase: drop the key option");
         refuse(command, "--iv", "is derived by --pbkdf2 from the passphrase: drop it");
-        Pbkdf2Key pbkdf2{load_passphrase(args.keys, encrypt), args.iterations, (args.key_bits == 0 ? 256 : args.key_bits) / 8u};
+        // openssl's own rule for a passphrase file, or openssl and paes
+        // would derive different keys from the same file.
+        Pbkdf2Key pbkdf2{load_passphrase(args.keys, encrypt, PassphraseFileRule::openssl), args.iterations,
+                         (args.key_bits == 0 ? 256 : args.key_bits) / 8u};
         description.key_bits = static_cast<unsigned>(pbkdf2.key_len * 8);
         report = transform_salted(spec, pbkdf2, args.input, args.output, options);
       } else {

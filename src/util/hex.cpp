@@ -1,5 +1,7 @@
 #include "util/hex.hpp"
 
+#include <stdexcept>
+
 namespace paes {
 namespace {
 
@@ -24,14 +26,18 @@ std::optional<SecretBytes> decode_hex(std::string_view text) {
   return bytes;
 }
 
-std::string encode_hex(std::span<const std::uint8_t> bytes) {
+void encode_hex_into(std::span<const std::uint8_t> bytes, std::span<std::uint8_t> out) {
   static constexpr char kDigits[] = "0123456789abcdef";
-  std::string text;
-  text.reserve(bytes.size() * 2);
-  for (std::uint8_t b : bytes) {
-    text.push_back(kDigits[b >> 4]);
-    text.push_back(kDigits[b & 15]);
+  if (out.size() != 2 * bytes.size()) throw std::invalid_argument("encode_hex_into: output is not twice the input");
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    out[2 * i] = static_cast<std::uint8_t>(kDigits[bytes[i] >> 4]);
+    out[2 * i + 1] = static_cast<std::uint8_t>(kDigits[bytes[i] & 15]);
   }
+}
+
+std::string encode_hex(std::span<const std::uint8_t> bytes) {
+  std::string text(2 * bytes.size(), '\0');
+  encode_hex_into(bytes, {reinterpret_cast<std::uint8_t*>(text.data()), text.size()});
   return text;
 }
 

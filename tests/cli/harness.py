@@ -23,6 +23,21 @@ def read_file(path):
         return f.read()
 
 
+def looks_like_text(data):
+    """Whether paes takes `data` for text (printable ASCII and whitespace), which a key
+    file may hold only as hex."""
+    return all(0x20 <= b < 0x7f or b in b"\t\n\r\v\f" for b in data)
+
+
+def random_raw_key(length):
+    """Random key bytes a key file can hold raw: never text, which paes refuses (for 16
+    bytes, about 1 draw in 3 million would be)."""
+    while True:
+        key = os.urandom(length)
+        if not looks_like_text(key):
+            return key
+
+
 def describe(proc):
     err = proc.stderr.decode(errors="replace").strip() if proc.stderr else ""
     return f"exit {proc.returncode}, stderr: {err!r}"

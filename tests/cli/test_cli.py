@@ -32,8 +32,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (ScratchTestCase, describe, openssl_enc_command, read_file, run_unittest, tool_paths,  # noqa: E402
-                     write_file)
+from harness import (ScratchTestCase, describe, openssl_enc_command, random_raw_key, read_file,  # noqa: E402
+                     run_unittest, tool_paths, write_file)
 
 PAES = "paes"
 OPENSSL = "openssl"
@@ -286,9 +286,7 @@ class KeyFileTest(PaesTestCase):
         data = os.urandom(1000)
         inp = write_file(self.path("in.bin"), data)
         for bits in KEY_BITS:
-            key, iv = os.urandom(bits // 8), os.urandom(16)
-            while all(chr(b) in "0123456789abcdefABCDEF" for b in key):
-                key = os.urandom(bits // 8)  # never ambiguous with hex text
+            key, iv = random_raw_key(bits // 8), os.urandom(16)  # never ambiguous with hex text
             expected = openssl_ok("cbc", key, iv, data)
             forms = {
                 "raw": key,
@@ -443,7 +441,7 @@ class ErrorTest(PaesTestCase):
 
     def setUp(self):
         super().setUp()
-        self.key, self.iv = os.urandom(16), os.urandom(16)
+        self.key, self.iv = random_raw_key(16), os.urandom(16)
         self.key_file = write_file(self.path("key"), self.key, 0o600)
         self.data = os.urandom(1000)
         self.inp = write_file(self.path("in.bin"), self.data)
@@ -555,10 +553,7 @@ class ErrorTest(PaesTestCase):
         self.fails(args, 2, "hex")
 
     def test_key_file_wrong_length(self):
-        key = os.urandom(20)
-        while all(chr(b) in "0123456789abcdefABCDEF" for b in key):
-            key = os.urandom(20)
-        self.key_file = write_file(self.path("bad-key"), key, 0o600)
+        self.key_file = write_file(self.path("bad-key"), random_raw_key(20), 0o600)
         self.fails(self.args(), 1, "key must be 16, 24 or 32 bytes")
         self.key_file = write_file(self.path("bad-key-hex"), os.urandom(20).hex().encode() + b"\n", 0o600)
         self.fails(self.args(), 1, "key must be 16, 24 or 32 bytes")
@@ -599,7 +594,7 @@ class ErrorTest(PaesTestCase):
             # The wrong key: find one openssl rejects, so the case is certain.
             cipher = openssl_ok(mode, self.key, self.iv, self.data)
             for _ in range(100):
-                wrong = os.urandom(16)
+                wrong = random_raw_key(16)
                 if openssl_enc(mode, wrong, self.iv, cipher, decrypt=True)[0] != 0:
                     break
             self.key_file = write_file(self.path("wrong-key"), wrong, 0o600)
@@ -629,7 +624,7 @@ class InterruptTest(PaesTestCase):
         inp = self.path("zeros.bin")
         with open(inp, "wb") as f:
             f.truncate(512 * 1024 * 1024)  # sparse: costs no disk
-        key_file = write_file(self.path("key"), os.urandom(16), 0o600)
+        key_file = write_file(self.path("key"), random_raw_key(16), 0o600)
         out_dir = self.new_dir("out")
         out = os.path.join(out_dir, "big.enc")
         args = [PAES, "encrypt", "--mode", "ofb", "--key-file", key_file,

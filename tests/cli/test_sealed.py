@@ -22,7 +22,8 @@ Covers:
      with a passphrase, raw-only options on sealed, --json with stdout output, ciphertext
      from a terminal, encrypted output to a terminal.
   5. openssl enc -pbkdf2 interop, both ways, every raw mode and key size, --iter; wrong
-     passphrase ("bad decrypt") and input without "Salted__".
+     passphrase ("bad decrypt") and input without "Salted__"; passphrase files (CRLF,
+     over 1023 bytes, a NUL) read as openssl -pass file: reads them.
   6. Memory: 2 GiB sealed from a pipe and opened from a pipe, each paes under 128 MiB RSS.
   7. --progress (a line with "%" and "/s"), silence without it, -v's one summary line.
   8. keygen: mode 0600 whatever the umask, hex digits and a newline, no overwrite without -f.
@@ -878,6 +879,32 @@ class BadInputTest(PaesTestCase):
             self.fails(["encrypt", "--key-file", self.key] + extra + [self.inp, "-o", self.out],
                        2, extra[0])
 
+    def test_scrypt_cost_range(self):
+        """--scrypt-log-n accepts what paes can open again: the highest cost (20, 1 GiB)
+        seals and opens; 21 and 22 would need more than the 2 GiB cap that bounds what a
+        hostile file can make paes allocate, so they are usage errors, as is 9."""
+        sealed = self.seal(self.data, ["--passphrase-file", self.pw], ["--scrypt-log-n", 20])
+        self.assertEqual(sealed[7], 20, "log2 N byte of the preamble")
+        proc, got = self.open_sealed(sealed, ["--passphrase-file", self.pw])
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.assertEqual(got, self.data)
+        for cost in (21, 22, 9):
+            self.fails(["encrypt", "--passphrase-file", self.pw, "--scrypt-log-n", cost, self.inp,
+                        "-o", self.out], 2, "must be 10 to 20")
+
+    def test_hostile_scrypt_cost_is_refused_before_scrypt_runs(self):
+        """A preamble asking for a cost past the cap fails at once: paes never tries to
+        allocate what it asks for (2 GiB and more; 2^255 for byte 255)."""
+        for cost, words in ((21, "more than the 2048 MiB paes allows"),
+                            (30, "more than the 2048 MiB paes allows"),
+                            (255, "unsupported scrypt parameters")):
+            hostile = bytearray(read_file(self.pw_sealed))
+            hostile[7] = cost
+            path = write_file(self.path(f"hostile-{cost}.paes"), bytes(hostile))
+            started = time.monotonic()
+            self.fails(["decrypt", "--passphrase-file", self.pw, path, "-o", self.out], 1, words)
+            self.assertLess(time.monotonic() - started, 10, f"log2 N {cost}: scrypt seems to have run")
+
     def test_bad_segment_size(self):
         for size in ("10", "0", "56", "65M"):
             self.fails(["encrypt", "--key-file", self.key, "--segment-size", size, self.inp,
@@ -1034,6 +1061,60 @@ class Pbkdf2Test(PaesTestCase):
         for problems in POOL.map(lambda ij: one(*ij), enumerate(jobs)):
             self.check(not problems, "; ".join(problems))
         self.finish()
+
+    def test_passphrase_files_read_as_openssl_reads_them(self):
+        """--pbkdf2 takes a --passphrase-file's passphrase as 'openssl enc -pass file:'
+        does (a '\\r' before the newline stays, at most 1023 bytes, up to a NUL), so each
+        reads the other's files; paes warns where that is not the plain first line."""
+        data = os.urandom(5000)
+        inp = write_file(self.path("in"), data)
+        cases = {
+            "CRLF": (b"pbkdf2 passphrase\r\nsecond line\r\n", "'\\r' is part of the passphrase"),
+            "first line of 1100 bytes": (bytes(random.choice(b"abcdefgh") for _ in range(1100)) + b"\n",
+                                         "longer than 1023 bytes"),
+            "1023 bytes and CRLF": (b"q" * 1023 + b"\r\n", None),  # the cut drops the '\r': no difference
+            "1023 bytes exactly": (b"w" * 1023 + b"\n", None),
+            "NUL inside": (b"before\x00after\n", "NUL byte"),
+            "no newline": (b"just this", None),
+        }
+        for what, (content, warning) in cases.items():
+            pw = write_file(self.path("pw"), content, 0o600)
+            for mode in ("cbc", "ctr"):
+                # openssl -> paes
+                enc = self.path(f"enc-{mode}")
+                o = subprocess.run([OPENSSL, "enc", f"-aes-256-{mode}", "-pbkdf2", "-pass", f"file:{pw}",
+                                    "-in", inp, "-out", enc], capture_output=True)
+                self.assertEqual(o.returncode, 0, o.stderr)
+                proc = run(["decrypt", "--mode", mode, "--pbkdf2", "--passphrase-file", pw, enc, "-o",
+                            self.path("dec"), "-f"])
+                self.check(proc.returncode == 0 and read_file(self.path("dec")) == data,
+                           f"{what}, {mode}: paes can't read openssl's file ({describe(proc)})")
+                # paes -> openssl
+                proc = run(["encrypt", "--mode", mode, "--pbkdf2", "--passphrase-file", pw, inp, "-o", enc, "-f"])
+                self.assertEqual(proc.returncode, 0, describe(proc))
+                o = subprocess.run([OPENSSL, "enc", "-d", f"-aes-256-{mode}", "-pbkdf2", "-pass", f"file:{pw}",
+                                    "-in", enc], capture_output=True)
+                self.check(o.returncode == 0 and o.stdout == data,
+                           f"{what}, {mode}: openssl can't read paes' file (rc {o.returncode}, {o.stderr[-200:]!r})")
+                err = proc.stderr.decode(errors="replace")
+                if warning is None:
+                    self.check(err == "", f"{what}: unexpected stderr {err!r}")
+                else:
+                    self.check(err.startswith("paes: warning: ") and warning in err and
+                               len(err.splitlines()) == 1, f"{what}: expected one warning ({warning!r}), got {err!r}")
+                self.check(content[:12].strip(b"\r\n\x00") not in proc.stderr, f"{what}: the passphrase on stderr")
+        self.finish()
+
+    def test_sealed_format_keeps_its_own_passphrase_file_rule(self):
+        """The sealed format (not openssl's) drops a "\\r\\n" ending: the file's CRLF
+        passphrase opens with the passphrase typed without '\\r'."""
+        data = os.urandom(3000)
+        pw = write_file(self.path("pw"), b"sealed passphrase\r\n", 0o600)
+        sealed = self.seal(data, ["--passphrase-file", pw], ["--scrypt-log-n", 10])
+        proc, got = self.open_sealed(sealed, ["--passphrase-env", "PAES_TEST_PASS"],
+                                     env={"PAES_TEST_PASS": "sealed passphrase"})
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.assertEqual(got, data)
 
     def test_iter(self):
         env = {"PAES_TEST_PASS": "iter passphrase"}

@@ -11,8 +11,13 @@
      raw) on stdout or stderr of successful, verbose, --json and failing runs.
   4. No child processes carry them: paes starts none, and its own command
      line holds no key when the key comes from a file or the environment.
-  5. Key and passphrase files readable by group or others get a warning;
-     0600 files, pipes and /dev/stdin don't.
+  5. Key and passphrase files readable or writable by group or others, or
+     owned by another user than the caller or root, get a warning; private
+     files, pipes and /dev/stdin don't.
+  6. A key file of text that is not a hex key is refused, never taken as raw
+     key bytes; the same bytes as hex are a key.
+  7. paes keygen frees no heap block that still holds the key (an LD_PRELOAD
+     free() spy, built with the C compiler when there is one).
 Reading another process's smaps and memory needs root (paes makes itself
 non-dumpable, so only CAP_SYS_PTRACE may look); those cases say SKIPPED
 otherwise.
@@ -22,13 +27,14 @@ import os
 import pwd
 import re
 import resource
+import shutil
 import signal
 import subprocess
 import sys
 import time
 import unittest
 
-from harness import ScratchTestCase, describe, run_unittest, tool_paths, write_file
+from harness import ScratchTestCase, describe, read_file, run_unittest, tool_paths, write_file
 
 PAES, OPENSSL, REST = None, None, None
 KEY = bytes.fromhex("7d1a9e35c2b84f06e1d3a5c7b9f0e2d4c6a8b0f2e4d6c8a0b2f4e6d8c0a2b4f6")
@@ -220,6 +226,96 @@ class NeverInOutput(ScratchTestCase):
         self.assertNotIn(KEY.hex()[:60].encode(), proc.stderr)
 
 
+# An LD_PRELOAD shim: every block the process frees that holds 32 or more lowercase hex
+# digits in a row (a key as hex) is appended, as it was just before free(), to the file
+# $PAES_FREE_SPY_LOG.
+FREE_SPY_SOURCE = r"""
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <malloc.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+extern void __libc_free(void*);
+
+void free(void* block) {
+  if (block != NULL) {
+    const unsigned char* bytes = block;
+    const size_t len = malloc_usable_size(block);
+    size_t run = 0;
+    for (size_t i = 0; i < len && run < 32; ++i) {
+      const unsigned char c = bytes[i];
+      run = ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')) ? run + 1 : 0;
+    }
+    const char* log = getenv("PAES_FREE_SPY_LOG");
+    if (run >= 32 && log != NULL) {
+      const int fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+      if (fd >= 0) {
+        (void)!write(fd, bytes, len);
+        (void)!write(fd, "\n", 1);
+        close(fd);
+      }
+    }
+  }
+  __libc_free(block);
+}
+"""
+
+# A control: frees a heap block holding a hex string, which the spy must see.
+FREE_SPY_CONTROL_SOURCE = r"""
+#include <stdlib.h>
+int main(void) {
+  volatile char* text = malloc(80);
+  for (int i = 0; i < 64; ++i) text[i] = "0123456789abcdef"[(i * 7) % 16];
+  text[64] = 0;
+  free((void*)text);
+  return 0;
+}
+"""
+
+
+class NoUnwipedCopiesFreed(ScratchTestCase):
+    """paes keygen frees no heap block that still holds the key it wrote, as hex."""
+
+    def build(self, name, source, *flags):
+        src = write_file(self.path(name + ".c"), source.encode())
+        out = self.path(name)
+        proc = subprocess.run([self.cc, "-O0", "-o", out, src, *flags], capture_output=True)
+        self.assertEqual(proc.returncode, 0, f"building {name}: {describe(proc)}")
+        return out
+
+    def spied(self, argv, log):
+        env = dict(os.environ, LD_PRELOAD=self.spy, PAES_FREE_SPY_LOG=log)
+        return subprocess.run(argv, capture_output=True, env=env)
+
+    def setUp(self):
+        super().setUp()
+        self.cc = shutil.which("cc") or shutil.which("gcc")
+        if self.cc is None:
+            self.skipTest("SKIPPED: no C compiler to build the free() spy")
+        with open(PAES, "rb") as f:
+            binary = f.read()
+        if b"__asan_" in binary or b"__tsan_" in binary:
+            self.skipTest("SKIPPED: a sanitizer runtime owns free() in this build")
+        self.spy = self.build("free_spy.so", FREE_SPY_SOURCE, "-shared", "-fPIC")
+        control_log = self.path("control.log")
+        proc = self.spied([self.build("control", FREE_SPY_CONTROL_SOURCE)], control_log)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        if not os.path.exists(control_log):
+            self.skipTest("SKIPPED: the free() spy sees nothing here, so its silence proves nothing")
+
+    def test_keygen_frees_no_copy_of_the_key(self):
+        for bits in (128, 256):
+            log, key = self.path(f"free-{bits}.log"), self.path(f"key-{bits}")
+            proc = self.spied([PAES, "keygen", "--key-bits", str(bits), "-o", key], log)
+            self.assertEqual(proc.returncode, 0, describe(proc))
+            hex_key = read_file(key).strip()
+            self.assertEqual(len(hex_key), bits // 4)
+            freed = read_file(log) if os.path.exists(log) else b""
+            for part in (hex_key[:32], hex_key[-32:]):
+                self.assertFalse(part in freed, f"AES-{bits}: a freed heap block still holds the key")
+
+
 class NoChildProcesses(ScratchTestCase):
     def test_paes_starts_no_process_and_its_command_line_holds_no_key(self):
         key = write_file(self.path("key"), KEY.hex().encode() + b"\n", 0o600)
@@ -244,17 +340,72 @@ class NoChildProcesses(ScratchTestCase):
                 proc.wait(timeout=60)
 
 
+class TextKeyFiles(ScratchTestCase):
+    """A key file of text that is not a hex key (a mistyped hex key, a passphrase) is
+    refused, not taken as raw key bytes with no KDF; hex of the same bytes works."""
+
+    CASES = {
+        "passphrase, 16 bytes with its newline": b"hunter2-hunter2\n",
+        "passphrase, 24 bytes": b"my backup passphrase 123",
+        "passphrase, 32 bytes": b"correct horse battery staple 42!",
+        "hex key with a digit dropped, and a newline": KEY[:16].hex()[:-1].encode() + b"\n",
+        "hex key with a typo": KEY[:16].hex()[:-1].encode() + b"g",
+        "hex key with a typo, CRLF": KEY.hex()[:-1].encode() + b"O\r\n",
+        "words, tabs and every other whitespace": b"\tkey words\t" * 2 + b"more\t \v\f\r\n",
+    }
+
+    def test_text_is_refused_with_the_way_out(self):
+        data = write_file(self.path("data"), os.urandom(1000))
+        for what, content in self.CASES.items():
+            self.assertTrue(len(content) in (16, 24, 32) or len(content.strip()) in (32, 48, 64),
+                            f"{what}: neither a raw nor a hex key's length, so refused for that")
+            key = write_file(self.path("key"), content, 0o600)
+            for args in (["encrypt"], ["encrypt", "--mode", "ctr", "--iv", IV],
+                         ["decrypt", "--mode", "cbc", "--iv", IV]):
+                out = self.path("out")
+                proc = subprocess.run([PAES, *args, "--key-file", key, data, "-o", out], capture_output=True)
+                err = proc.stderr.decode(errors="replace")
+                self.assertEqual(proc.returncode, 1, f"{what}, {args}: {describe(proc)}")
+                self.assertFalse(os.path.exists(out), f"{what}, {args}: output written")
+                self.assertIn(f"key file {key} is text but not a hex key", err, what)
+                self.assertIn("--passphrase-file", err, what)
+                self.assertIn(f"xxd -p -c 64 {key}", err, what)
+                self.assertNotIn(content.strip().decode(), err, f"{what}: the key file's text is in the message")
+                if len(content.strip()) in (32, 48, 64):
+                    self.assertIn(f"its {len(content.strip())} characters are not all hex digits", err, what)
+
+    def test_the_same_bytes_as_hex_are_a_key(self):
+        data = write_file(self.path("data"), os.urandom(1000))
+        for content in (b"hunter2-hunter2\n", b"correct horse battery staple 42!"):
+            key = write_file(self.path("key.hex"), content.hex().encode() + b"\n", 0o600)
+            out = self.path("out")
+            proc = subprocess.run([PAES, "encrypt", "--mode", "ctr", "--iv", IV, "--key-file", key, data,
+                                   "-o", out, "-f"], capture_output=True)
+            self.assertEqual(proc.returncode, 0, describe(proc))
+            expected = subprocess.run([OPENSSL, "enc", f"-aes-{len(content) * 8}-ctr", "-K", content.hex(),
+                                       "-iv", IV, "-in", data], capture_output=True, check=True).stdout
+            self.assertEqual(read_file(out), expected)
+
+
 class KeyFilePermissions(ScratchTestCase):
-    def run_with(self, source, mode):
-        data = write_file(self.path("data"), b"x" * 1000)
+    def run_with(self, source, mode, owner=None, as_user=None):
+        """paes encrypting with a `source` file of `mode` (owned by `owner`, run as `as_user`;
+        both uids, default: the caller); returns its stderr."""
+        data = write_file(self.path("data"), b"x" * 1000, 0o644)
         if source == "key":
             secret = write_file(self.path(f"key-{mode:o}"), KEY.hex().encode() + b"\n", mode)
             args = ["encrypt", "--key-file", secret]
         else:
             secret = write_file(self.path(f"pass-{mode:o}"), PASSPHRASE + b"\n", mode)
             args = ["encrypt", "--passphrase-file", secret, "--scrypt-log-n", "10"]
+        if owner is not None:
+            os.chown(secret, owner, -1)
+        prefix = []
+        if as_user is not None:
+            os.chmod(self.tmp, 0o777)
+            prefix = ["setpriv", f"--reuid={as_user}", f"--regid={NOBODY_GID}", "--clear-groups"]
         out = self.path(f"out-{source}-{mode:o}")
-        proc = subprocess.run([PAES, *args, data, "-o", out], capture_output=True)
+        proc = subprocess.run([*prefix, PAES, *args, data, "-o", out], capture_output=True)
         self.assertEqual(proc.returncode, 0, describe(proc))
         return proc.stderr.decode()
 
@@ -268,6 +419,29 @@ class KeyFilePermissions(ScratchTestCase):
     def test_readable_by_group_warns(self):
         err = self.run_with("key", 0o640)
         self.assertIn("is readable by its group (mode 0640)", err)
+
+    def test_writable_by_others_warns(self):
+        self.assertRegex(self.run_with("key", 0o602), r"warning: key file \S+ is writable by other users "
+                                                      r"\(mode 0602\); restrict it with chmod 600\n$")
+        self.assertIn("passphrase file", self.run_with("passphrase", 0o602))
+        self.assertIn("is writable by its group (mode 0620)", self.run_with("key", 0o620))
+        self.assertIn("is readable and writable by other users (mode 0666)", self.run_with("key", 0o666))
+        self.assertIn("is readable by its group and writable by other users (mode 0642)",
+                      self.run_with("passphrase", 0o642))
+
+    @unittest.skipUnless(os.geteuid() == 0, "SKIPPED: giving a file to another user needs root")
+    def test_owned_by_another_user_warns(self):
+        os.chmod(self.tmp, 0o755)
+        for source in ("key", "passphrase"):
+            err = self.run_with(source, 0o600, owner=NOBODY_UID)
+            self.assertRegex(err, rf"^paes: warning: {source} file \S+ belongs to user nobody \(uid {NOBODY_UID}\), "
+                                  r"who can change it; use a file that you or root own\n$")
+            for form in secret_forms():
+                self.assertNotIn(form.decode(errors="replace"), err)
+        # Root's files are no one else's: root can change any file anyway.
+        err = self.run_with("key", 0o604, as_user=NOBODY_UID)
+        self.assertIn("readable by other users", err)
+        self.assertNotIn("belongs to", err)
 
     def test_private_files_and_pipes_are_quiet(self):
         self.assertEqual(self.run_with("key", 0o600), "")

@@ -152,6 +152,31 @@ TEST(FirstLineLength, KeepsEverythingElse) {
   EXPECT_EQ(first_line_of("\nsecond"), 0u);
 }
 
+// ---- openssl_passphrase_length -----------------------------------------------
+
+std::size_t openssl_line_of(const std::string& text) {
+  return openssl_passphrase_length({reinterpret_cast<const std::uint8_t*>(text.data()), text.size()});
+}
+
+// As `openssl enc -pass file:` (OpenSSL 3.0, checked with the command).
+TEST(OpensslPassphraseLength, DropsOnlyTheLineFeed) {
+  EXPECT_EQ(openssl_line_of("pass phrase\n"), 11u);
+  EXPECT_EQ(openssl_line_of("pass phrase\r\n"), 12u);  // the '\r' is part of it
+  EXPECT_EQ(openssl_line_of("pass\nsecond line\n"), 4u);
+  EXPECT_EQ(openssl_line_of("no line feed"), 12u);
+  EXPECT_EQ(openssl_line_of(""), 0u);
+  EXPECT_EQ(openssl_line_of("\nsecond"), 0u);
+}
+
+TEST(OpensslPassphraseLength, StopsAt1023BytesAndAtANul) {
+  EXPECT_EQ(openssl_line_of(std::string(1022, 'x') + "\n"), 1022u);
+  EXPECT_EQ(openssl_line_of(std::string(1023, 'x') + "\n"), 1023u);
+  EXPECT_EQ(openssl_line_of(std::string(1023, 'x') + "\r\n"), 1023u);
+  EXPECT_EQ(openssl_line_of(std::string(2000, 'x')), 1023u);
+  EXPECT_EQ(openssl_line_of(std::string("ab\0cd\n", 6)), 2u);
+  EXPECT_EQ(openssl_line_of(std::string("\0cd\n", 4)), 0u);
+}
+
 // ---- passphrase_from_file ----------------------------------------------------
 
 class PassphraseFileTest : public ::testing::Test {
@@ -178,6 +203,16 @@ TEST_F(PassphraseFileTest, TakesTheFirstLineSpacesIncluded) {
 
 TEST_F(PassphraseFileTest, StripsACrLfEnding) {
   EXPECT_EQ(as_string(passphrase_from_file(write_file("windows line\r\n"))), "windows line");
+}
+
+TEST_F(PassphraseFileTest, TheOpensslRuleKeepsTheCarriageReturn) {
+  EXPECT_EQ(as_string(passphrase_from_file(write_file("windows line\r\n"), PassphraseFileRule::openssl)),
+            "windows line\r");
+  EXPECT_EQ(as_string(passphrase_from_file(write_file(std::string(1100, 'y')), PassphraseFileRule::openssl)),
+            std::string(1023, 'y'));
+  const std::string path = write_file(std::string("\0after\n", 7));
+  EXPECT_EQ(error_message([&] { passphrase_from_file(path, PassphraseFileRule::openssl); }),
+            "empty passphrase in " + path);
 }
 
 TEST_F(PassphraseFileTest, TakesAFileWithoutALineEndingWhole) {

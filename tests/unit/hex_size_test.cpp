@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+#include <string>
+
 #include "util/hex.hpp"
 #include "util/size.hpp"
 
@@ -30,6 +33,15 @@ TEST(Hex, RoundTrips) {
   ASSERT_TRUE(bytes);
   ASSERT_EQ(bytes->size(), 4u);
   EXPECT_EQ(encode_hex(bytes->view()), "00ff10ab");
+}
+
+TEST(Hex, EncodesIntoSecretMemory) {
+  const auto bytes = decode_hex("00ff10aB");
+  ASSERT_TRUE(bytes);
+  SecretBytes text(8);
+  encode_hex_into(bytes->view(), {text.data(), text.size()});
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(text.data()), text.size()), "00ff10ab");
+  EXPECT_THROW(encode_hex_into(bytes->view(), {text.data(), 7}), std::invalid_argument);
 }
 
 TEST(Hex, RejectsOddLengthAndNonHex) {
