@@ -27,8 +27,7 @@ int run_keygen(const KeygenArgs& args) {
   SecretBytes key(args.key_bits / 8);
   random_bytes({key.data(), key.size()});
   std::string text = encode_hex(key.view()) + "\n";
-  OutputFile out(args.output, args.force);
-  out.set_final_mode(0600);
+  OutputFile out(args.output, {.force = args.force, .mode = 0600, .keep_replaced = false});
   out.write_at(0, {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()});
   OPENSSL_cleanse(text.data(), text.size());
   out.commit();

@@ -11,6 +11,11 @@
 // so a crash at any moment leaves either the old state or the complete new
 // file under the final name, never a renamed file whose data never reached
 // the disk.
+//
+// The temporary is created 0600 (mkstemp) and gets its final permissions, and
+// a replaced file's owner and group, only at commit: it is never readable by
+// more users than the final file, and the MPI ranks, running as this user,
+// can still open it to write.
 #include <fcntl.h>
 #include <stdio.h>  // renameat2
 #include <sys/stat.h>
@@ -57,10 +62,32 @@ void arm_cleanup(const std::string& path) {
 
 void disarm_cleanup() { g_cleanup_armed = 0; }
 
-mode_t creation_mode() {
+mode_t current_umask() {
   const mode_t mask = ::umask(0);
   ::umask(mask);
-  return 0666 & ~mask;
+  return mask;
+}
+
+Error exists_error(const std::string& path) { return Error(path + ": already exists (use -f to overwrite)"); }
+
+// Gives the temporary `fd` the permissions, owner and group it must have under
+// `path` (see OutputOptions). Returns false, with errno set, when they can't
+// be set.
+bool set_final_attributes(int fd, const std::string& path, const OutputOptions& options) {
+  mode_t mode = static_cast<mode_t>(options.mode) & 0777 & ~current_umask();
+  struct stat old {};
+  if (options.force && options.keep_replaced && ::lstat(path.c_str(), &old) == 0 && S_ISREG(old.st_mode)) {
+    // Not the set-id bits: they were granted to a program, not to this content.
+    mode = old.st_mode & 0777;
+    // Only root may give a file away, and a user may set only a group of
+    // theirs: then, as cp does, carry on with the file ours. Our owner bits
+    // grant nothing new (we wrote the content), but group bits meant for
+    // another group would open it to ours.
+    if (::fchown(fd, old.st_uid, old.st_gid) != 0 && ::fchown(fd, static_cast<uid_t>(-1), old.st_gid) != 0) {
+      mode &= ~static_cast<mode_t>(S_IRWXG);
+    }
+  }
+  return ::fchmod(fd, mode) == 0;
 }
 
 // Links temp to path only if path doesn't exist, for filesystems without
@@ -88,7 +115,7 @@ int sync_directory(const std::string& dir) {
 
 }  // namespace
 
-OutputFile::OutputFile(const std::string& path, bool force) : path_(path), force_(force) {
+OutputFile::OutputFile(const std::string& path, const OutputOptions& options) : path_(path), options_(options) {
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) throw Error(path + ": is a directory");
@@ -103,7 +130,7 @@ OutputFile::OutputFile(const std::string& path, bool force) : path_(path), force
       return;  // a device such as /dev/null is written in place
     }
     if (!S_ISREG(st.st_mode)) throw Error(path + ": not a regular file or device");
-    if (!force) throw Error(path + ": already exists (use -f to overwrite)");
+    if (!options.force) throw exists_error(path);
   } else if (errno != ENOENT) {
     throw system_error(path);
   }
@@ -164,17 +191,15 @@ void OutputFile::commit() {
     if (::close(fd) != 0) throw system_error("writing " + path_);
     return;
   }
-  const mode_t mode = final_mode_ != 0 ? static_cast<mode_t>(final_mode_) : creation_mode();
-  if (::fchmod(fd_, mode) != 0 || ::fsync(fd_) != 0 || ::close(std::exchange(fd_, -1)) != 0) {
+  if (!set_final_attributes(fd_, path_, options_) || ::fsync(fd_) != 0 || ::close(std::exchange(fd_, -1)) != 0) {
     const Error error = system_error("writing " + path_);
     discard();
     throw error;
   }
-  const int renamed = force_ ? ::rename(temp_path_.c_str(), path_.c_str())
-                             : rename_noreplace(temp_path_.c_str(), path_.c_str());
+  const int renamed = options_.force ? ::rename(temp_path_.c_str(), path_.c_str())
+                                     : rename_noreplace(temp_path_.c_str(), path_.c_str());
   if (renamed != 0) {
-    const Error error = errno == EEXIST ? Error(path_ + ": already exists (use -f to overwrite)")
-                                        : system_error(path_);
+    const Error error = errno == EEXIST ? exists_error(path_) : system_error(path_);
     discard();
     throw error;
   }

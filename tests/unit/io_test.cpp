@@ -34,7 +34,7 @@ const std::uint8_t kHello[] = {'h', 'e', 'l', 'l', 'o'};
 TEST_F(OutputFileTest, NothingUnderTheFinalNameBeforeCommit) {
   const fs::path target = dir_ / "out.bin";
   {
-    OutputFile out(target, false);
+    OutputFile out(target, {});
     out.write_at(0, kHello);
     EXPECT_FALSE(fs::exists(target));
     EXPECT_EQ(entries(), 1u);  // the temporary, beside the target
@@ -46,7 +46,7 @@ TEST_F(OutputFileTest, NothingUnderTheFinalNameBeforeCommit) {
 
 TEST_F(OutputFileTest, AbandonedOutputLeavesNothing) {
   {
-    OutputFile out(dir_ / "out.bin", false);
+    OutputFile out(dir_ / "out.bin", {});
     out.write_at(0, kHello);
   }
   EXPECT_EQ(entries(), 0u);
@@ -56,13 +56,13 @@ TEST_F(OutputFileTest, ExistingOutputNeedsForce) {
   const fs::path target = dir_ / "out.bin";
   std::ofstream(target) << "old";
   try {
-    OutputFile out(target, false);
+    OutputFile out(target, {});
     ADD_FAILURE() << "overwrote without force";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("already exists"), std::string::npos);
   }
   EXPECT_EQ(read(target), "old");
-  OutputFile out(target, true);
+  OutputFile out(target, {.force = true});
   out.write_at(0, kHello);
   EXPECT_EQ(read(target), "old");  // still the old content until commit
   out.commit();
@@ -72,7 +72,7 @@ TEST_F(OutputFileTest, ExistingOutputNeedsForce) {
 
 TEST_F(OutputFileTest, OutputCreatedMeanwhileIsNotClobbered) {
   const fs::path target = dir_ / "out.bin";
-  OutputFile out(target, false);
+  OutputFile out(target, {});
   out.write_at(0, kHello);
   std::ofstream(target) << "raced";
   EXPECT_THROW(out.commit(), Error);
@@ -81,11 +81,11 @@ TEST_F(OutputFileTest, OutputCreatedMeanwhileIsNotClobbered) {
 }
 
 TEST_F(OutputFileTest, DirectoryTargetIsRefused) {
-  EXPECT_THROW(OutputFile(dir_, true), Error);
+  EXPECT_THROW(OutputFile(dir_, {.force = true}), Error);
 }
 
 TEST_F(OutputFileTest, DevNullIsWrittenInPlace) {
-  OutputFile out("/dev/null", false);
+  OutputFile out("/dev/null", {});
   out.write_at(0, kHello);
   out.commit();
   EXPECT_EQ(entries(), 0u);
