@@ -174,7 +174,9 @@ class InputFile final : public Source {
 
 // How an OutputFile treats an existing name, and the permissions it gives.
 struct OutputOptions {
-  bool force = false;  // replace an existing file
+  // Replace an existing file, or a symbolic link (the link itself, never what
+  // it points to); write a device other than /dev/null in place.
+  bool force = false;
   // Permissions of a new file, less the umask: 0666 for what is not secret
   // (ciphertext), 0600 for what is (plaintext, keys).
   unsigned mode = 0666;
@@ -194,11 +196,12 @@ struct OutputOptions {
 // the rename. Until then the temporary is removed by the destructor, and by
 // SIGINT/SIGTERM/SIGHUP/SIGQUIT (only one OutputFile is armed for signals at a
 // time; a signal ignored at start stays ignored), after which the process dies
-// of that signal. Without `force`, an existing target is refused up front and
-// again, race-free, at the rename. With `force` the target may even be the
-// input: it is replaced only once the new content is complete.
-// An existing character device that is not a terminal (/dev/null) is written
-// in place. Terminals are refused: ciphertext is binary.
+// of that signal. Without `force`, an existing target (a symbolic link
+// included, dangling or not) is refused up front and again, race-free, at the
+// rename. With `force` the target may even be the input: it is replaced only
+// once the new content is complete.
+// A device is written in place: /dev/null always, any other only with
+// `force`. Terminals are refused: ciphertext is binary.
 class OutputFile final : public Sink {
  public:
   OutputFile(const std::string& path, const OutputOptions& options);

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """What the real `paes` binary does to the file system around its output: the
-permissions, owner and group of what it writes.
+permissions, owner and group of what it writes, and what it does when the output
+name is a symbolic link or a device.
 
 Run as:  python3 tests/cli/test_output_safety.py --paes build/release/paes
 
@@ -8,6 +9,11 @@ Run as:  python3 tests/cli/test_output_safety.py --paes build/release/paes
      less the umask; encrypted output 0666 less the umask; -f keeps the replaced
      file's mode, owner and group (root: chown to 1234:1234 first; as nobody the
      owner can't be kept and the group bits are dropped).
+  L. a symbolic link under the output name is an existing output: refused without
+     -f (nothing written through it, even to /dev/null); with -f the link itself is
+     replaced by a regular file and what it pointed to is untouched.
+  D. devices: `-o /dev/null` works; any other character or block device needs -f,
+     and is then written in place.
 
 Tests run as root in CI, and root bypasses permission checks: modes and owners are
 checked by stat'ing the results. Python 3.11 standard library only; Linux only.
@@ -168,6 +174,76 @@ class PermissionTest(OutputTestCase):
         self.assertEqual(read_file(out), self.plain)
         self.assertEqual(attributes(out), f"600 {NOBODY}:{NOBODY}")
         self.assertEqual(os.listdir(self.out_dir), ["target"])
+
+
+class SymlinkTest(OutputTestCase):
+    """L: a symbolic link under the output's name."""
+
+    def test_link_is_an_existing_output(self):
+        victim = write_file(self.path("victim"), b"not yours", 0o644)
+        for target in ("/dev/null", victim, self.path("dangling")):
+            for args in (self.encrypt("sealed"), self.decrypt("raw")):
+                link = os.path.join(self.out_dir, "link")
+                os.symlink(target, link)
+                self.refused(args + ["-o", link], 1, "exists")
+                self.assertEqual(os.readlink(link), target, "the link was changed")
+                self.assertEqual(read_file(victim), b"not yours")
+                os.remove(link)
+        self.assertFalse(os.path.exists(self.path("dangling")), "wrote through a dangling link")
+
+    def test_force_replaces_the_link_itself(self):
+        victim = write_file(self.path("victim"), b"not yours", 0o644)
+        for target in ("/dev/null", victim, self.path("dangling")):
+            for direction, args, want, want_mode in (("encrypt", self.encrypt("raw"), read_file(self.raw), 0o644),
+                                                     ("decrypt", self.decrypt("sealed"), self.plain, 0o600)):
+                what = f"{direction} -f -o a link to {target}"
+                link = os.path.join(self.out_dir, "link")
+                os.symlink(target, link)
+                self.ok(args + ["-f", "-o", link])
+                self.assertTrue(stat.S_ISREG(os.lstat(link).st_mode), f"{what}: still a link")
+                self.assertEqual(read_file(link), want, what)
+                # A link's own mode (0777) is not a file's mode to keep.
+                self.assertEqual(f"{mode_of(link):o}", f"{want_mode:o}", what)
+                self.assertEqual(read_file(victim), b"not yours", what)
+                self.assertEqual(os.listdir(self.out_dir), ["link"], f"{what}: leftovers")
+                os.remove(link)
+        self.assertTrue(stat.S_ISCHR(os.stat("/dev/null").st_mode))
+        self.assertFalse(os.path.exists(self.path("dangling")))
+
+
+class DeviceTest(OutputTestCase):
+    """D: devices under the output's name."""
+
+    def test_dev_null_needs_no_force(self):
+        for args in (self.encrypt("sealed"), self.decrypt("sealed"), self.encrypt("raw"), self.decrypt("raw")):
+            for extra in ([], ["-f"]):
+                self.ok(args + extra + ["-o", "/dev/null"])
+        self.assertTrue(stat.S_ISCHR(os.lstat("/dev/null").st_mode))
+
+    def test_other_character_devices_need_force(self):
+        devices = ["/dev/zero"]
+        # A null device under another name: writing it with -f is harmless.
+        node = os.path.join(self.out_dir, "null-node")
+        try:
+            os.mknod(node, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+            devices.append(node)
+        except OSError as e:
+            print(f"note: no device node made here ({e}); checking /dev/zero only", file=sys.stderr)
+        for device in devices:
+            for args in (self.encrypt("sealed"), self.decrypt("raw")):
+                self.refused(args + ["-o", device], 1, "device")
+                self.ok(args + ["-f", "-o", device])
+                self.assertTrue(stat.S_ISCHR(os.lstat(device).st_mode), f"{device} was replaced")
+
+    def test_block_device_needs_force(self):
+        node = os.path.join(self.out_dir, "block-node")
+        try:
+            # A loop device minor that need not exist: refused before it is ever opened.
+            os.mknod(node, stat.S_IFBLK | 0o600, os.makedev(7, 250))
+        except OSError as e:
+            self.skipTest(f"cannot make a block device node here: {e}")
+        self.refused(self.encrypt("sealed") + ["-o", node], 1, "device")
+        self.assertTrue(stat.S_ISBLK(os.lstat(node).st_mode))
 
 
 def main():

@@ -1,8 +1,10 @@
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <utility>
 
 #include "paes/error.hpp"
 #include "paes/io.hpp"
@@ -89,6 +91,35 @@ TEST_F(OutputFileTest, DevNullIsWrittenInPlace) {
   out.write_at(0, kHello);
   out.commit();
   EXPECT_EQ(entries(), 0u);
+}
+
+TEST_F(OutputFileTest, NewFileGetsTheGivenModeLessTheUmask) {
+  const mode_t saved = ::umask(022);
+  for (const auto& [mode, want] : {std::pair{0666u, 0644u}, {0600u, 0600u}, {0640u, 0640u}}) {
+    const fs::path target = dir_ / ("out-" + std::to_string(mode));
+    OutputFile out(target, {.mode = mode});
+    out.write_at(0, kHello);
+    EXPECT_EQ(fs::status(target).type(), fs::file_type::not_found);
+    out.commit();
+    EXPECT_EQ(static_cast<unsigned>(fs::status(target).permissions()), want) << std::oct << mode;
+  }
+  ::umask(saved);
+}
+
+TEST_F(OutputFileTest, SymbolicLinkIsReplacedNeverFollowed) {
+  const fs::path link = dir_ / "link";
+  fs::create_symlink("/dev/null", link);
+  try {
+    OutputFile out(link, {});
+    ADD_FAILURE() << "wrote through a symbolic link without force";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("already exists"), std::string::npos) << e.what();
+  }
+  OutputFile out(link, {.force = true});
+  out.write_at(0, kHello);
+  out.commit();
+  EXPECT_EQ(fs::symlink_status(link).type(), fs::file_type::regular);
+  EXPECT_EQ(read(link), "hello");
 }
 
 TEST_F(OutputFileTest, InputErrorsNameThePath) {
