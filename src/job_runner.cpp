@@ -2,6 +2,17 @@
 
 namespace paes {
 
+OutputOptions output_options(const TransformOptions& options, Direction direction, const InputEndpoint& in) {
+  OutputOptions output;
+  output.force = options.force;
+  if (options.output_mode) {
+    output.mode = *options.output_mode;
+  } else if (direction == Direction::decrypt) {
+    output.mode = 0600 & in.permissions().value_or(0600);
+  }
+  return output;
+}
+
 JobRunner::JobRunner(const TransformOptions& options)
     : engine_(make_engine(options.engine, options.threads, options.device)),
       threads_(options.threads == 0 ? online_cpus() : options.threads),

@@ -13,6 +13,9 @@
 
 namespace paes {
 
+// How the front doors open their output (TransformOptions::output_mode).
+OutputOptions output_options(const TransformOptions& options, Direction direction, const InputEndpoint& in);
+
 class JobRunner {
  public:
   explicit JobRunner(const TransformOptions& options);

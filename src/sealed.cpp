@@ -79,7 +79,7 @@ TransformReport seal(const SealedSpec& spec, const std::string& input_path,
   const SegmentJob job(Direction::encrypt, key_len, spec.segment_len, segment_key, header.nonce_prefix);
   if (const auto size = in.size()) job.chunk_count(*size);  // refuse before creating the output
 
-  OutputEndpoint out(output_path, options.force, true);
+  OutputEndpoint out(output_path, output_options(options, Direction::encrypt, in), true);
   if (paes_format) out.write_prefix(preamble_bytes);
   const auto header_bytes = header.encode();
   out.write_prefix(header_bytes);
@@ -120,7 +120,7 @@ TransformReport open(const SealedSpec& spec, const std::string& input_path,
   const std::uint64_t body_offset = bound.size() + header_bytes.size();
   if (const auto size = in.size()) job.chunk_count(*size - body_offset);
 
-  OutputEndpoint out(output_path, options.force, false);
+  OutputEndpoint out(output_path, output_options(options, Direction::decrypt, in), false);
   TransformReport report;
   report.chunk_len = preamble.segment_len;
   runner.run(job, in, body_offset, out, 0, report);

@@ -23,7 +23,7 @@ TransformReport transform_file(const CipherSpec& spec, const std::string& input_
   InputEndpoint in(input_path, spec.direction == Direction::decrypt);
   const ChunkPlan plan(spec, options.chunk_len);
   check_input_len(plan, in, 0);
-  OutputEndpoint out(output_path, options.force, spec.direction == Direction::encrypt);
+  OutputEndpoint out(output_path, output_options(options, spec.direction, in), spec.direction == Direction::encrypt);
   TransformReport report;
   report.chunk_len = plan.chunk_len();
   runner.run(plan, in, 0, out, 0, report);
@@ -50,7 +50,7 @@ TransformReport transform_salted(const CipherSpec& base, const Pbkdf2Key& pbkdf2
   const ChunkPlan plan(spec, options.chunk_len);
   const std::uint64_t in_skip = encrypt ? 0 : kSaltedHeaderLen;
   check_input_len(plan, in, in_skip);
-  OutputEndpoint out(output_path, options.force, encrypt);
+  OutputEndpoint out(output_path, output_options(options, base.direction, in), encrypt);
   if (encrypt) out.write_prefix(encode_salted_header(salt));
   TransformReport report;
   report.chunk_len = plan.chunk_len();

@@ -28,6 +28,8 @@ class InputEndpoint {
   const std::string& name() const { return name_; }
   // The input's length, when it is a file.
   std::optional<std::uint64_t> size() const;
+  // The input file's permission bits (0777), when it is a file.
+  std::optional<unsigned> permissions() const;
   // Reads the first bytes (a preamble, a header); fewer only at the end.
   std::size_t read_prefix(std::span<std::uint8_t> dst);
 
@@ -43,10 +45,11 @@ class InputEndpoint {
 
 class OutputEndpoint {
  public:
-  // A file written through a temporary and committed by rename (OutputFile),
-  // or stdout for "" / "-". `refuse_terminal`: stdout that is a terminal is
-  // refused (ciphertext is binary; decrypted text may go to a terminal).
-  OutputEndpoint(const std::string& path, bool force, bool refuse_terminal);
+  // A file written through a temporary and committed by rename (OutputFile,
+  // with `options`), or stdout for "" / "-". `refuse_terminal`: stdout that is
+  // a terminal is refused (ciphertext is binary; decrypted text may go to a
+  // terminal).
+  OutputEndpoint(const std::string& path, const OutputOptions& options, bool refuse_terminal);
   bool random_access() const { return file_ != nullptr; }
   const std::string& name() const { return name_; }
   // Writes the first bytes (a preamble, a header).

@@ -170,29 +170,50 @@ class InputFile final : public Source {
   void read_at(std::uint64_t offset, std::span<std::uint8_t> dst) override;
   const std::string& path() const { return path_; }
   int fd() const { return fd_; }
+  // Its permission bits (0777) when opened.
+  unsigned permissions() const { return permissions_; }
   std::optional<FileLocation> location() const override { return FileLocation{path_, 0}; }
 
  private:
   std::string path_;
   int fd_ = -1;
   std::uint64_t size_ = 0;
+  unsigned permissions_ = 0;
+};
+
+// How an OutputFile treats an existing name, and the permissions it gives.
+struct OutputOptions {
+  // Replace an existing file, or a symbolic link (the link itself, never what
+  // it points to); write a device other than /dev/null in place.
+  bool force = false;
+  // Permissions of a new file, less the umask: 0666 for what is not secret
+  // (ciphertext), 0600 for what is (plaintext, keys).
+  unsigned mode = 0666;
+  // With force, the file that is replaced lends its permissions (not set-id
+  // bits), owner and group to the new one, as cp keeps them by writing in
+  // place; where the owner can't be kept (not root), the new file is ours, and
+  // where the group can't be kept either, its group bits are cleared. False:
+  // a replacement is a new file (a new key file is 0600 whatever it replaces).
+  bool keep_replaced = true;
 };
 
 // The output of a job, never visible under its final name until complete.
 //
 // A regular file is written to a temporary file beside the target (same
-// directory, so the final rename is atomic) and renamed by commit(). Until then
-// the temporary is removed by the destructor, and by SIGINT/SIGTERM/SIGHUP/SIGQUIT
-// (only one OutputFile is armed for signals at a time; a signal ignored at
-// start stays ignored), after which the process dies of that signal. Without
-// `force`, an existing target is refused up front and again, race-free, at the rename.
-// With `force` the target may even be the input: it is replaced only once the
-// new content is complete.
-// An existing character device that is not a terminal (/dev/null) is written
-// in place. Terminals are refused: ciphertext is binary.
+// directory, so the final rename is atomic) and renamed by commit(). The
+// temporary is 0600 until commit gives it its final permissions, just before
+// the rename. Until then the temporary is removed by the destructor, and by
+// SIGINT/SIGTERM/SIGHUP/SIGQUIT (only one OutputFile is armed for signals at a
+// time; a signal ignored at start stays ignored), after which the process dies
+// of that signal. Without `force`, an existing target (a symbolic link
+// included, dangling or not) is refused up front and again, race-free, at the
+// rename. With `force` the target may even be the input: it is replaced only
+// once the new content is complete.
+// A device is written in place: /dev/null always, any other only with
+// `force`. Terminals are refused: ciphertext is binary.
 class OutputFile final : public Sink {
  public:
-  OutputFile(const std::string& path, bool force);
+  OutputFile(const std::string& path, const OutputOptions& options);
   ~OutputFile() override;
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;
@@ -209,9 +230,6 @@ class OutputFile final : public Sink {
   // says that a crash may undo the rename.
   void commit();
   int fd() const { return fd_; }
-  // Permissions the file gets at commit (default 0666 less the umask); 0600
-  // for secrets.
-  void set_final_mode(unsigned mode) { final_mode_ = mode; }
 
  private:
   void discard() noexcept;
@@ -219,9 +237,8 @@ class OutputFile final : public Sink {
   std::string dir_;        // holding the target, ending in '/' (or ".")
   std::string temp_path_;  // empty when writing in place to a device
   int fd_ = -1;
-  bool force_ = false;
+  OutputOptions options_;
   bool committed_ = false;
-  unsigned final_mode_ = 0;  // 0: 0666 less the umask
 };
 
 }  // namespace paes

@@ -19,6 +19,11 @@ struct TransformOptions {
   unsigned threads = 0;  // 0: one per online CPU
   std::uint64_t chunk_len = ChunkPlan::kAutoChunkLen;  // or bytes, 16 to 1G (raw modes)
   bool force = false;  // overwrite an existing output
+  // Permissions of a new output file, less the umask. Default: 0666 when
+  // encrypting (ciphertext is not secret); when decrypting 0600, or the input
+  // file's where they are stricter. An output that -f replaces keeps the
+  // replaced file's permissions, owner and group (OutputOptions).
+  std::optional<unsigned> output_mode;
   ProgressCallback progress;  // input bytes done, from any thread
   std::optional<unsigned> device;  // a GPU's index in `paes info` (opencl, cuda)
 };

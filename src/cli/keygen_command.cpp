@@ -30,8 +30,7 @@ int run_keygen(const KeygenArgs& args) {
   SecretBytes text(2 * key.size() + 1);
   encode_hex_into(key.view(), {text.data(), 2 * key.size()});
   text.data()[2 * key.size()] = '\n';
-  OutputFile out(args.output, args.force);
-  out.set_final_mode(0600);
+  OutputFile out(args.output, {.force = args.force, .mode = 0600, .keep_replaced = false});
   out.write_at(0, text.view());
   out.commit();
   return 0;

@@ -45,8 +45,8 @@ The sealed format detects any change, truncation, reordering or wrong key.
 Raw modes (--mode) have no integrity protection. ECB, CTR and the decryption
 of CBC and CFB run on all threads; CBC and CFB encryption and OFB are
 sequential by nature and run one cipher thread with I/O overlapped.
-A file output appears under its name only when complete; an existing output
-is replaced only with -f.)TXT";
+A file output appears under its name only when complete, with mode 0666 less
+the umask.)TXT";
 
 constexpr const char* kDecryptFooter = R"TXT(Examples:
   paes decrypt --key-file backup.key data.tar.paes -o data.tar
@@ -60,7 +60,15 @@ the output name unless every segment verified. To a pipe, each segment is
 written only after it verified; on a failure paes stops, exits 1, and what it
 wrote before is verified but incomplete: check the exit status.
 Raw modes carry no integrity check: a wrong key or damaged data gives garbage,
-except that ECB/CBC padding errors are reported as "bad decrypt".)TXT";
+except that ECB/CBC padding errors are reported as "bad decrypt".
+A new output file is private: mode 0600 (or the input file's, where stricter),
+less the umask.)TXT";
+
+// What both directions' footers end with.
+constexpr const char* kReplaceFooter = R"TXT(
+An existing output, or a symbolic link in its place, is replaced only with -f,
+and keeps the replaced file's mode, owner and group (a link is replaced, never
+followed). Devices other than /dev/null need -f.)TXT";
 
 CLI::Validator name_validator(bool (*valid)(std::string_view), std::string what, std::string choices) {
   return CLI::Validator(
@@ -116,7 +124,7 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
   CLI::App* cmd = app.add_subcommand(std::string(direction_name(direction)),
                                      enc ? "Encrypt: sealed and authenticated by default, or a raw AES mode"
                                          : "Decrypt what paes encrypt, Tink or openssl enc wrote");
-  cmd->footer(std::string(enc ? kEncryptFooter : kDecryptFooter) + "\n\n" + kPassphraseFileNote);
+  cmd->footer(std::string(enc ? kEncryptFooter : kDecryptFooter) + "\n\n" + kPassphraseFileNote + kReplaceFooter);
   cmd->add_option("--mode,-m", args.mode,
                   "A raw AES mode instead of the sealed format: ecb, cbc, cfb, cfb8, cfb1, ofb or ctr")
       ->type_name("MODE")
@@ -179,14 +187,18 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
          "Raw modes: bytes a worker takes at a time (default 1M; cfb8 64K, cfb1 16K)")
       ->type_name("SIZE")
       ->check(chunk_size_validator());
-  cmd->add_flag("-f,--force", args.force, "Overwrite an existing output");
+  cmd->add_flag("-f,--force", args.force,
+                "Replace an existing output file or symbolic link (keeping the file's mode, owner and group); "
+                "write a device in place");
   cmd->add_flag("--json", args.json, "Print a JSON summary on stdout");
   cmd->add_flag("-v,--verbose", args.verbose, "Print a one-line summary on stderr");
   auto* progress = cmd->add_flag("--progress", args.progress, "Show progress on stderr even when it is not a terminal");
   auto* no_progress = cmd->add_flag("--no-progress", args.no_progress, "Never show progress");
   progress->excludes(no_progress);
   cmd->add_option("input", args.input, "Input file; '-' or none: stdin")->type_name("INPUT");
-  cmd->add_option("-o,--output", args.output, "Output file (written only when complete); '-' or none: stdout")
+  cmd->add_option("-o,--output", args.output,
+                  enc ? "Output file (written only when complete); '-' or none: stdout"
+                      : "Output file (written only when complete, mode 0600); '-' or none: stdout")
       ->type_name("OUTPUT");
   return cmd;
 }

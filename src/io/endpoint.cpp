@@ -26,6 +26,11 @@ std::optional<std::uint64_t> InputEndpoint::size() const {
   return std::nullopt;
 }
 
+std::optional<unsigned> InputEndpoint::permissions() const {
+  if (file_) return file_->permissions();
+  return std::nullopt;
+}
+
 std::size_t InputEndpoint::read_prefix(std::span<std::uint8_t> dst) {
   std::size_t got = 0;
   if (file_) {
@@ -39,9 +44,9 @@ std::size_t InputEndpoint::read_prefix(std::span<std::uint8_t> dst) {
   return got;
 }
 
-OutputEndpoint::OutputEndpoint(const std::string& path, bool force, bool refuse_terminal) {
+OutputEndpoint::OutputEndpoint(const std::string& path, const OutputOptions& options, bool refuse_terminal) {
   if (!names_stdio(path)) {
-    file_ = std::make_unique<OutputFile>(path, force);
+    file_ = std::make_unique<OutputFile>(path, options);
     name_ = path;
     return;
   }

@@ -26,6 +26,7 @@ InputFile::InputFile(const std::string& path) : path_(path) {
     ::close(fd_);
     throw Error(path + ": not a regular file");
   }
+  permissions_ = st.st_mode & 0777;
   if (S_ISBLK(st.st_mode)) {
     const off_t end = ::lseek(fd_, 0, SEEK_END);
     if (end < 0) {

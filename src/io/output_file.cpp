@@ -11,6 +11,16 @@
 // so a crash at any moment leaves either the old state or the complete new
 // file under the final name, never a renamed file whose data never reached
 // the disk.
+//
+// The temporary is created 0600 (mkstemp) and gets its final permissions, and
+// a replaced file's owner and group, only at commit: it is never readable by
+// more users than the final file, and the MPI ranks, running as this user,
+// can still open it to write.
+//
+// The existing name is looked at with lstat: a symbolic link planted under the
+// output's name is an existing output, never followed (to /dev/null, it would
+// swallow the output and report success; elsewhere, it would write where the
+// user did not say).
 #include <fcntl.h>
 #include <stdio.h>  // renameat2
 #include <sys/stat.h>
@@ -57,10 +67,62 @@ void arm_cleanup(const std::string& path) {
 
 void disarm_cleanup() { g_cleanup_armed = 0; }
 
-mode_t creation_mode() {
+mode_t current_umask() {
   const mode_t mask = ::umask(0);
   ::umask(mask);
-  return 0666 & ~mask;
+  return mask;
+}
+
+Error exists_error(const std::string& path) { return Error(path + ": already exists (use -f to overwrite)"); }
+
+// Opens an existing device to write in place. /dev/null, named so, is the
+// usual way to discard output; any other device takes -f, since what was on
+// it is overwritten in place, not replaced once the output is complete. A
+// terminal is refused even with -f (output is binary); telling one apart takes
+// opening it, so a character device is opened, but not written, before a
+// refusal. A block device is never a terminal: it is refused unopened.
+int open_device(const std::string& path, const struct stat& seen, bool force) {
+  const bool needs_force = !force && path != "/dev/null";
+  const Error needs_force_error(path + ": is a device; use -f to write to it in place");
+  if (needs_force && S_ISBLK(seen.st_mode)) throw needs_force_error;
+  // O_NOFOLLOW and the check of what was opened: the name must still be the
+  // device lstat saw, not a link or a FIFO put in its place meanwhile
+  // (O_NONBLOCK: opening a FIFO without a reader would wait forever).
+  const int fd = ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw system_error(path);
+  const auto fail = [fd](const Error& error) {
+    ::close(fd);
+    throw error;
+  };
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) fail(system_error(path));
+  if ((st.st_mode & S_IFMT) != (seen.st_mode & S_IFMT) || st.st_rdev != seen.st_rdev) {
+    fail(Error(path + ": changed while being opened"));
+  }
+  if (::isatty(fd)) fail(Error(path + ": refusing to write binary output to a terminal"));
+  if (needs_force) fail(needs_force_error);
+  if (::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) fail(system_error(path));
+  return fd;
+}
+
+// Gives the temporary `fd` the permissions, owner and group it must have under
+// `path` (see OutputOptions). Returns false, with errno set, when they can't
+// be set.
+bool set_final_attributes(int fd, const std::string& path, const OutputOptions& options) {
+  mode_t mode = static_cast<mode_t>(options.mode) & 0777 & ~current_umask();
+  struct stat old {};
+  if (options.force && options.keep_replaced && ::lstat(path.c_str(), &old) == 0 && S_ISREG(old.st_mode)) {
+    // Not the set-id bits: they were granted to a program, not to this content.
+    mode = old.st_mode & 0777;
+    // Only root may give a file away, and a user may set only a group of
+    // theirs: then, as cp does, carry on with the file ours. Our owner bits
+    // grant nothing new (we wrote the content), but group bits meant for
+    // another group would open it to ours.
+    if (::fchown(fd, old.st_uid, old.st_gid) != 0 && ::fchown(fd, static_cast<uid_t>(-1), old.st_gid) != 0) {
+      mode &= ~static_cast<mode_t>(S_IRWXG);
+    }
+  }
+  return ::fchmod(fd, mode) == 0;
 }
 
 // Links temp to path only if path doesn't exist, for filesystems without
@@ -88,22 +150,21 @@ int sync_directory(const std::string& dir) {
 
 }  // namespace
 
-OutputFile::OutputFile(const std::string& path, bool force) : path_(path), force_(force) {
+OutputFile::OutputFile(const std::string& path, const OutputOptions& options) : path_(path), options_(options) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) == 0) {
+  if (::lstat(path.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) throw Error(path + ": is a directory");
-    if (S_ISCHR(st.st_mode)) {
-      fd_ = ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
-      if (fd_ < 0) throw system_error(path);
-      if (::isatty(fd_)) {
-        ::close(fd_);
-        fd_ = -1;
-        throw Error(path + ": refusing to write binary output to a terminal");
-      }
-      return;  // a device such as /dev/null is written in place
+    if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
+      fd_ = open_device(path, st, options.force);
+      return;
     }
-    if (!S_ISREG(st.st_mode)) throw Error(path + ": not a regular file or device");
-    if (!force) throw Error(path + ": already exists (use -f to overwrite)");
+    if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) throw Error(path + ": not a regular file or device");
+    if (!options.force) {
+      if (S_ISLNK(st.st_mode)) {
+        throw Error(path + ": already exists as a symbolic link (use -f to replace the link, not what it points to)");
+      }
+      throw exists_error(path);
+    }
   } else if (errno != ENOENT) {
     throw system_error(path);
   }
@@ -159,22 +220,27 @@ void OutputFile::write_at(std::uint64_t offset, std::span<const std::uint8_t> sr
 
 void OutputFile::commit() {
   if (temp_path_.empty()) {
+    // A device: a block device is made durable like a file; a character
+    // device (/dev/null) can't be synced (EINVAL), which is no failure.
     const int fd = std::exchange(fd_, -1);
     committed_ = true;
-    if (::close(fd) != 0) throw system_error("writing " + path_);
+    int error = ::fsync(fd) == 0 || errno == EINVAL ? 0 : errno;
+    if (::close(fd) != 0 && error == 0) error = errno;
+    if (error != 0) {
+      errno = error;
+      throw system_error("writing " + path_);
+    }
     return;
   }
-  const mode_t mode = final_mode_ != 0 ? static_cast<mode_t>(final_mode_) : creation_mode();
-  if (::fchmod(fd_, mode) != 0 || ::fsync(fd_) != 0 || ::close(std::exchange(fd_, -1)) != 0) {
+  if (!set_final_attributes(fd_, path_, options_) || ::fsync(fd_) != 0 || ::close(std::exchange(fd_, -1)) != 0) {
     const Error error = system_error("writing " + path_);
     discard();
     throw error;
   }
-  const int renamed = force_ ? ::rename(temp_path_.c_str(), path_.c_str())
-                             : rename_noreplace(temp_path_.c_str(), path_.c_str());
+  const int renamed = options_.force ? ::rename(temp_path_.c_str(), path_.c_str())
+                                     : rename_noreplace(temp_path_.c_str(), path_.c_str());
   if (renamed != 0) {
-    const Error error = errno == EEXIST ? Error(path_ + ": already exists (use -f to overwrite)")
-                                        : system_error(path_);
+    const Error error = errno == EEXIST ? exists_error(path_) : system_error(path_);
     discard();
     throw error;
   }

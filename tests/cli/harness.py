@@ -101,6 +101,35 @@ def run_unittest(rest):
     return 0 if program.result.wasSuccessful() and not reports else 1
 
 
+# Tests that need an unprivileged user (permission checks, which root bypasses) run
+# paes as uid/gid nobody with no supplementary groups.
+NOBODY = 65534
+AS_NOBODY = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+
+
+def nobody_can_run(paes, workdir):
+    """Returns (path of paes that uid nobody can run, None) or (None, reason to skip):
+    "not root" when this process can't switch users."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return None, "not root"
+    if shutil.which("setpriv") is None:
+        return None, "setpriv not found"
+    try:
+        if subprocess.run(AS_NOBODY + [paes, "--help"], capture_output=True, timeout=30).returncode == 0:
+            return paes, None
+    except OSError:
+        pass
+    # The build tree may be closed to nobody: try a world-readable copy of the binary.
+    os.chmod(workdir, 0o777)
+    copy = os.path.join(workdir, "paes-copy")
+    shutil.copy2(paes, copy)
+    os.chmod(copy, 0o755)
+    proc = subprocess.run(AS_NOBODY + [copy, "--help"], capture_output=True, timeout=30)
+    if proc.returncode == 0:
+        return copy, None
+    return None, f"user nobody cannot run paes ({describe(proc)})"
+
+
 MAX_REPORTED_FAILURES = 15
 
 

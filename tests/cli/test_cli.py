@@ -24,7 +24,6 @@ says why.
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -32,8 +31,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (ScratchTestCase, describe, openssl_enc_command, random_raw_key, read_file,  # noqa: E402
-                     run_unittest, tool_paths, write_file)
+from harness import (AS_NOBODY, NOBODY, ScratchTestCase, describe, nobody_can_run, openssl_enc_command,  # noqa: E402
+                     random_raw_key, read_file, run_unittest, tool_paths, write_file)
 
 PAES = "paes"
 OPENSSL = "openssl"
@@ -46,7 +45,6 @@ SMALL_SIZES = [0, 1, 15, 16, 17, 100]
 NOPAD_SIZES = [0, 16, 48]
 THREADS = [1, 2, 3]
 CHUNKS = ["16", "64K", None]  # None: paes' default chunk size
-NOBODY = 65534
 # Independent paes runs of one oracle case go side by side (they spend most time starting up).
 POOL = ThreadPoolExecutor(max_workers=max(2, min(4, os.cpu_count() or 2)))
 
@@ -57,7 +55,7 @@ def run(args, input_bytes=None, timeout=120, as_nobody=False):
     """Runs paes with `args` (a list of strings); returns the CompletedProcess (bytes)."""
     cmd = [PAES] + [str(a) for a in args]
     if as_nobody:
-        cmd = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"] + cmd
+        cmd = AS_NOBODY + cmd
     return subprocess.run(cmd, input=input_bytes, capture_output=True, timeout=timeout)
 
 
@@ -99,26 +97,7 @@ def combo_args(threads=None, chunk=None, engine=None):
 
 
 def nobody_can_run_paes(workdir):
-    """Returns (command path usable by uid nobody, None) or (None, reason to skip)."""
-    if not hasattr(os, "geteuid") or os.geteuid() != 0:
-        return None, "not root"
-    if shutil.which("setpriv") is None:
-        return None, "setpriv not found"
-    probe = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
-    try:
-        if subprocess.run(probe + [PAES, "--help"], capture_output=True, timeout=30).returncode == 0:
-            return PAES, None
-    except OSError:
-        pass
-    # The build tree may be closed to nobody: try a world-readable copy of the binary.
-    os.chmod(workdir, 0o777)
-    copy = os.path.join(workdir, "paes-copy")
-    shutil.copy2(PAES, copy)
-    os.chmod(copy, 0o755)
-    proc = subprocess.run(probe + [copy, "--help"], capture_output=True, timeout=30)
-    if proc.returncode == 0:
-        return copy, None
-    return None, f"user nobody cannot run paes ({describe(proc)})"
+    return nobody_can_run(PAES, workdir)
 
 
 class PaesTestCase(ScratchTestCase):

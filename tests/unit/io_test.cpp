@@ -1,8 +1,10 @@
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <utility>
 
 #include "paes/error.hpp"
 #include "paes/io.hpp"
@@ -34,7 +36,7 @@ const std::uint8_t kHello[] = {'h', 'e', 'l', 'l', 'o'};
 TEST_F(OutputFileTest, NothingUnderTheFinalNameBeforeCommit) {
   const fs::path target = dir_ / "out.bin";
   {
-    OutputFile out(target, false);
+    OutputFile out(target, {});
     out.write_at(0, kHello);
     EXPECT_FALSE(fs::exists(target));
     EXPECT_EQ(entries(), 1u);  // the temporary, beside the target
@@ -46,7 +48,7 @@ TEST_F(OutputFileTest, NothingUnderTheFinalNameBeforeCommit) {
 
 TEST_F(OutputFileTest, AbandonedOutputLeavesNothing) {
   {
-    OutputFile out(dir_ / "out.bin", false);
+    OutputFile out(dir_ / "out.bin", {});
     out.write_at(0, kHello);
   }
   EXPECT_EQ(entries(), 0u);
@@ -56,13 +58,13 @@ TEST_F(OutputFileTest, ExistingOutputNeedsForce) {
   const fs::path target = dir_ / "out.bin";
   std::ofstream(target) << "old";
   try {
-    OutputFile out(target, false);
+    OutputFile out(target, {});
     ADD_FAILURE() << "overwrote without force";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("already exists"), std::string::npos);
   }
   EXPECT_EQ(read(target), "old");
-  OutputFile out(target, true);
+  OutputFile out(target, {.force = true});
   out.write_at(0, kHello);
   EXPECT_EQ(read(target), "old");  // still the old content until commit
   out.commit();
@@ -72,7 +74,7 @@ TEST_F(OutputFileTest, ExistingOutputNeedsForce) {
 
 TEST_F(OutputFileTest, OutputCreatedMeanwhileIsNotClobbered) {
   const fs::path target = dir_ / "out.bin";
-  OutputFile out(target, false);
+  OutputFile out(target, {});
   out.write_at(0, kHello);
   std::ofstream(target) << "raced";
   EXPECT_THROW(out.commit(), Error);
@@ -81,14 +83,43 @@ TEST_F(OutputFileTest, OutputCreatedMeanwhileIsNotClobbered) {
 }
 
 TEST_F(OutputFileTest, DirectoryTargetIsRefused) {
-  EXPECT_THROW(OutputFile(dir_, true), Error);
+  EXPECT_THROW(OutputFile(dir_, {.force = true}), Error);
 }
 
 TEST_F(OutputFileTest, DevNullIsWrittenInPlace) {
-  OutputFile out("/dev/null", false);
+  OutputFile out("/dev/null", {});
   out.write_at(0, kHello);
   out.commit();
   EXPECT_EQ(entries(), 0u);
+}
+
+TEST_F(OutputFileTest, NewFileGetsTheGivenModeLessTheUmask) {
+  const mode_t saved = ::umask(022);
+  for (const auto& [mode, want] : {std::pair{0666u, 0644u}, {0600u, 0600u}, {0640u, 0640u}}) {
+    const fs::path target = dir_ / ("out-" + std::to_string(mode));
+    OutputFile out(target, {.mode = mode});
+    out.write_at(0, kHello);
+    EXPECT_EQ(fs::status(target).type(), fs::file_type::not_found);
+    out.commit();
+    EXPECT_EQ(static_cast<unsigned>(fs::status(target).permissions()), want) << std::oct << mode;
+  }
+  ::umask(saved);
+}
+
+TEST_F(OutputFileTest, SymbolicLinkIsReplacedNeverFollowed) {
+  const fs::path link = dir_ / "link";
+  fs::create_symlink("/dev/null", link);
+  try {
+    OutputFile out(link, {});
+    ADD_FAILURE() << "wrote through a symbolic link without force";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("already exists"), std::string::npos) << e.what();
+  }
+  OutputFile out(link, {.force = true});
+  out.write_at(0, kHello);
+  out.commit();
+  EXPECT_EQ(fs::symlink_status(link).type(), fs::file_type::regular);
+  EXPECT_EQ(read(link), "hello");
 }
 
 TEST_F(OutputFileTest, InputErrorsNameThePath) {

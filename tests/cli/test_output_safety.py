@@ -1,0 +1,256 @@
+#!/usr/bin/env python3
+"""What the real `paes` binary does to the file system around its output: the
+permissions, owner and group of what it writes, and what it does when the output
+name is a symbolic link or a device.
+
+Run as:  python3 tests/cli/test_output_safety.py --paes build/release/paes
+
+  M. permissions: decrypted output is 0600 (or the input's mode where stricter),
+     less the umask; encrypted output 0666 less the umask; -f keeps the replaced
+     file's mode, owner and group (root: chown to 1234:1234 first; as nobody the
+     owner can't be kept and the group bits are dropped).
+  L. a symbolic link under the output name is an existing output: refused without
+     -f (nothing written through it, even to /dev/null); with -f the link itself is
+     replaced by a regular file and what it pointed to is untouched.
+  D. devices: `-o /dev/null` works; any other character or block device needs -f,
+     and is then written in place.
+
+Tests run as root in CI, and root bypasses permission checks: modes and owners are
+checked by stat'ing the results. Python 3.11 standard library only; Linux only.
+"""
+
+import os
+import stat
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import (AS_NOBODY, NOBODY, ScratchTestCase, describe, nobody_can_run, read_file,  # noqa: E402
+                     run_unittest, tool_paths, write_file)
+
+PAES = "paes"
+OTHER_ID = 1234  # uid and gid of the "someone else" who owns a replaced file
+KEY = bytes(range(32))
+IV = bytes(range(16))
+RAW = ["--mode", "cbc", "--iv", IV.hex()]
+
+
+def run(args, umask=0o022, paes=None, as_nobody=False, input_bytes=None):
+    cmd = [paes or PAES] + [str(a) for a in args]
+    if as_nobody:
+        cmd = AS_NOBODY + cmd
+    return subprocess.run(cmd, capture_output=True, timeout=120, umask=umask, input=input_bytes,
+                          stdin=subprocess.DEVNULL if input_bytes is None else None)
+
+
+def mode_of(path):
+    return stat.S_IMODE(os.lstat(path).st_mode)
+
+
+def attributes(path):
+    """(mode in octal, uid, gid) of `path` itself, as text a failure message can show."""
+    st = os.lstat(path)
+    return f"{stat.S_IMODE(st.st_mode):o} {st.st_uid}:{st.st_gid}"
+
+
+class OutputTestCase(ScratchTestCase):
+    prefix = "paes-output-"
+
+    def setUp(self):
+        super().setUp()
+        self.key = write_file(self.path("key"), KEY, 0o600)
+        self.plain = os.urandom(5000)
+        self.inp = write_file(self.path("plain.bin"), self.plain, 0o644)
+        self.out_dir = self.new_dir("out")
+        # Ciphertext of self.plain in both formats, readable by anyone (0644).
+        self.sealed = self.encrypted([], "sealed.paes")
+        self.raw = self.encrypted(RAW, "raw.cbc")
+
+    def encrypted(self, fmt, name):
+        out = self.path(name)
+        self.ok(["encrypt", "--key-file", self.key] + fmt + [self.inp, "-o", out])
+        os.chmod(out, 0o644)
+        return out
+
+    def ok(self, args, **kw):
+        proc = run(args, **kw)
+        self.assertEqual(proc.returncode, 0, f"paes {' '.join(map(str, args))}: {describe(proc)}")
+        return proc
+
+    def refused(self, args, code, words, **kw):
+        """paes must exit `code` with one 'paes: ' line containing `words`, print nothing on
+        stdout, and leave the output directory as it was."""
+        before = sorted(os.listdir(self.out_dir))
+        proc = run(args, **kw)
+        cmd = "paes " + " ".join(map(str, args))
+        err = proc.stderr.decode(errors="replace")
+        lines = [line for line in err.splitlines() if line.strip()]
+        self.assertEqual(proc.returncode, code, f"{cmd}: expected exit {code}, got {describe(proc)}")
+        self.assertEqual(len(lines), 1, f"{cmd}: expected one error line, got {err!r}")
+        self.assertTrue(lines[0].startswith("paes: "), f"{cmd}: {err!r}")
+        self.assertIn(words, lines[0].lower(), f"{cmd}: {err!r}")
+        self.assertEqual(proc.stdout, b"", cmd)
+        self.assertEqual(sorted(os.listdir(self.out_dir)), before, f"{cmd}: output directory changed")
+
+    def decrypt(self, fmt):
+        """The decrypt command line for `fmt` ("sealed" or "raw"), without -o."""
+        return ["decrypt", "--key-file", self.key] + (RAW + [self.raw] if fmt == "raw" else [self.sealed])
+
+    def encrypt(self, fmt):
+        return ["encrypt", "--key-file", self.key] + (RAW if fmt == "raw" else []) + [self.inp]
+
+
+class PermissionTest(OutputTestCase):
+    """M: the permissions, owner and group of the output."""
+
+    def test_decrypted_output_is_private(self):
+        # (input mode, umask) -> the decrypted file's mode
+        cases = {(0o644, 0o022): 0o600, (0o644, 0o000): 0o600, (0o640, 0o027): 0o600,
+                 (0o400, 0o022): 0o400, (0o444, 0o022): 0o400, (0o600, 0o277): 0o400}
+        for fmt in ("sealed", "raw"):
+            for (input_mode, umask), want in cases.items():
+                source = self.sealed if fmt == "sealed" else self.raw
+                os.chmod(source, input_mode)
+                out = os.path.join(self.out_dir, f"{fmt}-{input_mode:o}-{umask:o}")
+                self.ok(self.decrypt(fmt) + ["-o", out], umask=umask)
+                self.assertEqual(read_file(out), self.plain)
+                self.assertEqual(f"{mode_of(out):o}", f"{want:o}", f"{fmt}: input {input_mode:o}, umask {umask:03o}")
+            # From a pipe, there is no input file's mode to follow.
+            out = os.path.join(self.out_dir, f"{fmt}-stdin")
+            self.ok(self.decrypt(fmt)[:-1] + ["-", "-o", out], umask=0,
+                    input_bytes=read_file(self.sealed if fmt == "sealed" else self.raw))
+            self.assertEqual((read_file(out) == self.plain, f"{mode_of(out):o}"), (True, "600"), f"{fmt} from stdin")
+
+    def test_pbkdf2_decrypted_output_is_private(self):
+        enc = self.path("pbkdf2.enc")
+        passphrase = write_file(self.path("passphrase"), b"correct horse\n", 0o600)
+        env_args = ["--mode", "cbc", "--pbkdf2", "--passphrase-file", passphrase]
+        self.ok(["encrypt"] + env_args + [self.inp, "-o", enc])
+        os.chmod(enc, 0o644)
+        out = os.path.join(self.out_dir, "plain")
+        self.ok(["decrypt"] + env_args + [enc, "-o", out])
+        self.assertEqual(read_file(out), self.plain)
+        self.assertEqual(f"{mode_of(out):o}", "600")
+
+    def test_encrypted_output_follows_umask(self):
+        for fmt in ("sealed", "raw"):
+            for umask, want in ((0o022, 0o644), (0o077, 0o600), (0o002, 0o664)):
+                out = os.path.join(self.out_dir, f"{fmt}-{umask:o}")
+                self.ok(self.encrypt(fmt) + ["-o", out], umask=umask)
+                self.assertEqual(mode_of(out), want, f"{fmt} umask {umask:03o}")
+
+    def test_force_keeps_the_replaced_files_mode_owner_and_group(self):
+        # (direction, format, the replaced file's mode) -> the mode after -f
+        cases = [("decrypt", "sealed", 0o600, 0o600), ("decrypt", "raw", 0o640, 0o640),
+                 ("decrypt", "sealed", 0o644, 0o644), ("encrypt", "sealed", 0o600, 0o600),
+                 ("encrypt", "raw", 0o660, 0o660),
+                 # set-id bits are not carried over to new content
+                 ("decrypt", "raw", 0o4755, 0o755), ("encrypt", "sealed", 0o2750, 0o750)]
+        for direction, fmt, old_mode, want in cases:
+            what = f"{direction} {fmt} -f over a {old_mode:o} file owned by {OTHER_ID}:{OTHER_ID}"
+            out = write_file(os.path.join(self.out_dir, "target"), b"old content")
+            os.chown(out, OTHER_ID, OTHER_ID)
+            os.chmod(out, old_mode)
+            args = self.decrypt(fmt) if direction == "decrypt" else self.encrypt(fmt)
+            self.ok(args + ["-f", "-o", out], umask=0o077)
+            self.assertNotEqual(read_file(out), b"old content", what)
+            self.assertEqual(attributes(out), f"{want:o} {OTHER_ID}:{OTHER_ID}", what)
+            self.assertEqual(os.listdir(self.out_dir), ["target"], f"{what}: leftovers")
+            os.remove(out)
+
+    def test_force_by_another_user_keeps_no_group_bits_for_a_foreign_group(self):
+        paes, why = nobody_can_run(PAES, self.tmp)
+        if paes is None:
+            self.skipTest(f"needs root to run paes as nobody: {why}")
+        os.chmod(self.tmp, 0o755)
+        os.chmod(self.out_dir, 0o777)  # not sticky: nobody may replace root's file here
+        os.chown(self.key, NOBODY, NOBODY)
+        out = write_file(os.path.join(self.out_dir, "target"), b"old content")
+        os.chown(out, OTHER_ID, OTHER_ID)
+        os.chmod(out, 0o640)
+        self.ok(self.decrypt("sealed") + ["-f", "-o", out], paes=paes, as_nobody=True)
+        # nobody may neither give the file to 1234 nor put it in group 1234; the group bits
+        # were meant for group 1234, so they are not given to nobody's group.
+        self.assertEqual(read_file(out), self.plain)
+        self.assertEqual(attributes(out), f"600 {NOBODY}:{NOBODY}")
+        self.assertEqual(os.listdir(self.out_dir), ["target"])
+
+
+class SymlinkTest(OutputTestCase):
+    """L: a symbolic link under the output's name."""
+
+    def test_link_is_an_existing_output(self):
+        victim = write_file(self.path("victim"), b"not yours", 0o644)
+        for target in ("/dev/null", victim, self.path("dangling")):
+            for args in (self.encrypt("sealed"), self.decrypt("raw")):
+                link = os.path.join(self.out_dir, "link")
+                os.symlink(target, link)
+                self.refused(args + ["-o", link], 1, "exists")
+                self.assertEqual(os.readlink(link), target, "the link was changed")
+                self.assertEqual(read_file(victim), b"not yours")
+                os.remove(link)
+        self.assertFalse(os.path.exists(self.path("dangling")), "wrote through a dangling link")
+
+    def test_force_replaces_the_link_itself(self):
+        victim = write_file(self.path("victim"), b"not yours", 0o644)
+        for target in ("/dev/null", victim, self.path("dangling")):
+            for direction, args, want, want_mode in (("encrypt", self.encrypt("raw"), read_file(self.raw), 0o644),
+                                                     ("decrypt", self.decrypt("sealed"), self.plain, 0o600)):
+                what = f"{direction} -f -o a link to {target}"
+                link = os.path.join(self.out_dir, "link")
+                os.symlink(target, link)
+                self.ok(args + ["-f", "-o", link])
+                self.assertTrue(stat.S_ISREG(os.lstat(link).st_mode), f"{what}: still a link")
+                self.assertEqual(read_file(link), want, what)
+                # A link's own mode (0777) is not a file's mode to keep.
+                self.assertEqual(f"{mode_of(link):o}", f"{want_mode:o}", what)
+                self.assertEqual(read_file(victim), b"not yours", what)
+                self.assertEqual(os.listdir(self.out_dir), ["link"], f"{what}: leftovers")
+                os.remove(link)
+        self.assertTrue(stat.S_ISCHR(os.stat("/dev/null").st_mode))
+        self.assertFalse(os.path.exists(self.path("dangling")))
+
+
+class DeviceTest(OutputTestCase):
+    """D: devices under the output's name."""
+
+    def test_dev_null_needs_no_force(self):
+        for args in (self.encrypt("sealed"), self.decrypt("sealed"), self.encrypt("raw"), self.decrypt("raw")):
+            for extra in ([], ["-f"]):
+                self.ok(args + extra + ["-o", "/dev/null"])
+        self.assertTrue(stat.S_ISCHR(os.lstat("/dev/null").st_mode))
+
+    def test_other_character_devices_need_force(self):
+        devices = ["/dev/zero"]
+        # A null device under another name: writing it with -f is harmless.
+        node = os.path.join(self.out_dir, "null-node")
+        try:
+            os.mknod(node, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+            devices.append(node)
+        except OSError as e:
+            print(f"note: no device node made here ({e}); checking /dev/zero only", file=sys.stderr)
+        for device in devices:
+            for args in (self.encrypt("sealed"), self.decrypt("raw")):
+                self.refused(args + ["-o", device], 1, "device")
+                self.ok(args + ["-f", "-o", device])
+                self.assertTrue(stat.S_ISCHR(os.lstat(device).st_mode), f"{device} was replaced")
+
+    def test_block_device_needs_force(self):
+        node = os.path.join(self.out_dir, "block-node")
+        try:
+            # A loop device minor that need not exist: refused before it is ever opened.
+            os.mknod(node, stat.S_IFBLK | 0o600, os.makedev(7, 250))
+        except OSError as e:
+            self.skipTest(f"cannot make a block device node here: {e}")
+        self.refused(self.encrypt("sealed") + ["-o", node], 1, "device")
+        self.assertTrue(stat.S_ISBLK(os.lstat(node).st_mode))
+
+
+def main():
+    global PAES
+    PAES, _, rest = tool_paths(__doc__)
+    return run_unittest(rest)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
