@@ -27,9 +27,16 @@
 #include <string>
 
 #include "cipher/evp.hpp"
+#include "paes/error.hpp"
 #include "paes/mode.hpp"
 
 namespace paes::gpu {
+
+// What the checks throw when a device's AES output is wrong.
+class WrongGpuOutput : public Error {
+ public:
+  using Error::Error;
+};
 
 // An engine's whole-message transform (OpenClEngine::transform and the like):
 // `out` holds len + 16 bytes; returns the output length.
@@ -38,8 +45,9 @@ using DeviceTransform =
                               std::size_t len)>;
 
 // Runs the known answers through `transform`. `device` names the device in
-// messages ("OpenCL device 0 (NAME)"). Throws Error saying which answer came
-// out wrong; errors of the transform itself pass through.
+// messages ("OpenCL device 0 (NAME)"). Throws WrongGpuOutput saying which
+// answer came out wrong (also when the engine's own batch check caught it);
+// other errors of the transform pass through.
 void run_self_test(const DeviceTransform& transform, const std::string& device);
 
 // The blocks of one batch that BatchCheck recomputes, with what OpenSSL needs
@@ -74,7 +82,7 @@ class BatchCheck {
 
   // Recomputes the sampled blocks with OpenSSL and compares them with the
   // device's output for the batch, `out` (its first byte the batch's first).
-  // Throws Error naming the device and the block on a mismatch.
+  // Throws WrongGpuOutput naming the device and the block on a mismatch.
   void verify(const BatchSample& sample, const std::uint8_t* out);
 
  private:

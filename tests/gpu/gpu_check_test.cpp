@@ -74,6 +74,21 @@ TEST(GpuSelfTest, CatchesAWrongKeySchedule) {
                           {kDevice, "failed its AES self-test", "--engine threads"});
 }
 
+// An engine's own batch check may see a wrong answer first, throwing
+// WrongGpuOutput from inside the transform: the message still says it was
+// the self-test. Any other error (a failing driver call) passes through.
+TEST(GpuSelfTest, SaysSelfTestWhenTheBatchCheckSawItFirst) {
+  auto batch_check_fails = [](const CipherSpec&, std::uint8_t*, const std::uint8_t*, std::size_t) -> std::size_t {
+    throw gpu::WrongGpuOutput("block 0 is wrong");
+  };
+  expect_error_containing([&] { gpu::run_self_test(batch_check_fails, kDevice); },
+                          {kDevice, "failed its AES self-test"});
+  auto driver_fails = [](const CipherSpec&, std::uint8_t*, const std::uint8_t*, std::size_t) -> std::size_t {
+    throw Error("OpenCL: clFinish failed: CL_OUT_OF_RESOURCES");
+  };
+  expect_error_containing([&] { gpu::run_self_test(driver_fails, kDevice); }, {"CL_OUT_OF_RESOURCES"});
+}
+
 // A device wrong in one kernel and key size only, in the last byte of its
 // output (for CTR and CFB, the partial last block): the self-test must cover
 // every kernel the engines launch, at every key size, to its last byte.
