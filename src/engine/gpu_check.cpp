@@ -122,8 +122,8 @@ void run_self_test(const DeviceTransform& transform, const std::string& device) 
       }
       if (!right) {
         throw WrongGpuOutput(device + " failed its AES self-test: the SP 800-38A vector for " +
-                    mode_and_direction(run.mode, run.direction) + " with AES-" +
-                    std::to_string(spec.key_bits()) + " came out wrong" + kNotTrusted);
+                             mode_and_direction(run.mode, run.direction) + " with AES-" +
+                             std::to_string(spec.key_bits()) + " came out wrong" + kNotTrusted);
       }
     }
   }
@@ -182,9 +182,9 @@ void BatchCheck::verify(const BatchSample& sample, const std::uint8_t* out) {
     evp_update(ctx_.get(), expected.data(), b.in.data(), b.len);
     if (std::memcmp(expected.data(), out + b.offset, b.len) != 0) {
       throw WrongGpuOutput(device_ + " gave wrong AES output: block " +
-                  std::to_string(sample.first_block + b.offset / kBlockLen) + " (" +
-                  mode_and_direction(mode_, direction_) +
-                  ") differs from OpenSSL's on the CPU" + kNotTrusted);
+                           std::to_string(sample.first_block + b.offset / kBlockLen) + " (" +
+                           mode_and_direction(mode_, direction_) +
+                           ") differs from OpenSSL's on the CPU" + kNotTrusted);
     }
   }
 }
