@@ -1,6 +1,9 @@
 #include "engine/auto_engine.hpp"
 
+#include <iostream>
+
 #include "gpu/gpu_modes.hpp"
+#include "paes/error.hpp"
 #include "paes/plan.hpp"
 #ifdef PAES_HAVE_OPENCL
 #include "engine/opencl_engine.hpp"
@@ -50,7 +53,23 @@ Engine& AutoEngine::pick(const Job& job, std::uint64_t input_len) {
   // pay for a driver's start-up.
   const bool worthy = gpu_worthy(job, input_len);
   chosen_ = worthy ? auto_engine_choice(job, input_len, has_cuda_device(), has_opencl_gpu()) : EngineKind::threads;
-  engine_ = make_engine(chosen_, threads_, chosen_ == EngineKind::threads ? std::nullopt : device_);
+  engine_.reset();
+  if (chosen_ != EngineKind::threads) {
+    // Auto promises the best engine that gives correct bytes, so a GPU that
+    // can't start, or fails its AES self-test, leaves the job to the CPU. An
+    // explicit --engine opencl|cuda fails instead: the user asked for that
+    // device. A device that fails a per-batch check later fails the run
+    // either way (some output exists by then).
+    try {
+      engine_ = make_started_gpu_engine(chosen_, threads_, device_);
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::usage) throw;
+      std::cerr << "paes: warning: " << e.what()
+                << "\npaes: warning: --engine auto runs this job on the CPU (threads engine) instead\n";
+      chosen_ = EngineKind::threads;
+    }
+  }
+  if (!engine_) engine_ = make_engine(EngineKind::threads, threads_);
   engine_->on_progress([this](std::uint64_t bytes) { report(bytes); });
   return *engine_;
 }

@@ -3,7 +3,9 @@
 // CBC/CFB128 decryption), the input is a file or buffer of at least
 // kAutoGpuMinBytes, and the device is a real GPU (a CPU OpenCL device such as
 // PoCL never is). Below that size the copies to and from the device and the
-// program build cost more than the cipher work they save.
+// program build cost more than the cipher work they save. A GPU that fails
+// to start or fails its AES self-test leaves the job to the threads engine,
+// with a warning on stderr.
 #pragma once
 
 #include <memory>

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 
+#include "engine/gpu_check.hpp"
 #include "gpu/aes_tables.hpp"
 #include "gpu/device_piece.hpp"
 #include "gpu/gpu_modes.hpp"
@@ -133,6 +134,7 @@ struct CudaSlot {
   // Where the batch's output goes once the download is complete (null: idle).
   std::uint8_t* pending_out = nullptr;
   std::size_t pending_len = 0;
+  gpu::BatchSample sample;  // the blocks of the batch checked on the CPU
 };
 
 struct CudaEngine::Impl {
@@ -143,6 +145,7 @@ struct CudaEngine::Impl {
   std::vector<CudaSlot> slots;
   std::size_t batch_bytes = 0;
   Stats stats;
+  gpu::BatchCheck output_check{"CUDA device"};
 
   // The message under way (begin .. final update).
   bool begun = false;
@@ -212,6 +215,8 @@ CudaEngine::CudaEngine(const CudaOptions& options) : impl_(std::make_unique<Impl
   }
   m.device = static_cast<int>(index);
   m.info = describe_device(m.device);
+  const std::string label = "CUDA device " + std::to_string(index) + " (" + m.info.name + ")";
+  m.output_check = gpu::BatchCheck(label);
   m.use_device();
 
   const auto& image = gpu::aes_tables().image;
@@ -236,6 +241,12 @@ CudaEngine::CudaEngine(const CudaOptions& options) : impl_(std::make_unique<Impl
       for (cudaEvent_t& e : s.events) check(cudaEventCreate(&e), "cudaEventCreate");
     }
   }
+  gpu::run_self_test(
+      [this](const CipherSpec& spec, std::uint8_t* out, const std::uint8_t* in, std::size_t len) {
+        return transform(spec, out, in, len);
+      },
+      label);
+  reset_stats();  // the self-test is not the caller's work
 }
 
 CudaEngine::~CudaEngine() = default;
@@ -283,6 +294,7 @@ void CudaEngine::begin(const CipherSpec& spec, const Block& start_state) {
   m.counter0 = block_words(start_state);
   m.chain = start_state;
   m.blocks_done = 0;
+  m.output_check.begin(spec, start_state);
   m.begun = true;
 }
 
@@ -298,6 +310,8 @@ void CudaEngine::Impl::drain_all_quietly() noexcept {
 void CudaEngine::Impl::finish(CudaSlot& slot) {
   if (slot.pending_out == nullptr) return;
   check(cudaStreamSynchronize(slot.stream), "cudaStreamSynchronize");
+  output_check.verify(slot.sample, slot.host);
+  stats.checked_batches += 1;
   std::memcpy(slot.pending_out, slot.host, slot.pending_len);
   if (options.profile) {
     float ms[3] = {};
@@ -361,11 +375,13 @@ std::size_t CudaEngine::update(std::uint8_t* out, const std::uint8_t* in, std::s
       std::array<std::uint32_t, 4> state{};
       if (m.mode == Mode::ctr) state = m.counter0;
       if (m.mode == Mode::cbc || m.mode == Mode::cfb128) state = block_words(m.chain);
+      const std::uint64_t first_block = m.blocks_done + off / kBlockLen;
+      slot.sample = m.output_check.sample(slot.host, n, first_block, m.chain);
       // The next batch chains from this one's last ciphertext block, taken from
       // the staged copy (with out == in, `in` may be overwritten before the
       // next batch is staged) and before the download overwrites it.
       if (n >= kBlockLen) std::memcpy(m.chain.data(), slot.host + n - kBlockLen, kBlockLen);
-      m.launch(slot, n, m.blocks_done + off / kBlockLen, state);
+      m.launch(slot, n, first_block, state);
       slot.pending_out = out + off;
       slot.pending_len = n;
     }

@@ -73,10 +73,12 @@ struct CudaOptions {
 
 class CudaEngine {
  public:
-  // Picks the device and allocates streams and buffers. Throws Error
+  // Picks the device, allocates streams and buffers and runs the AES
+  // self-test on the device (engine/gpu_check.hpp). Throws Error
   // "CUDA: no CUDA device ..." when there is none (or no usable driver),
-  // a usage Error for a device index that doesn't exist or bad options, and
-  // Error with cudaGetErrorString's text when a CUDA call fails.
+  // a usage Error for a device index that doesn't exist or bad options,
+  // Error when the device fails the self-test, and Error with
+  // cudaGetErrorString's text when a CUDA call fails.
   explicit CudaEngine(const CudaOptions& options = {});
   ~CudaEngine();
   CudaEngine(const CudaEngine&) = delete;
@@ -102,8 +104,10 @@ class CudaEngine {
   // piece a padded (ECB/CBC) spec encrypts with the PKCS#7 block appended
   // (`out` must hold len + 16 bytes) or decrypts, checks and strips it. The
   // work is done when the call returns. Returns the bytes written.
-  // Throws Error on bad padding ("bad decrypt: wrong key or corrupted data")
-  // or on a length the spec can't take, and on any CUDA failure.
+  // Three blocks of every batch are recomputed with OpenSSL on the CPU
+  // (engine/gpu_check.hpp); a mismatch throws Error, and `out` must then be
+  // discarded. Throws Error on bad padding ("bad decrypt: wrong key or
+  // corrupted data") or on a length the spec can't take, and on any CUDA failure.
   std::size_t update(std::uint8_t* out, const std::uint8_t* in, std::size_t len, bool final);
 
   // A whole message at once: begin(spec, spec.iv) and one final update.
@@ -116,6 +120,7 @@ class CudaEngine {
   struct Stats {
     std::uint64_t bytes = 0;    // bytes through the kernels
     std::uint64_t batches = 0;  // kernel launches
+    std::uint64_t checked_batches = 0;  // batches whose sampled blocks matched OpenSSL
     double kernel_seconds = 0;  // device time in kernels
     double write_seconds = 0;   // device time copying host -> device
     double read_seconds = 0;    // device time copying device -> host

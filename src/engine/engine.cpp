@@ -22,6 +22,42 @@
 
 namespace paes {
 
+namespace {
+
+#if defined(PAES_HAVE_OPENCL) || defined(PAES_HAVE_CUDA)
+template <class Backend, class Options>
+std::unique_ptr<Engine> gpu_engine(EngineKind kind, unsigned cpu_threads,
+                                   std::optional<unsigned> device, bool start) {
+  Options options;
+  options.device_index = device;
+  auto engine = std::make_unique<GpuEngine<Backend, Options>>(kind, options, cpu_threads);
+  if (start) engine->backend();
+  return engine;
+}
+#endif
+
+// The opencl or cuda engine; with `start`, its device is started (and
+// self-tested) now rather than at its first job.
+std::unique_ptr<Engine> gpu_engine(EngineKind kind, unsigned cpu_threads,
+                                   std::optional<unsigned> device, bool start) {
+  if (kind == EngineKind::opencl) {
+#ifdef PAES_HAVE_OPENCL
+    return gpu_engine<OpenClEngine, OpenClOptions>(kind, cpu_threads, device, start);
+#else
+    throw usage_error("this paes was built without OpenCL: no opencl engine");
+#endif
+  }
+#ifdef PAES_HAVE_CUDA
+  return gpu_engine<CudaEngine, CudaOptions>(kind, cpu_threads, device, start);
+#else
+  throw usage_error("this paes was built without CUDA: no cuda engine");
+#endif
+}
+
+unsigned cpu_threads_for(unsigned threads) { return threads == 0 ? online_cpus() : threads; }
+
+}  // namespace
+
 std::string_view engine_name(EngineKind kind) {
   switch (kind) {
     case EngineKind::serial: return "serial";
@@ -76,7 +112,7 @@ unsigned online_cpus() {
 }
 
 std::unique_ptr<Engine> make_engine(EngineKind kind, unsigned threads, std::optional<unsigned> device) {
-  const unsigned cpu_threads = threads == 0 ? online_cpus() : threads;
+  const unsigned cpu_threads = cpu_threads_for(threads);
   switch (kind) {
     case EngineKind::serial: return std::make_unique<SerialEngine>();
     case EngineKind::threads: return std::make_unique<ThreadsEngine>(cpu_threads);
@@ -86,27 +122,16 @@ std::unique_ptr<Engine> make_engine(EngineKind kind, unsigned threads, std::opti
 #else
       throw usage_error("this paes was built without MPI: no mpi engine");
 #endif
-    case EngineKind::opencl: {
-#ifdef PAES_HAVE_OPENCL
-      OpenClOptions options;
-      options.device_index = device;
-      return std::make_unique<GpuEngine<OpenClEngine, OpenClOptions>>(kind, options, cpu_threads);
-#else
-      throw usage_error("this paes was built without OpenCL: no opencl engine");
-#endif
-    }
+    case EngineKind::opencl:
+    case EngineKind::cuda: return gpu_engine(kind, cpu_threads, device, false);
     case EngineKind::automatic: return std::make_unique<AutoEngine>(threads, device);
-    case EngineKind::cuda: {
-#ifdef PAES_HAVE_CUDA
-      CudaOptions options;
-      options.device_index = device;
-      return std::make_unique<GpuEngine<CudaEngine, CudaOptions>>(kind, options, cpu_threads);
-#else
-      throw usage_error("this paes was built without CUDA: no cuda engine");
-#endif
-    }
   }
   return nullptr;
+}
+
+std::unique_ptr<Engine> make_started_gpu_engine(EngineKind kind, unsigned threads,
+                                                std::optional<unsigned> device) {
+  return gpu_engine(kind, cpu_threads_for(threads), device, true);
 }
 
 }  // namespace paes

@@ -1,6 +1,9 @@
 // The concrete engines; callers reach them through make_engine().
 #pragma once
 
+#include <memory>
+#include <optional>
+
 #include "paes/engine.hpp"
 
 namespace paes {
@@ -31,5 +34,12 @@ std::uint64_t run_in_order(const Job& job, Source& in, Sink& out, const Progress
 // Transforms one chunk of an in-memory input straight into an in-memory output.
 std::size_t transform_in_memory(const Job& job, ChunkWorker& worker, const Chunk& c, Source& in,
                                 Sink& out);
+
+// The opencl or cuda engine (kind), its device started and self-tested
+// before it returns, so that --engine auto learns of a device it can't use
+// before any output exists. Throws what starting the device throws (Error),
+// and a usage Error for an engine this build doesn't have.
+std::unique_ptr<Engine> make_started_gpu_engine(EngineKind kind, unsigned threads,
+                                                std::optional<unsigned> device);
 
 }  // namespace paes

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "engine/gpu_check.hpp"
 #include "gpu/aes_tables.hpp"
 #include "gpu/device_piece.hpp"
 #include "gpu/gpu_modes.hpp"
@@ -230,6 +231,7 @@ struct Slot {
   // Where the batch's output goes once the read is complete (null: idle).
   std::uint8_t* pending_out = nullptr;
   std::size_t pending_len = 0;
+  gpu::BatchSample sample;  // the blocks of the batch checked on the CPU
 };
 
 struct OpenClEngine::Impl {
@@ -245,6 +247,7 @@ struct OpenClEngine::Impl {
   std::array<Slot, 2> slots;
   std::size_t batch_bytes = 0;
   Stats stats;
+  gpu::BatchCheck output_check{"OpenCL device"};
 
   // The message under way (begin .. final update).
   bool begun = false;
@@ -257,6 +260,7 @@ struct OpenClEngine::Impl {
   Block chain{};              // CBC/CFB: ciphertext block before the next piece
   std::uint64_t blocks_done = 0;  // CTR: blocks of the chunk already transformed
 
+  ~Impl();
   void build_program();
   void finish(Slot& slot);
   void launch(Slot& slot, std::size_t n, std::uint64_t first_block, const cl_uint4& state);
@@ -324,6 +328,9 @@ OpenClEngine::OpenClEngine(const OpenClOptions& options) : impl_(std::make_uniqu
   }
   m.device = chosen->id;
   m.info = chosen->info;
+  const std::string label =
+      "OpenCL device " + std::to_string(m.info.index) + " (" + m.info.name + ")";
+  m.output_check = gpu::BatchCheck(label);
 
   // The tables and round keys go up as host-order words; a device of the
   // other byte order would read them swapped.
@@ -371,24 +378,33 @@ OpenClEngine::OpenClEngine(const OpenClOptions& options) : impl_(std::make_uniqu
         clCreateBuffer(m.context.get(), CL_MEM_WRITE_ONLY, m.batch_bytes, nullptr, &err));
     check(err, "clCreateBuffer (output)");
   }
+  gpu::run_self_test(
+      [this](const CipherSpec& spec, std::uint8_t* out, const std::uint8_t* in, std::size_t len) {
+        return transform(spec, out, in, len);
+      },
+      label);
+  reset_stats();  // the self-test is not the caller's work
 }
 
-OpenClEngine::~OpenClEngine() {
-  Impl& m = *impl_;
-  m.drain_all_quietly();
+// In the Impl, so that it also runs when the constructor throws (a failed
+// self-test included) after mapping the pinned buffers.
+OpenClEngine::Impl::~Impl() {
+  drain_all_quietly();
   // Round keys are key material: overwrite the device copy before release.
-  if (m.round_keys && m.slots[0].queue) {
+  if (round_keys && slots[0].queue) {
     const std::array<cl_uint, PAES_MAX_ROUND_KEY_WORDS> zeros{};
-    clEnqueueWriteBuffer(m.slots[0].queue.get(), m.round_keys.get(), CL_TRUE, 0, sizeof(zeros),
+    clEnqueueWriteBuffer(slots[0].queue.get(), round_keys.get(), CL_TRUE, 0, sizeof(zeros),
                          zeros.data(), 0, nullptr, nullptr);
   }
-  for (Slot& s : m.slots) {
+  for (Slot& s : slots) {
     if (s.host != nullptr) {
       clEnqueueUnmapMemObject(s.queue.get(), s.pinned.get(), s.host, 0, nullptr, nullptr);
       clFinish(s.queue.get());
     }
   }
 }
+
+OpenClEngine::~OpenClEngine() = default;
 
 const OpenClDeviceInfo& OpenClEngine::device() const { return impl_->info; }
 const OpenClEngine::Stats& OpenClEngine::stats() const { return impl_->stats; }
@@ -438,6 +454,7 @@ void OpenClEngine::begin(const CipherSpec& spec, const Block& start_state) {
   m.counter0 = block_words(start_state);
   m.chain = start_state;
   m.blocks_done = 0;
+  m.output_check.begin(spec, start_state);
   m.begun = true;
 }
 
@@ -456,6 +473,8 @@ void OpenClEngine::Impl::drain_all_quietly() noexcept {
 void OpenClEngine::Impl::finish(Slot& slot) {
   if (slot.pending_out == nullptr) return;
   check(clFinish(slot.queue.get()), "clFinish");
+  output_check.verify(slot.sample, slot.host);
+  stats.checked_batches += 1;
   std::memcpy(slot.pending_out, slot.host, slot.pending_len);
   if (options.profile) {
     stats.write_seconds += event_seconds(slot.write_done.get());
@@ -535,11 +554,13 @@ std::size_t OpenClEngine::update(std::uint8_t* out, const std::uint8_t* in, std:
       cl_uint4 state{};
       if (m.mode == Mode::ctr) state = m.counter0;
       if (m.mode == Mode::cbc || m.mode == Mode::cfb128) state = block_words(m.chain);
+      const std::uint64_t first_block = m.blocks_done + off / kBlockLen;
+      slot.sample = m.output_check.sample(slot.host, n, first_block, m.chain);
       // The next batch chains from this one's last ciphertext block, taken from
       // the staged copy (with out == in, `in` may be overwritten before the
       // next batch is staged) and before the launch reads results into it.
       if (n >= kBlockLen) std::memcpy(m.chain.data(), slot.host + n - kBlockLen, kBlockLen);
-      m.launch(slot, n, m.blocks_done + off / kBlockLen, state);
+      m.launch(slot, n, first_block, state);
       slot.pending_out = out + off;
       slot.pending_len = n;
     }

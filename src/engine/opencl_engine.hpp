@@ -63,8 +63,10 @@ struct OpenClOptions {
 class OpenClEngine {
  public:
   // Picks the device, builds the program (Error with the build log when that
-  // fails) and allocates the batch buffers. Throws Error when there is no
-  // device, and a usage Error for a device index that doesn't exist.
+  // fails), allocates the batch buffers and runs the AES self-test on the
+  // device (engine/gpu_check.hpp). Throws Error when there is no device or
+  // it fails the self-test, and a usage Error for a device index that
+  // doesn't exist.
   explicit OpenClEngine(const OpenClOptions& options = {});
   ~OpenClEngine();
   OpenClEngine(const OpenClEngine&) = delete;
@@ -89,8 +91,10 @@ class OpenClEngine {
   // piece a padded (ECB/CBC) spec encrypts with the PKCS#7 block appended
   // (`out` must hold len + 16 bytes) or decrypts, checks and strips it. The
   // work is done when the call returns. Returns the bytes written.
-  // Throws Error on bad padding ("bad decrypt: wrong key or corrupted data")
-  // or on a length the spec can't take, and on any OpenCL failure.
+  // Three blocks of every batch are recomputed with OpenSSL on the CPU
+  // (engine/gpu_check.hpp); a mismatch throws Error, and `out` must then be
+  // discarded. Throws Error on bad padding ("bad decrypt: wrong key or
+  // corrupted data") or on a length the spec can't take, and on any OpenCL failure.
   std::size_t update(std::uint8_t* out, const std::uint8_t* in, std::size_t len, bool final);
 
   // A whole message at once: begin(spec, spec.iv) and one final update.
@@ -103,6 +107,7 @@ class OpenClEngine {
   struct Stats {
     std::uint64_t bytes = 0;    // bytes through the kernels
     std::uint64_t batches = 0;  // kernel launches
+    std::uint64_t checked_batches = 0;  // batches whose sampled blocks matched OpenSSL
     double kernel_seconds = 0;  // device time in kernels
     double write_seconds = 0;   // device time copying host -> device
     double read_seconds = 0;    // device time copying device -> host

@@ -15,6 +15,7 @@
 
 #include "cipher/oneshot.hpp"
 #include "engine/cuda_engine.hpp"
+#include "engine_batch_checks.hpp"
 #include "paes/error.hpp"
 #include "test_support.hpp"
 #include "paes/plan.hpp"
@@ -278,6 +279,10 @@ TEST_F(CudaEngineTest, ChunkStartingMidMessage) {
         std::equal(out.begin(), out.end(), expected.begin() + static_cast<std::ptrdiff_t>(off)))
         << describe(spec, len);
   }
+}
+
+TEST_F(CudaEngineTest, EveryBatchIsCheckedAgainstOpenSsl) {
+  test::expect_every_batch_checked(*engines().small);
 }
 
 TEST_F(CudaEngineTest, SequentialDirectionsAreRefused) {

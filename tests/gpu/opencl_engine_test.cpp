@@ -11,6 +11,7 @@
 
 #include "cipher/oneshot.hpp"
 #include "engine/opencl_engine.hpp"
+#include "engine_batch_checks.hpp"
 #include "paes/error.hpp"
 #include "test_support.hpp"
 #include "paes/plan.hpp"
@@ -226,6 +227,10 @@ TEST_F(OpenClEngineTest, ChunkStartingMidMessage) {
     EXPECT_TRUE(std::equal(out.begin(), out.end(), expected.begin() + static_cast<std::ptrdiff_t>(off)))
         << describe(spec, len);
   }
+}
+
+TEST_F(OpenClEngineTest, EveryBatchIsCheckedAgainstOpenSsl) {
+  test::expect_every_batch_checked(*engines().small);
 }
 
 TEST_F(OpenClEngineTest, SequentialDirectionsAreRefused) {

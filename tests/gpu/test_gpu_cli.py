@@ -2,11 +2,16 @@
 """The GPU engines through the real binary: --engine opencl on whatever OpenCL
 device there is (PoCL on the CPU in CI) gives openssl's bytes; what a GPU
 doesn't run goes to the CPU with a note; --engine cuda without a device fails
-with one clear line.
+with one clear line; a device that computes wrong AES (made so by an
+LD_PRELOAD shim, opencl_fault_shim.c) is caught by the start-up self-test or
+the per-batch check: exit 1 and no output, or with --engine auto the CPU.
 
-Run as:  python3 tests/gpu/test_gpu_cli.py --paes build/release/paes --openssl /usr/bin/openssl
+Run as:  python3 tests/gpu/test_gpu_cli.py --paes build/release/paes --openssl /usr/bin/openssl \
+           [--cl-shim build/release/tests/libpaes_opencl_fault_shim.so]
 """
 
+import argparse
+import hashlib
 import json
 import os
 import subprocess
@@ -19,11 +24,12 @@ from harness import (ScratchTestCase, describe, openssl_enc_command, read_file, 
 PAES = "paes"
 OPENSSL = "openssl"
 INFO = {}
+CL_SHIM = None
 
 
-def run(args):
+def run(args, env=None):
     return subprocess.run([PAES] + [str(a) for a in args], capture_output=True, timeout=300,
-                          stdin=subprocess.DEVNULL)
+                          stdin=subprocess.DEVNULL, env=env)
 
 
 class OpenClCliTest(ScratchTestCase):
@@ -109,6 +115,107 @@ class AutoEngineCliTest(ScratchTestCase):
         self.assertEqual(read_file(self.path("out")), expected)
 
 
+class FaultyOpenClDeviceTest(ScratchTestCase):
+    """The shim flips a bit in every 16-byte block the device's kernels write
+    back: all of them (the self-test's too), or only reads bigger than the
+    self-test's 64 bytes (the job's batches)."""
+
+    prefix = "paes-gpu-fault-"
+    SELF_TEST_TOO = 0
+    BATCHES_ONLY = 65
+    JOBS = (("encrypt", "ctr"), ("decrypt", "ctr"), ("encrypt", "ecb"), ("decrypt", "ecb"),
+            ("decrypt", "cbc"), ("decrypt", "cfb"))
+
+    def setUp(self):
+        super().setUp()
+        if "opencl" not in INFO.get("engines", ""):
+            self.skipTest("this paes has no opencl engine")
+        if not INFO.get("opencl_devices"):
+            self.skipTest("no OpenCL device (install pocl-opencl-icd for one on the CPU)")
+        if not CL_SHIM:
+            self.skipTest("no --cl-shim given (tests/CMakeLists.txt builds it with the opencl engine)")
+        self.key_file = write_file(self.path("key"), os.urandom(32).hex().encode() + b"\n", 0o600)
+
+    def faulty(self, corrupt_min_bytes=None, fake_gpu=False):
+        env = dict(os.environ, LD_PRELOAD=CL_SHIM)
+        if corrupt_min_bytes is not None:
+            env["PAES_CL_CORRUPT_MIN_BYTES"] = str(corrupt_min_bytes)
+        if fake_gpu:
+            env["PAES_CL_FAKE_GPU"] = "1"
+        return env
+
+    def job(self, direction, mode, inp, engine="opencl"):
+        return [direction, "--engine", engine, "--mode", mode, "--key-file", self.key_file, "--no-pad",
+                "-f", inp, "-o", self.path("out")] + (["--iv", "00" * 16] if mode != "ecb" else [])
+
+    def test_shim_alone_changes_nothing(self):
+        # So the failures below are the corruption's, not the preload's.
+        inp = write_file(self.path("in"), os.urandom(1 << 20))
+        proc = run(self.job("encrypt", "ctr", inp), env=self.faulty())
+        self.assertEqual(proc.returncode, 0, describe(proc))
+
+    def test_explicit_engine_fails_its_self_test(self):
+        inp = write_file(self.path("in"), os.urandom(1 << 20))
+        for direction, mode in self.JOBS:
+            proc = run(self.job(direction, mode, inp), env=self.faulty(self.SELF_TEST_TOO))
+            what = f"{direction} {mode}"
+            lines = proc.stderr.decode().strip().splitlines()
+            self.check(proc.returncode == 1, f"{what}: {describe(proc)}")
+            self.check(len(lines) == 1 and "failed its AES self-test" in lines[0] and "OpenCL device" in lines[0],
+                       f"{what}: {lines}")
+            self.check(sorted(os.listdir(self.tmp)) == ["in", "key"], f"{what}: left {os.listdir(self.tmp)}")
+        self.finish()
+
+    def test_wrong_batch_output_fails_the_run(self):
+        # 1 MiB + 48: one batch of the default size; the self-test passes.
+        inp = write_file(self.path("in"), os.urandom((1 << 20) + 48))
+        for direction, mode in self.JOBS:
+            proc = run(self.job(direction, mode, inp), env=self.faulty(self.BATCHES_ONLY))
+            what = f"{direction} {mode}"
+            lines = proc.stderr.decode().strip().splitlines()
+            self.check(proc.returncode == 1, f"{what}: {describe(proc)}")
+            self.check(len(lines) == 1 and "gave wrong AES output" in lines[0] and "self-test" not in lines[0],
+                       f"{what}: {lines}")
+            self.check(sorted(os.listdir(self.tmp)) == ["in", "key"], f"{what}: left {os.listdir(self.tmp)}")
+        self.finish()
+
+    def auto_job(self, corrupt_min_bytes):
+        """--engine auto on a 256 MiB file (what auto sends to a GPU), PoCL's device posing as a GPU."""
+        inp = self.path("in")
+        with open(inp, "wb") as f:
+            f.truncate(256 << 20)
+        proc = run(self.job("encrypt", "ctr", inp, engine="auto") + ["--json"],
+                   env=self.faulty(corrupt_min_bytes, fake_gpu=True))
+        return inp, proc
+
+    def test_auto_runs_on_the_cpu_when_the_self_test_fails(self):
+        inp, proc = self.auto_job(self.SELF_TEST_TOO)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        stderr = proc.stderr.decode()
+        self.assertIn("failed its AES self-test", stderr)
+        self.assertIn("--engine auto runs this job on the CPU", stderr)
+        self.assertEqual(json.loads(proc.stdout)["engine"], "threads")
+        key = bytes.fromhex(read_file(self.key_file).decode().strip())
+        with open(inp, "rb") as source, subprocess.Popen(openssl_enc_command(OPENSSL, "ctr", key, bytes(16)),
+                                                         stdin=source, stdout=subprocess.PIPE) as oracle:
+            expected = hashlib.sha256()
+            for block in iter(lambda: oracle.stdout.read(1 << 20), b""):
+                expected.update(block)
+            self.assertEqual(oracle.wait(), 0)
+        got = hashlib.sha256()
+        with open(self.path("out"), "rb") as out:
+            for block in iter(lambda: out.read(1 << 20), b""):
+                got.update(block)
+        self.assertEqual(got.hexdigest(), expected.hexdigest(), "output differs from openssl")
+
+    def test_auto_fails_when_a_batch_is_wrong(self):
+        # Past the self-test, some output exists: auto fails like an explicit engine.
+        _, proc = self.auto_job(self.BATCHES_ONLY)
+        self.assertEqual(proc.returncode, 1, describe(proc))
+        self.assertIn(b"gave wrong AES output", proc.stderr)
+        self.assertEqual(sorted(os.listdir(self.tmp)), ["in", "key"])
+
+
 class CudaCliTest(ScratchTestCase):
     def test_no_device_is_one_clear_error(self):
         if "cuda" not in INFO.get("engines", ""):
@@ -127,8 +234,12 @@ class CudaCliTest(ScratchTestCase):
 
 
 def main():
-    global PAES, OPENSSL, INFO
+    global PAES, OPENSSL, INFO, CL_SHIM
     PAES, OPENSSL, rest = tool_paths(__doc__)
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cl-shim", help="the faulty-device shim (opencl_fault_shim.c)")
+    opts, rest = parser.parse_known_args(rest)
+    CL_SHIM = os.path.abspath(opts.cl_shim) if opts.cl_shim else None
     INFO = json.loads(subprocess.run([PAES, "info", "--json"], capture_output=True, check=True).stdout)
     return run_unittest(rest)
 
