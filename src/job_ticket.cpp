@@ -1,8 +1,7 @@
 // Tickets of the two job kinds, and rebuilding owning jobs from them.
 #include "job_ticket.hpp"
 
-#include <openssl/crypto.h>
-
+#include <algorithm>
 #include <cstring>
 
 #include "format/sealed_format.hpp"
@@ -34,10 +33,15 @@ class OwningJob final : public Job {
 
 }  // namespace
 
-SecretBytes TicketWriter::finish() {
-  SecretBytes out(bytes_.data(), bytes_.size());
-  OPENSSL_cleanse(bytes_.data(), bytes_.size());
-  return out;
+void TicketWriter::raw(const std::uint8_t* data, std::size_t len) {
+  if (len == 0) return;
+  if (len > buffer_.size() - len_) {
+    SecretBytes bigger(std::max<std::size_t>(64, 2 * (len_ + len)));
+    if (len_ != 0) std::memcpy(bigger.data(), buffer_.data(), len_);
+    buffer_ = std::move(bigger);  // the old buffer is wiped as it goes
+  }
+  std::memcpy(buffer_.data() + len_, data, len);
+  len_ += len;
 }
 
 SecretBytes ChunkPlan::ticket() const {

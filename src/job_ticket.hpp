@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
 
 #include "paes/error.hpp"
 #include "paes/secret.hpp"
@@ -13,17 +12,24 @@ namespace paes {
 
 enum class TicketKind : std::uint8_t { raw = 1, segments = 2 };
 
+// Tickets hold keys, so the writer grows its buffer in secure memory: each
+// buffer it outgrows is wiped as it is released, never freed as it was.
 class TicketWriter {
  public:
-  void u8(std::uint64_t v) { bytes_.push_back(static_cast<std::uint8_t>(v)); }
+  void u8(std::uint64_t v) {
+    const auto byte = static_cast<std::uint8_t>(v);
+    raw(&byte, 1);
+  }
   void u64(std::uint64_t v) {
     for (int shift = 56; shift >= 0; shift -= 8) u8(v >> shift);
   }
-  void raw(const std::uint8_t* data, std::size_t len) { bytes_.insert(bytes_.end(), data, data + len); }
-  SecretBytes finish();
+  void raw(const std::uint8_t* data, std::size_t len);
+  // The bytes written so far, exactly.
+  SecretBytes finish() const { return SecretBytes(buffer_.data(), len_); }
 
  private:
-  std::vector<std::uint8_t> bytes_;
+  SecretBytes buffer_;
+  std::size_t len_ = 0;
 };
 
 class TicketReader {

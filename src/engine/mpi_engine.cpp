@@ -12,7 +12,11 @@
 //
 // Then every rank, rank 0 included, does the same thing:
 //   - opens the input and the temporary output with MPI-IO;
-//   - computes the chunk count from the input size, and takes a contiguous,
+//   - checks that it sees the file rank 0 sees (the same size, inode and
+//     modification time; on a shared file system every host does), since a
+//     rank that sized another file would skip or invent chunks: a sealed body
+//     could lose its only last-flagged segment and still commit;
+//   - computes the chunk count from rank 0's input size, and takes a contiguous,
 //     balanced range of chunks (count / ranks, one more for the first
 //     count % ranks ranks), its first index found with MPI_Exscan;
 //   - works through its range in batches of one chunk per thread: reads each
@@ -34,6 +38,7 @@
 #include <mpi.h>
 #include <omp.h>
 #include <openssl/crypto.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
@@ -43,6 +48,7 @@
 
 #include "engine/feed.hpp"
 #include "engine/mpi_engine.hpp"
+#include "job_ticket.hpp"
 #include "paes/error.hpp"
 #include "paes/mpi.hpp"
 
@@ -69,51 +75,67 @@ void check_mpi(int code, const std::string& what) {
   if (code != MPI_SUCCESS) throw Error(what + ": " + mpi_error_text(code));
 }
 
+// Which file a path names, as far as every host of a shared file system agrees
+// (device numbers differ between NFS clients; inode numbers and times don't).
+struct FileIdentity {
+  std::uint64_t size = 0;
+  std::uint64_t inode = 0;
+  std::uint64_t mtime_ns = 0;
+
+  static FileIdentity of(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) throw system_error("opening the input " + path);
+    return {static_cast<std::uint64_t>(st.st_size), static_cast<std::uint64_t>(st.st_ino),
+            static_cast<std::uint64_t>(st.st_mtim.tv_sec) * 1000000000u + static_cast<std::uint64_t>(st.st_mtim.tv_nsec)};
+  }
+  bool operator==(const FileIdentity&) const = default;
+};
+
 // Everything the other ranks need, as broadcast by rank 0.
 struct Assignment {
   SecretBytes ticket;
   FileLocation input;
   FileLocation output;
-  unsigned threads = 0;  // per rank; 0: the node's CPUs over its ranks
+  std::uint64_t input_len = 0;  // the job's bytes, from input.offset on, as rank 0 sized them
+  FileIdentity input_identity;  // the input file as rank 0 saw it
+  unsigned threads = 0;         // per rank; 0: the node's CPUs over its ranks
 };
 
-void put_u64(std::vector<std::uint8_t>& out, std::uint64_t v) {
-  for (int shift = 56; shift >= 0; shift -= 8) out.push_back(static_cast<std::uint8_t>(v >> shift));
-}
-std::uint64_t get_u64(const std::uint8_t*& p) {
-  std::uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v = v << 8 | *p++;
-  return v;
-}
-
+// The assignment travels in the job ticket's encoding (job_ticket.hpp): key
+// material never lands in a buffer that is freed unwiped, and a malformed
+// payload is an error, not a read past its end.
 SecretBytes encode(const Assignment& a) {
-  std::vector<std::uint8_t> out;
-  put_u64(out, a.ticket.size());
-  out.insert(out.end(), a.ticket.data(), a.ticket.data() + a.ticket.size());
+  TicketWriter w;
+  w.u64(a.ticket.size());
+  w.raw(a.ticket.data(), a.ticket.size());
   for (const FileLocation* where : {&a.input, &a.output}) {
-    put_u64(out, where->path.size());
-    out.insert(out.end(), where->path.begin(), where->path.end());
-    put_u64(out, where->offset);
+    w.u64(where->path.size());
+    w.raw(reinterpret_cast<const std::uint8_t*>(where->path.data()), where->path.size());
+    w.u64(where->offset);
   }
-  put_u64(out, a.threads);
-  SecretBytes bytes(out.data(), out.size());
-  OPENSSL_cleanse(out.data(), out.size());
-  return bytes;
+  w.u64(a.input_len);
+  w.u64(a.input_identity.size);
+  w.u64(a.input_identity.inode);
+  w.u64(a.input_identity.mtime_ns);
+  w.u64(a.threads);
+  return w.finish();
 }
 
 Assignment decode(const SecretBytes& bytes) {
-  const std::uint8_t* p = bytes.data();
+  TicketReader r(bytes);
   Assignment a;
-  const std::uint64_t ticket_len = get_u64(p);
-  a.ticket = SecretBytes(p, ticket_len);
-  p += ticket_len;
+  const auto ticket_len = static_cast<std::size_t>(r.u64());
+  a.ticket = SecretBytes(r.take(ticket_len), ticket_len);
   for (FileLocation* where : {&a.input, &a.output}) {
-    const std::uint64_t len = get_u64(p);
-    where->path.assign(reinterpret_cast<const char*>(p), len);
-    p += len;
-    where->offset = get_u64(p);
+    const auto len = static_cast<std::size_t>(r.u64());
+    where->path.assign(reinterpret_cast<const char*>(r.take(len)), len);
+    where->offset = r.u64();
   }
-  a.threads = static_cast<unsigned>(get_u64(p));
+  a.input_len = r.u64();
+  a.input_identity.size = r.u64();
+  a.input_identity.inode = r.u64();
+  a.input_identity.mtime_ns = r.u64();
+  a.threads = static_cast<unsigned>(r.u64());
   return a;
 }
 
@@ -194,13 +216,12 @@ struct RankResult {
 };
 
 // This rank's part of the job (see the comment at the top of the file).
-RankResult run_my_range(const Job& job, MpiFile& in, std::uint64_t in_offset, MpiFile& out,
-                        std::uint64_t out_offset, unsigned threads, const ProgressCallback& progress) {
+RankResult run_my_range(const Job& job, MpiFile& in, std::uint64_t in_offset, std::uint64_t input_len,
+                        MpiFile& out, std::uint64_t out_offset, unsigned threads, const ProgressCallback& progress) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   RankResult result;
-  const std::uint64_t input_len = in.size() - in_offset;
   const std::uint64_t count = job.chunk_count(input_len);
 
   std::uint64_t mine = 0;
@@ -262,6 +283,9 @@ RankResult run_my_range(const Job& job, MpiFile& in, std::uint64_t in_offset, Mp
       check_mpi(MPI_File_write_at(out.get(), static_cast<MPI_Offset>(out_offset + slot.chunk.out_offset),
                                   slot.data(), static_cast<int>(slot.produced), MPI_BYTE, &status),
                 "writing the output");
+      int put = 0;
+      MPI_Get_count(&status, MPI_BYTE, &put);
+      if (static_cast<std::size_t>(put) != slot.produced) throw Error("writing the output: short write");
       result.bytes_out += slot.produced;
       result.timing.bytes_in += slot.chunk.in_len;
       // Rank 0 alone shows progress; in a parallel job it stands for every rank.
@@ -270,6 +294,22 @@ RankResult run_my_range(const Job& job, MpiFile& in, std::uint64_t in_offset, Mp
     result.timing.io_seconds += seconds_since(start);
   }
   return result;
+}
+
+// Every rank works on the bytes rank 0 sized, of the file rank 0 saw: a rank
+// that saw another file (not shared between hosts, or replaced) or another
+// size (it grew or shrank) would compute another chunk count.
+void check_same_input(const Assignment& a, std::uint64_t opened_len) {
+  const FileIdentity seen = FileIdentity::of(a.input.path);
+  const std::uint64_t expected = a.input.offset + a.input_len;
+  if (opened_len != expected || seen.size != expected) {
+    throw Error("the input " + a.input.path + " has " + std::to_string(opened_len) + " bytes here, rank 0 read " +
+                std::to_string(expected) + ": every rank must see the same file, unchanged during the run");
+  }
+  if (!(seen == a.input_identity)) {
+    throw Error("the input " + a.input.path + " here is not the file rank 0 read (another inode or "
+                "modification time): every rank must see the same file, unchanged during the run");
+  }
 }
 
 // Every rank: open, run this rank's range, close, combine. Returns the total
@@ -286,6 +326,7 @@ std::uint64_t run_everywhere(const Job& job, const Assignment& a, const Progress
   try {
     in = std::make_unique<MpiFile>(a.input.path, MPI_MODE_RDONLY, "opening the input");
     out = std::make_unique<MpiFile>(a.output.path, MPI_MODE_WRONLY, "opening the output");
+    check_same_input(a, in->size());
   } catch (...) {
     error = std::current_exception();
   }
@@ -296,7 +337,7 @@ std::uint64_t run_everywhere(const Job& job, const Assignment& a, const Progress
     if (rank == 0 && !job.parallel() && size > 1) {
       std::cerr << "paes: note: this mode and direction is sequential by nature; under MPI it runs on rank 0 alone\n";
     }
-    mine = run_my_range(job, *in, a.input.offset, *out, a.output.offset, threads, progress);
+    mine = run_my_range(job, *in, a.input.offset, a.input_len, *out, a.output.offset, threads, progress);
   } catch (...) {
     error = std::current_exception();
   }
@@ -377,7 +418,7 @@ std::uint64_t MpiEngine::run(const Job& job, Source& in, Sink& out) {
     throw usage_error("the mpi engine needs files on both ends: every rank opens them with MPI-IO");
   }
   MpiSession& session = *MpiSession::current();
-  Assignment a{job.ticket(), *input, *output, threads_};
+  Assignment a{job.ticket(), *input, *output, in.size(), FileIdentity::of(input->path), threads_};
   const SecretBytes payload = encode(a);
   session.job_sent();
   broadcast_message(Message::job, &payload, 0);

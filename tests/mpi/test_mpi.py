@@ -20,8 +20,9 @@ Covers:
   3. Failures under MPI: one flipped byte in the last quarter of a 4K-segment file (rank
      3's range with 4 ranks) -> "authentication failed"; a missing input; an existing
      output without -f (left untouched); a wrong sealed key; a raw CBC decryption whose
-     padding is bad (the last rank's chunk) or whose length is not whole blocks. Each
-     exits non-zero with one "paes: " line and leaves nothing in the output directory.
+     padding is bad (the last rank's chunk) or whose length is not whole blocks; a rank
+     that sees another input file than rank 0 (longer, or another file of the same size).
+     Each exits non-zero with one "paes: " line and leaves nothing in the output directory.
   4. Sequential directions (cbc/cfb/cfb8/cfb1 encryption, ofb both ways) with 3 ranks give
      openssl's bytes and print the note once.
   5. stdin and stdout are refused under MPI: exit 2, a message naming MPI, no file made.
@@ -385,6 +386,39 @@ class FailureTest(MpiTestCase):
             if lines and "(rank" in lines[0]:
                 self.check(lines[0].rstrip().endswith("(rank 3)"),
                            f"{mpi_cmd(4, args)}: damage in rank 3's range reported as {lines[0]!r}")
+        self.finish()
+
+    def test_ranks_that_see_another_input(self):
+        """Rank 1 runs in another directory, so the relative input path names another file
+        there, as on hosts that don't share the input. Every rank must refuse: sizing its
+        own file, a rank skips or invents chunks (a sealed body without its last segment,
+        committed with exit 0)."""
+        key = self.keygen(256)
+        here, there = self.new_dir("rank0"), self.new_dir("rank1")
+        data = os.urandom(5 * 4096)
+        write_file(os.path.join(here, "in.bin"), data[:3 * 4096])
+        out_dir = self.new_dir("out")
+        out = os.path.join(out_dir, "sealed.paes")
+        args = ["encrypt", "--engine", "mpi", "--key-file", key, "--segment-size", "4K",
+                "in.bin", "-o", out]
+        paes = os.path.abspath(PAES) if os.sep in PAES else PAES
+        rank1 = ["sh", "-c", 'cd "$0" && exec "$@"', there, paes] + args
+        cases = (("longer", data), ("same size, another file", os.urandom(3 * 4096)),
+                 ("same file, changed since", None))
+        for what, other in cases:
+            if other is None:  # the same bytes under another inode and time
+                other = read_file(os.path.join(here, "in.bin"))
+            write_file(os.path.join(there, "in.bin"), other)
+            cmd = [MPIEXEC, "-n", "1", paes] + args + [":", "-n", "1"] + rank1
+            proc = subprocess.run(cmd, cwd=here, stdin=subprocess.DEVNULL, capture_output=True,
+                                  timeout=120)
+            lines = stderr_lines(proc)
+            self.check(proc.returncode == 1, f"rank 1 sees a {what} input: expected exit 1, got "
+                                             f"{describe(proc)}")
+            self.check(len(lines) == 1 and "every rank must see the same file" in lines[0],
+                       f"rank 1 sees a {what} input: stderr {lines!r}")
+            self.check(os.listdir(out_dir) == [], f"rank 1 sees a {what} input: left "
+                                                  f"{os.listdir(out_dir)}")
         self.finish()
 
     def test_other_failures(self):
