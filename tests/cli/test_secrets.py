@@ -16,8 +16,9 @@
      files, pipes and /dev/stdin don't.
   6. A key file of text that is not a hex key is refused, never taken as raw
      key bytes; the same bytes as hex are a key.
-  7. paes keygen frees no heap block that still holds the key (an LD_PRELOAD
-     free() spy, built with the C compiler when there is one).
+  7. paes keygen, and the MPI ranks that encode and decode a job, free no heap
+     block that still holds the key (an LD_PRELOAD free() spy, built with the C
+     compiler when there is one).
 Reading another process's smaps and memory needs root (paes makes itself
 non-dumpable, so only CAP_SYS_PTRACE may look); those cases say SKIPPED
 otherwise.
@@ -234,9 +235,23 @@ FREE_SPY_SOURCE = r"""
 #include <fcntl.h>
 #include <malloc.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 extern void __libc_free(void*);
+
+/* PAES_FREE_SPY_NEEDLE, when set, is a secret as hex: blocks that hold its raw
+   bytes are logged. Otherwise blocks holding a run of 32 hex digits are. */
+static int holds_needle(const unsigned char* bytes, size_t len) {
+  const char* hex = getenv("PAES_FREE_SPY_NEEDLE");
+  unsigned char needle[64];
+  size_t n = 0;
+  while (hex != NULL && hex[2 * n] != 0 && hex[2 * n + 1] != 0 && n < sizeof needle) {
+    char pair[3] = {hex[2 * n], hex[2 * n + 1], 0};
+    needle[n++] = (unsigned char)strtoul(pair, NULL, 16);
+  }
+  return n != 0 && memmem(bytes, len, needle, n) != NULL;
+}
 
 void free(void* block) {
   if (block != NULL) {
@@ -248,7 +263,8 @@ void free(void* block) {
       run = ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')) ? run + 1 : 0;
     }
     const char* log = getenv("PAES_FREE_SPY_LOG");
-    if (run >= 32 && log != NULL) {
+    const int found = getenv("PAES_FREE_SPY_NEEDLE") != NULL ? holds_needle(bytes, len) : run >= 32;
+    if (found && log != NULL) {
       const int fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
       if (fd >= 0) {
         (void)!write(fd, bytes, len);
@@ -284,9 +300,11 @@ class NoUnwipedCopiesFreed(ScratchTestCase):
         self.assertEqual(proc.returncode, 0, f"building {name}: {describe(proc)}")
         return out
 
-    def spied(self, argv, log):
+    def spied(self, argv, log, needle=None):
         env = dict(os.environ, LD_PRELOAD=self.spy, PAES_FREE_SPY_LOG=log)
-        return subprocess.run(argv, capture_output=True, env=env)
+        if needle is not None:
+            env["PAES_FREE_SPY_NEEDLE"] = needle.hex()
+        return subprocess.run(argv, capture_output=True, env=env, stdin=subprocess.DEVNULL)
 
     def setUp(self):
         super().setUp()
@@ -314,6 +332,22 @@ class NoUnwipedCopiesFreed(ScratchTestCase):
             freed = read_file(log) if os.path.exists(log) else b""
             for part in (hex_key[:32], hex_key[-32:]):
                 self.assertFalse(part in freed, f"AES-{bits}: a freed heap block still holds the key")
+
+    def test_mpi_job_ticket_frees_no_copy_of_the_key(self):
+        """Rank 0 encodes the job (key included) for the other ranks, and they decode it."""
+        mpiexec = shutil.which("mpiexec")
+        if mpiexec is None:
+            self.skipTest("SKIPPED: no mpiexec")
+        if b"MPI_Init_thread" not in read_file(PAES):
+            self.skipTest("SKIPPED: paes is built without the mpi engine")
+        key = write_file(self.path("key"), KEY.hex().encode() + b"\n", 0o600)
+        inp = write_file(self.path("in"), os.urandom(100000))
+        log = self.path("mpi.log")
+        proc = self.spied([mpiexec, "-n", "2", PAES, "encrypt", "--engine", "mpi", "--mode", "ctr",
+                           "--key-file", key, "--iv", IV, inp, "-o", self.path("out")], log, KEY)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        freed = read_file(log) if os.path.exists(log) else b""
+        self.assertFalse(KEY in freed, "a freed heap block of an MPI rank still holds the key")
 
 
 class NoChildProcesses(ScratchTestCase):
