@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "paes/mode.hpp"
 #include "paes/secret.hpp"
 
 namespace paes {
@@ -55,6 +56,10 @@ class Job {
   // valid input has that length (it was truncated, or is not of this kind).
   virtual std::uint64_t chunk_count(std::uint64_t input_len) const = 0;
   virtual std::unique_ptr<ChunkWorker> make_worker() const = 0;
+  // What an engine that runs raw modes on other hardware (a GPU's own AES
+  // kernels) needs to know of the job: the raw mode's spec, or nullptr for a
+  // job that is no raw mode (sealed segments). The CPU engines never ask.
+  virtual const CipherSpec* raw_spec() const { return nullptr; }
   // Everything another process needs to rebuild this job (job_from_ticket),
   // for MPI ranks. It holds key material: it is SecretBytes for that reason.
   virtual SecretBytes ticket() const = 0;

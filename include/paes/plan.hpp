@@ -1,6 +1,6 @@
 // How one raw-mode message splits into chunks, and the state each chunk starts
 // from. This is the only place that knows which raw modes are parallel
-// (DESIGN.md, "Which work is parallel"):
+// (docs/ARCHITECTURE.md, "Which work is parallel"):
 //
 //   ECB         both directions parallel; a chunk needs nothing
 //   CTR         both directions parallel; counter = IV + first block index
@@ -43,6 +43,7 @@ class ChunkPlan final : public Job {
 
   std::uint64_t chunk_len() const { return chunk_len_; }
   const CipherSpec& spec() const { return spec_; }
+  const CipherSpec* raw_spec() const override { return &spec_; }
   // What a worker transforms at a time: the chunk length of a parallel plan.
   // A sequential plan's pieces are at least kDefaultChunkLen, since its chunk
   // size buys no parallelism and tiny pieces would only add hand-offs.

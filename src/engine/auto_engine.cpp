@@ -4,7 +4,6 @@
 
 #include "gpu/gpu_modes.hpp"
 #include "paes/error.hpp"
-#include "paes/plan.hpp"
 #ifdef PAES_HAVE_OPENCL
 #include "engine/opencl_engine.hpp"
 #endif
@@ -16,8 +15,8 @@ namespace paes {
 namespace {
 
 bool gpu_worthy(const Job& job, std::uint64_t input_len) {
-  const auto* plan = dynamic_cast<const ChunkPlan*>(&job);
-  return plan && input_len >= kAutoGpuMinBytes && gpu::runs_on_gpu(plan->spec());
+  const CipherSpec* spec = job.raw_spec();
+  return spec && input_len >= kAutoGpuMinBytes && gpu::runs_on_gpu(*spec);
 }
 
 bool has_cuda_device() {

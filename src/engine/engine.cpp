@@ -56,49 +56,79 @@ std::unique_ptr<Engine> gpu_engine(EngineKind kind, unsigned cpu_threads,
 
 unsigned cpu_threads_for(unsigned threads) { return threads == 0 ? online_cpus() : threads; }
 
-}  // namespace
+// The engines, one row each: its kind, its name on the command line, and how
+// to make it (null where this build lacks it). Names, parsing, the list that
+// `paes info` prints and make_engine all come from this table.
+using EngineFactory = std::unique_ptr<Engine> (*)(unsigned threads, std::optional<unsigned> device);
 
-std::string_view engine_name(EngineKind kind) {
-  switch (kind) {
-    case EngineKind::serial: return "serial";
-    case EngineKind::threads: return "threads";
-    case EngineKind::mpi: return "mpi";
-    case EngineKind::opencl: return "opencl";
-    case EngineKind::cuda: return "cuda";
-    case EngineKind::automatic: return "auto";
+struct EngineRow {
+  EngineKind kind;
+  std::string_view name;
+  EngineFactory make;
+};
+
+constexpr EngineRow kEngines[] = {
+    {EngineKind::serial, "serial", [](unsigned, std::optional<unsigned>) -> std::unique_ptr<Engine> {
+       return std::make_unique<SerialEngine>();
+     }},
+    {EngineKind::threads, "threads", [](unsigned threads, std::optional<unsigned>) -> std::unique_ptr<Engine> {
+       return std::make_unique<ThreadsEngine>(cpu_threads_for(threads));
+     }},
+    {EngineKind::automatic, "auto", [](unsigned threads, std::optional<unsigned> device) -> std::unique_ptr<Engine> {
+       return std::make_unique<AutoEngine>(threads, device);
+     }},
+#ifdef PAES_HAVE_MPI
+    {EngineKind::mpi, "mpi", [](unsigned threads, std::optional<unsigned>) -> std::unique_ptr<Engine> {
+       return std::make_unique<MpiEngine>(threads);
+     }},
+#else
+    {EngineKind::mpi, "mpi", nullptr},
+#endif
+    {EngineKind::opencl, "opencl",
+#ifdef PAES_HAVE_OPENCL
+     [](unsigned threads, std::optional<unsigned> device) {
+       return gpu_engine(EngineKind::opencl, cpu_threads_for(threads), device, false);
+     }},
+#else
+     nullptr},
+#endif
+    {EngineKind::cuda, "cuda",
+#ifdef PAES_HAVE_CUDA
+     [](unsigned threads, std::optional<unsigned> device) {
+       return gpu_engine(EngineKind::cuda, cpu_threads_for(threads), device, false);
+     }},
+#else
+     nullptr},
+#endif
+};
+
+const EngineRow& row_of(EngineKind kind) {
+  for (const EngineRow& row : kEngines) {
+    if (row.kind == kind) return row;
   }
-  return "?";
+  throw Error("internal: an engine kind without a row in kEngines");
 }
 
+}  // namespace
+
+std::string_view engine_name(EngineKind kind) { return row_of(kind).name; }
+
 std::optional<EngineKind> parse_engine(std::string_view name) {
-  if (name == "serial") return EngineKind::serial;
-  if (name == "threads") return EngineKind::threads;
-  if (name == "auto") return EngineKind::automatic;
-#ifdef PAES_HAVE_MPI
-  if (name == "mpi") return EngineKind::mpi;
-#endif
-#ifdef PAES_HAVE_OPENCL
-  if (name == "opencl") return EngineKind::opencl;
-#endif
-#ifdef PAES_HAVE_CUDA
-  if (name == "cuda") return EngineKind::cuda;
-#endif
+  for (const EngineRow& row : kEngines) {
+    if (row.make && row.name == name) return row.kind;
+  }
   return std::nullopt;
 }
 
 std::string_view compiled_engines() {
-  static const std::string engines = std::string("serial threads auto")
-#ifdef PAES_HAVE_MPI
-                                     + " mpi"
-#endif
-#ifdef PAES_HAVE_OPENCL
-                                     + " opencl"
-#endif
-#ifdef PAES_HAVE_CUDA
-                                     + " cuda"
-#endif
-      ;
-  return engines;
+  static const std::string names = [] {
+    std::string list;
+    for (const EngineRow& row : kEngines) {
+      if (row.make) list += (list.empty() ? "" : " ") + std::string(row.name);
+    }
+    return list;
+  }();
+  return names;
 }
 
 unsigned online_cpus() {
@@ -112,21 +142,9 @@ unsigned online_cpus() {
 }
 
 std::unique_ptr<Engine> make_engine(EngineKind kind, unsigned threads, std::optional<unsigned> device) {
-  const unsigned cpu_threads = cpu_threads_for(threads);
-  switch (kind) {
-    case EngineKind::serial: return std::make_unique<SerialEngine>();
-    case EngineKind::threads: return std::make_unique<ThreadsEngine>(cpu_threads);
-    case EngineKind::mpi:
-#ifdef PAES_HAVE_MPI
-      return std::make_unique<MpiEngine>(threads);
-#else
-      throw usage_error("this paes was built without MPI: no mpi engine");
-#endif
-    case EngineKind::opencl:
-    case EngineKind::cuda: return gpu_engine(kind, cpu_threads, device, false);
-    case EngineKind::automatic: return std::make_unique<AutoEngine>(threads, device);
-  }
-  return nullptr;
+  const EngineRow& row = row_of(kind);
+  if (!row.make) throw usage_error("this paes was built without the " + std::string(row.name) + " engine");
+  return row.make(threads, device);
 }
 
 std::unique_ptr<Engine> make_started_gpu_engine(EngineKind kind, unsigned threads,

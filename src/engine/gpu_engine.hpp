@@ -15,7 +15,6 @@
 #include <vector>
 
 #include "engine/engines.hpp"
-#include "paes/plan.hpp"
 
 namespace paes {
 
@@ -32,7 +31,7 @@ class GpuEngine final : public Engine {
 
   std::uint64_t run(const Job& job, Source& in, Sink& out) override {
     if (!on_gpu(job)) return run_on_cpu(job, in, out);
-    const CipherSpec& spec = static_cast<const ChunkPlan&>(job).spec();
+    const CipherSpec& spec = *job.raw_spec();
     job.chunk_count(in.size());  // refuses impossible lengths as the CPU path does
     Backend& gpu = backend();
     gpu.begin(spec, spec.iv);
@@ -74,11 +73,11 @@ class GpuEngine final : public Engine {
 
  private:
   static bool on_gpu(const Job& job) {
-    const auto* plan = dynamic_cast<const ChunkPlan*>(&job);
-    return plan && Backend::supports(plan->spec());
+    const CipherSpec* spec = job.raw_spec();
+    return spec && Backend::supports(*spec);
   }
   std::uint64_t run_on_cpu(const Job& job, Source& in, Sink& out) {
-    note(dynamic_cast<const ChunkPlan*>(&job)
+    note(job.raw_spec()
              ? "this mode and direction is sequential (or CFB8/CFB1): it runs on the CPU"
              : "the sealed format (AES-GCM) runs on the CPU");
     return cpu_.run(job, in, out);

@@ -48,7 +48,7 @@
 
 #include "engine/feed.hpp"
 #include "engine/mpi_engine.hpp"
-#include "job_ticket.hpp"
+#include "job/ticket.hpp"
 #include "paes/error.hpp"
 #include "paes/mpi.hpp"
 
@@ -101,7 +101,7 @@ struct Assignment {
   unsigned threads = 0;         // per rank; 0: the node's CPUs over its ranks
 };
 
-// The assignment travels in the job ticket's encoding (job_ticket.hpp): key
+// The assignment travels in the job ticket's encoding (job/ticket.hpp): key
 // material never lands in a buffer that is freed unwiped, and a malformed
 // payload is an error, not a read past its end.
 SecretBytes encode(const Assignment& a) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "job/ticket.hpp"
 #include "paes/error.hpp"
 
 namespace paes {
@@ -206,6 +207,17 @@ std::uint64_t SegmentJob::chunk_count(std::uint64_t input_len) const {
 
 std::unique_ptr<ChunkWorker> SegmentJob::make_worker() const {
   return std::make_unique<SegmentWorker>(direction_, segment_key_, prefix_);
+}
+
+SecretBytes SegmentJob::ticket() const {
+  TicketWriter w;
+  w.u8(static_cast<std::uint8_t>(TicketKind::segments));
+  w.u8(static_cast<std::uint8_t>(direction_));
+  w.u64(segment_len_);
+  w.u8(segment_key_.size());
+  w.raw(segment_key_.data(), segment_key_.size());
+  w.raw(prefix_.data(), prefix_.size());
+  return w.finish();
 }
 
 }  // namespace paes

@@ -2,6 +2,7 @@
 #include <cstring>
 #include <string>
 
+#include "job/ticket.hpp"
 #include "paes/cipher.hpp"
 #include "paes/error.hpp"
 #include "paes/plan.hpp"
@@ -137,6 +138,19 @@ Block ChunkPlan::start_state(const Chunk& c, const std::uint8_t* preceding) cons
 
 std::unique_ptr<ChunkWorker> ChunkPlan::make_worker() const {
   return std::make_unique<RawWorker>(*this, spec_);
+}
+
+SecretBytes ChunkPlan::ticket() const {
+  TicketWriter w;
+  w.u8(static_cast<std::uint8_t>(TicketKind::raw));
+  w.u8(static_cast<std::uint8_t>(spec_.mode));
+  w.u8(static_cast<std::uint8_t>(spec_.direction));
+  w.u8(spec_.padding ? 1 : 0);
+  w.u64(chunk_len_);
+  w.u8(spec_.key.size());
+  w.raw(spec_.key.data(), spec_.key.size());
+  w.raw(spec_.iv.data(), kBlockLen);
+  return w.finish();
 }
 
 }  // namespace paes

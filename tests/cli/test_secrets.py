@@ -87,9 +87,10 @@ class WaitingPaes:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise AssertionError(f"paes ended early: {self.proc.stderr.read()!r}")
-            # One of its threads asleep in the pipe read: the key schedule and
-            # the segment key were made before the first read.
-            if any("pipe" in self._wchan(task) for task in self._tasks()):
+            # One of its threads asleep waiting on the pipe (in read(2), or in
+            # the poll(2) that makes its reads interruptible): the key schedule
+            # and the segment key were made before the first read.
+            if any(word in self._wchan(task) for task in self._tasks() for word in ("pipe", "poll")):
                 return
             time.sleep(0.05)
         raise AssertionError("paes never blocked on its input")

@@ -1,4 +1,4 @@
-#include "job_runner.hpp"
+#include "api/job_runner.hpp"
 
 namespace paes {
 

@@ -1,3 +1,5 @@
+// What every engine computes of any job: the chunk at an index of an input of
+// known length, and the output length bound.
 #include <algorithm>
 
 #include "paes/job.hpp"

@@ -3,9 +3,9 @@
 // engine as a SegmentJob.
 #include "paes/sealed.hpp"
 
+#include "api/job_runner.hpp"
 #include "cipher/kdf.hpp"
 #include "format/sealed_format.hpp"
-#include "job_runner.hpp"
 #include "paes/endpoint.hpp"
 #include "paes/error.hpp"
 

@@ -1,8 +1,11 @@
+// run_transform: the raw modes' front door. It resolves the key (given, or
+// derived from a passphrase with openssl's Salted__ header and PBKDF2), reads
+// or writes that header, and hands the message to the engine as a ChunkPlan.
 #include "paes/transform.hpp"
 
+#include "api/job_runner.hpp"
 #include "cipher/kdf.hpp"
 #include "format/salted_header.hpp"
-#include "job_runner.hpp"
 #include "paes/endpoint.hpp"
 #include "paes/error.hpp"
 #include "paes/io.hpp"

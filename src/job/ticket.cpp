@@ -1,5 +1,6 @@
-// Tickets of the two job kinds, and rebuilding owning jobs from them.
-#include "job_ticket.hpp"
+// Rebuilding owning jobs from tickets (each job kind writes its own ticket
+// beside its class: ChunkPlan::ticket in plan/, SegmentJob::ticket in format/).
+#include "job/ticket.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -24,6 +25,7 @@ class OwningJob final : public Job {
   std::size_t out_capacity(const Chunk& c) const override { return job_->out_capacity(c); }
   std::uint64_t chunk_count(std::uint64_t len) const override { return job_->chunk_count(len); }
   std::unique_ptr<ChunkWorker> make_worker() const override { return job_->make_worker(); }
+  const CipherSpec* raw_spec() const override { return job_->raw_spec(); }
   SecretBytes ticket() const override { return job_->ticket(); }
 
  private:
@@ -42,30 +44,6 @@ void TicketWriter::raw(const std::uint8_t* data, std::size_t len) {
   }
   std::memcpy(buffer_.data() + len_, data, len);
   len_ += len;
-}
-
-SecretBytes ChunkPlan::ticket() const {
-  TicketWriter w;
-  w.u8(static_cast<std::uint8_t>(TicketKind::raw));
-  w.u8(static_cast<std::uint8_t>(spec_.mode));
-  w.u8(static_cast<std::uint8_t>(spec_.direction));
-  w.u8(spec_.padding ? 1 : 0);
-  w.u64(chunk_len_);
-  w.u8(spec_.key.size());
-  w.raw(spec_.key.data(), spec_.key.size());
-  w.raw(spec_.iv.data(), kBlockLen);
-  return w.finish();
-}
-
-SecretBytes SegmentJob::ticket() const {
-  TicketWriter w;
-  w.u8(static_cast<std::uint8_t>(TicketKind::segments));
-  w.u8(static_cast<std::uint8_t>(direction_));
-  w.u64(segment_len_);
-  w.u8(segment_key_.size());
-  w.raw(segment_key_.data(), segment_key_.size());
-  w.raw(prefix_.data(), prefix_.size());
-  return w.finish();
 }
 
 std::unique_ptr<Job> job_from_ticket(const SecretBytes& ticket) {
