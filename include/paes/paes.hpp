@@ -1,11 +1,25 @@
-// Umbrella header of libpaes.
+// Umbrella header of libpaes: the whole public API in one include.
+//   sealed.hpp     the default format: authenticated, streaming (run_sealed)
+//   transform.hpp  raw modes, byte-identical to openssl enc (transform_file,
+//                  transform_salted, transform_memory)
+//   the rest       the vocabulary those take: modes and specs, keys, engines,
+//                  jobs and plans, inputs and outputs, errors
 #pragma once
 
 #include "paes/cipher.hpp"
+#include "paes/endpoint.hpp"
 #include "paes/engine.hpp"
 #include "paes/error.hpp"
 #include "paes/io.hpp"
+#include "paes/job.hpp"
 #include "paes/mode.hpp"
 #include "paes/plan.hpp"
+#include "paes/sealed.hpp"
 #include "paes/secret.hpp"
 #include "paes/transform.hpp"
+
+// MpiSession exists only in a library built with MPI; the library's users
+// (CMake's paes::paes, pkg-config's paes) get PAES_HAVE_MPI defined then.
+#ifdef PAES_HAVE_MPI
+#include "paes/mpi.hpp"
+#endif

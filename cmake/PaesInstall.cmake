@@ -1,0 +1,67 @@
+# Installing libpaes: the library, its public headers (include/paes, never
+# src/), the paes tool, a CMake package (find_package(paes) gives paes::paes)
+# and a pkg-config file (paes.pc). libpaes is a static library, so whatever
+# it links, PRIVATE or PUBLIC, a consumer links too: the package config finds
+# those dependencies again (find_dependency) and paes.pc names them.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(PAES_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/paes)
+
+install(TARGETS paes EXPORT paesTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/paes
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+        FILES_MATCHING PATTERN "*.hpp")
+install(TARGETS paes_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+
+install(EXPORT paesTargets NAMESPACE paes:: DESTINATION ${PAES_INSTALL_CMAKEDIR})
+
+# What this build compiled in; paesConfig.cmake finds the same dependencies.
+set(PAES_CONFIG_HAVE_MPI ${MPI_CXX_FOUND})
+set(PAES_CONFIG_HAVE_OPENCL ${OpenCL_FOUND})
+set(PAES_CONFIG_HAVE_CUDA ${PAES_HAVE_CUDA_ENGINE})
+foreach(flag PAES_CONFIG_HAVE_MPI PAES_CONFIG_HAVE_OPENCL PAES_CONFIG_HAVE_CUDA)
+  if(${flag})
+    set(${flag} ON)
+  else()
+    set(${flag} OFF)
+  endif()
+endforeach()
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/paesConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/paesConfig.cmake
+  INSTALL_DESTINATION ${PAES_INSTALL_CMAKEDIR})
+# 0.x: a minor version may change the API, so only the same minor matches.
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/paesConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/paesConfig.cmake ${PROJECT_BINARY_DIR}/paesConfigVersion.cmake
+        DESTINATION ${PAES_INSTALL_CMAKEDIR})
+
+# paes.pc: the same link interface for builds without CMake. Its prefix is
+# found from the file's own place (${pcfiledir}), so `cmake --install
+# --prefix` anywhere gives a working file.
+file(RELATIVE_PATH PAES_PC_TO_PREFIX
+     /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
+string(REGEX REPLACE "/$" "" PAES_PC_TO_PREFIX "${PAES_PC_TO_PREFIX}")
+get_target_property(PAES_PC_DEFINITIONS paes INTERFACE_COMPILE_DEFINITIONS)
+if(PAES_PC_DEFINITIONS)
+  list(TRANSFORM PAES_PC_DEFINITIONS PREPEND -D)
+else()
+  set(PAES_PC_DEFINITIONS "")
+endif()
+set(PAES_PC_LIBS ${OpenMP_CXX_FLAGS} -pthread)
+if(MPI_CXX_FOUND)
+  list(APPEND PAES_PC_LIBS ${MPI_CXX_LINK_FLAGS} ${MPI_CXX_LIBRARIES})
+endif()
+if(OpenCL_FOUND)
+  list(APPEND PAES_PC_LIBS ${OpenCL_LIBRARIES})
+endif()
+if(PAES_HAVE_CUDA_ENGINE)
+  list(APPEND PAES_PC_LIBS ${CUDA_cudart_static_LIBRARY} -ldl -lrt)
+endif()
+list(JOIN PAES_PC_DEFINITIONS " " PAES_PC_DEFINITIONS)
+list(JOIN PAES_PC_LIBS " " PAES_PC_LIBS)
+configure_file(${PROJECT_SOURCE_DIR}/cmake/paes.pc.in ${PROJECT_BINARY_DIR}/paes.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/paes.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
