@@ -10,9 +10,7 @@
 #include <span>
 #include <string>
 
-#include "paes/engine.hpp"
 #include "paes/io.hpp"
-#include "paes/job.hpp"
 
 namespace paes {
 
@@ -66,11 +64,5 @@ class OutputEndpoint {
   std::unique_ptr<StreamWriter> stream_;
   std::uint64_t prefix_written_ = 0;
 };
-
-// Runs `job` over `in` from byte `in_skip` to its end, into `out` from byte
-// `out_skip` on: in parallel with pread/pwrite when both ends are files, else
-// as a stream. Returns the output bytes the job wrote (the prefix aside).
-std::uint64_t run_job(Engine& engine, const Job& job, InputEndpoint& in, std::uint64_t in_skip,
-                      OutputEndpoint& out, std::uint64_t out_skip);
 
 }  // namespace paes

@@ -197,15 +197,20 @@ struct OutputOptions {
   bool keep_replaced = true;
 };
 
+// Removes the temporary of the OutputFile being written, if there is one.
+// Async-signal-safe: for a program's handler of the signals that end it (the
+// library installs none; the paes tool handles SIGINT, SIGTERM, SIGHUP and
+// SIGQUIT so, then dies of the signal).
+void remove_pending_output() noexcept;
+
 // The output of a job, never visible under its final name until complete.
 //
 // A regular file is written to a temporary file beside the target (same
 // directory, so the final rename is atomic) and renamed by commit(). The
 // temporary is 0600 until commit gives it its final permissions, just before
 // the rename. Until then the temporary is removed by the destructor, and by
-// SIGINT/SIGTERM/SIGHUP/SIGQUIT (only one OutputFile is armed for signals at a
-// time; a signal ignored at start stays ignored), after which the process dies
-// of that signal. Without `force`, an existing target (a symbolic link
+// remove_pending_output() from a signal handler (the most recently opened
+// OutputFile is the one armed). Without `force`, an existing target (a symbolic link
 // included, dangling or not) is refused up front and again, race-free, at the
 // rename. With `force` the target may even be the input: it is replaced only
 // once the new content is complete.

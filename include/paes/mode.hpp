@@ -43,6 +43,14 @@ struct CipherSpec {
   bool padded() const { return padding && mode_is_padded(mode); }
 };
 
+// How openssl enc's passphrase format (-pbkdf2) derives a raw mode's key and
+// IV: PBKDF2-HMAC-SHA256(passphrase, salt, iterations), key_len key bytes.
+struct Pbkdf2Key {
+  SecretBytes passphrase;
+  std::uint32_t iterations = 10000;
+  std::size_t key_len = 32;
+};
+
 // Throws a usage Error unless key is 16, 24 or 32 bytes.
 void check_key_length(std::size_t key_len);
 

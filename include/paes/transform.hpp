@@ -45,13 +45,9 @@ TransformReport transform_file(const CipherSpec& spec, const std::string& input_
                                const std::string& output_path, const TransformOptions& options);
 
 // openssl enc's passphrase format for raw modes: "Salted__" || 8-byte salt ||
-// ciphertext, key and IV = PBKDF2-HMAC-SHA256(passphrase, salt, iterations).
-// spec.key and spec.iv are ignored: they are derived (key length key_len).
-struct Pbkdf2Key {
-  SecretBytes passphrase;
-  std::uint32_t iterations = 10000;
-  std::size_t key_len = 32;
-};
+// ciphertext, key and IV = PBKDF2-HMAC-SHA256(passphrase, salt, iterations)
+// (Pbkdf2Key, paes/mode.hpp). spec.key and spec.iv are ignored: they are
+// derived.
 TransformReport transform_salted(const CipherSpec& spec, const Pbkdf2Key& pbkdf2,
                                  const std::string& input_path, const std::string& output_path,
                                  const TransformOptions& options);

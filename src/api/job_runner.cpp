@@ -1,6 +1,42 @@
 #include "api/job_runner.hpp"
 
+#include <unistd.h>
+
+#include "paes/error.hpp"
+
 namespace paes {
+namespace {
+
+// Runs `job` over `in` from byte `in_skip` to its end, into `out` from byte
+// `out_skip` on: in parallel with pread/pwrite when both ends are files, else
+// as a stream. Returns the output bytes the job wrote (the prefix aside).
+std::uint64_t run_job(Engine& engine, const Job& job, InputEndpoint& in, std::uint64_t in_skip,
+                      OutputEndpoint& out, std::uint64_t out_skip) {
+  if (in.random_access() && out.random_access()) {
+    OffsetSource source(in.file(), in_skip);
+    OffsetSink sink(out.file(), out_skip);
+    return engine.run(job, source, sink);
+  }
+  // A file at either end of a stream job is read or written front to back.
+  std::unique_ptr<StreamReader> file_reader;
+  StreamReader* reader = in.random_access() ? nullptr : &in.stream();
+  if (!reader) {
+    if (::lseek(in.file().fd(), static_cast<off_t>(in_skip), SEEK_SET) < 0) throw system_error(in.name());
+    const std::uint64_t size = in.file().size();
+    file_reader = std::make_unique<StreamReader>(in.file().fd(), in.name(), size > in_skip ? size - in_skip : 0);
+    reader = file_reader.get();
+  }
+  std::unique_ptr<StreamWriter> file_writer;
+  StreamWriter* writer = out.random_access() ? nullptr : &out.stream();
+  if (!writer) {
+    if (::lseek(out.file().fd(), static_cast<off_t>(out_skip), SEEK_SET) < 0) throw system_error(out.name());
+    file_writer = std::make_unique<StreamWriter>(out.file().fd(), out.name());
+    writer = file_writer.get();
+  }
+  return engine.run_stream(job, *reader, *writer);
+}
+
+}  // namespace
 
 OutputOptions output_options(const TransformOptions& options, Direction direction, const InputEndpoint& in) {
   OutputOptions output;

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "paes/endpoint.hpp"
+#include "paes/engine.hpp"
 #include "paes/transform.hpp"
 
 namespace paes {

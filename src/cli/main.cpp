@@ -2,9 +2,12 @@
 // asks for it, parses and runs the command (cli/command_line.hpp), and turns
 // every failure into one line on stderr and an exit status: 0 success,
 // 1 a failed operation, 2 a usage error.
+#include <signal.h>
+
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <iterator>
 #include <new>
 
 #include <cstring>
@@ -13,6 +16,7 @@
 
 #include "cli/command_line.hpp"
 #include "paes/error.hpp"
+#include "paes/io.hpp"
 #include "util/core_dumps.hpp"
 #ifdef PAES_HAVE_MPI
 #include "paes/mpi.hpp"
@@ -42,6 +46,40 @@ bool mpi_requested(int argc, char** argv) {
 
 int run_command_line(int argc, char** argv);
 
+// The signals that end paes remove its temporary output first, then end it as
+// they would have. A signal ignored when paes started (nohup, a script's
+// background job) stays ignored: the caller asked paes to survive it. Which
+// ones were ignored is read before MPI starts, since an MPI library may
+// install handlers of its own.
+constexpr int kEndingSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+extern "C" void remove_output_and_die(int sig) {
+  paes::remove_pending_output();
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+class EndingSignals {
+ public:
+  EndingSignals() {
+    for (std::size_t i = 0; i < std::size(kEndingSignals); ++i) {
+      struct sigaction previous {};
+      ignored_[i] = sigaction(kEndingSignals[i], nullptr, &previous) == 0 && previous.sa_handler == SIG_IGN;
+    }
+  }
+  void install() const {
+    struct sigaction action {};
+    action.sa_handler = remove_output_and_die;
+    sigemptyset(&action.sa_mask);
+    for (std::size_t i = 0; i < std::size(kEndingSignals); ++i) {
+      if (!ignored_[i]) sigaction(kEndingSignals[i], &action, nullptr);
+    }
+  }
+
+ private:
+  bool ignored_[std::size(kEndingSignals)] = {};
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -52,6 +90,7 @@ int main(int argc, char** argv) {
   // Ignored, on every rank, the write fails with EFBIG instead, and paes
   // reports "File too large" and cleans up as after any write error.
   std::signal(SIGXFSZ, SIG_IGN);
+  const EndingSignals ending_signals;
 #ifdef PAES_HAVE_MPI
   // Under --engine mpi, rank 0 runs the command line and hands the job to the
   // other ranks, which only serve (see engine/mpi_engine.cpp).
@@ -60,10 +99,12 @@ int main(int argc, char** argv) {
     session = std::make_unique<paes::MpiSession>(&argc, &argv);
     if (session->rank() != 0) return session->serve();
   }
+  ending_signals.install();
   const int status = run_command_line(argc, argv);
   if (session) session->finish(status);
   return status;
 #else
+  ending_signals.install();
   return run_command_line(argc, argv);
 #endif
 }

@@ -14,7 +14,6 @@
 #include <string>
 
 #include "paes/mode.hpp"
-#include "paes/transform.hpp"
 
 namespace paes {
 

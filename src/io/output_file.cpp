@@ -1,11 +1,11 @@
 // OutputFile: nothing appears under the final name until commit().
 //
 // The temporary lives beside the target (".NAME.paes-XXXXXX") so that commit is
-// one rename within a directory. A signal handler removes it on SIGINT, SIGTERM,
-// SIGHUP and SIGQUIT; the handler may only touch async-signal-safe state, so the path
-// sits in a static buffer armed by a sig_atomic_t flag. A signal that was
-// ignored when paes started (nohup, a background job of a script) stays
-// ignored: the caller asked paes to survive it.
+// one rename within a directory. The library installs no signal handler: a
+// program's handler calls remove_pending_output() (the paes tool does, for
+// SIGINT, SIGTERM, SIGHUP and SIGQUIT, in cli/main.cpp). That may only touch
+// async-signal-safe state, so the path sits in a static buffer armed by a
+// sig_atomic_t flag.
 //
 // commit() fsyncs the temporary before the rename and the directory after it,
 // so a crash at any moment leaves either the old state or the complete new
@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <csignal>
+#include <csignal>  // sig_atomic_t
 #include <cstring>
 #include <utility>
 
@@ -40,25 +40,7 @@ namespace {
 char g_cleanup_path[4096];
 volatile std::sig_atomic_t g_cleanup_armed = 0;
 
-extern "C" void remove_temp_and_die(int sig) {
-  if (g_cleanup_armed) ::unlink(g_cleanup_path);
-  std::signal(sig, SIG_DFL);
-  std::raise(sig);
-}
-
 void arm_cleanup(const std::string& path) {
-  static const bool installed = [] {
-    struct sigaction action {};
-    action.sa_handler = remove_temp_and_die;
-    sigemptyset(&action.sa_mask);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
-      struct sigaction previous {};
-      if (sigaction(sig, nullptr, &previous) == 0 && previous.sa_handler == SIG_IGN) continue;
-      sigaction(sig, &action, nullptr);
-    }
-    return true;
-  }();
-  (void)installed;
   if (path.size() >= sizeof g_cleanup_path) throw Error(path + ": path too long");
   g_cleanup_armed = 0;
   std::memcpy(g_cleanup_path, path.c_str(), path.size() + 1);
@@ -149,6 +131,10 @@ int sync_directory(const std::string& dir) {
 }
 
 }  // namespace
+
+void remove_pending_output() noexcept {
+  if (g_cleanup_armed) ::unlink(g_cleanup_path);
+}
 
 OutputFile::OutputFile(const std::string& path, const OutputOptions& options) : path_(path), options_(options) {
   struct stat st {};
