@@ -2,9 +2,10 @@
 
 The suite's experiments time whole programs with measure() (round-robin over
 the candidates of a figure); the shell scripts bench/*.sh time one command at a
-time through this module's command line (bench/lib.sh `measure`):
+time through this file's command line (bench/lib.sh `measure`; it imports
+nothing from the package, so it runs as a plain script):
 
-    python3 -m paes_bench.runner --runs 5 --delete OUT -- COMMAND...
+    python3 bench/suite/paes_bench/runner.py --runs 5 --delete OUT -- COMMAND...
 
 prints "MEDIAN MIN MAX" in seconds. Either way: one warm-up run, then `runs`
 timed runs; the output is deleted and `sync` runs before every run, outside the
