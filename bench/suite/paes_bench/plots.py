@@ -24,34 +24,28 @@ def make_plots(suite, out, derived):
 
     # 1-2: thesis figs 5.5/5.6 (and 5.1/5.2): time and throughput against threads, one line per size
     th = [r for r in recs if r["experiment"] == "a" and r.get("series") == "thesis-sizes" and r["engine"] == "threads"]
+    def thesis_sizes_figure(value, ylabel, from_zero):
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+        for ax, mode in zip(axes, ("ctr", "sealed")):
+            for s in sorted({r["bytes"] for r in th}):
+                pts = sorted((r["threads"], value(r)) for r in th if r["mode"] == mode and r["bytes"] == s)
+                ax.plot([p for p, _ in pts], [t for _, t in pts], marker="o", label=suite.thesis_label(s))
+            ax.set_xscale("log", base=2)
+            ax.set_xticks(suite.thread_counts, [str(t) for t in suite.thread_counts])
+            ax.axvline(suite.ncpu, color="grey", ls=":", lw=1)
+            ax.set_xlabel("threads")
+            ax.set_ylabel(ylabel)
+            if from_zero:
+                ax.set_ylim(bottom=0)
+            ax.set_title(f"AES-256 {mode.upper()} encryption, in memory{tag}")
+            ax.legend(fontsize=7)
+        return fig
+
     if th:
-        fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-        for ax, mode in zip(axes, ("ctr", "sealed")):
-            for s in sorted({r["bytes"] for r in th}):
-                pts = sorted((r["threads"], r["seconds"] * 1000) for r in th if r["mode"] == mode and r["bytes"] == s)
-                ax.plot([p for p, _ in pts], [t for _, t in pts], marker="o", label=suite.thesis_label(s))
-            ax.set_xscale("log", base=2)
-            ax.set_xticks(suite.thread_counts, [str(t) for t in suite.thread_counts])
-            ax.axvline(suite.ncpu, color="grey", ls=":", lw=1)
-            ax.set_xlabel("threads")
-            ax.set_ylabel("time (ms)")
-            ax.set_title(f"AES-256 {mode.upper()} encryption, in memory{tag}")
-            ax.legend(fontsize=7)
-        save(fig, "threads_time.png", "execution time against threads, thesis file sizes", "thesis figures 5.1, 5.5")
-        fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-        for ax, mode in zip(axes, ("ctr", "sealed")):
-            for s in sorted({r["bytes"] for r in th}):
-                pts = sorted((r["threads"], r["gbps"]) for r in th if r["mode"] == mode and r["bytes"] == s)
-                ax.plot([p for p, _ in pts], [t for _, t in pts], marker="o", label=suite.thesis_label(s))
-            ax.set_xscale("log", base=2)
-            ax.set_xticks(suite.thread_counts, [str(t) for t in suite.thread_counts])
-            ax.axvline(suite.ncpu, color="grey", ls=":", lw=1)
-            ax.set_xlabel("threads")
-            ax.set_ylabel("throughput (GB/s)")
-            ax.set_ylim(bottom=0)
-            ax.set_title(f"AES-256 {mode.upper()} encryption, in memory{tag}")
-            ax.legend(fontsize=7)
-        save(fig, "threads_throughput.png", "throughput against threads, thesis file sizes", "thesis figures 5.2, 5.6")
+        save(thesis_sizes_figure(lambda r: r["seconds"] * 1000, "time (ms)", False), "threads_time.png",
+             "execution time against threads, thesis file sizes", "thesis figures 5.1, 5.5")
+        save(thesis_sizes_figure(lambda r: r["gbps"], "throughput (GB/s)", True), "threads_throughput.png",
+             "throughput against threads, thesis file sizes", "thesis figures 5.2, 5.6")
     # 3: speed-up and throughput of every mode against threads (experiment a)
     sw = [r for r in recs if r["experiment"] == "a" and r.get("series") is None and r["engine"] == "threads"]
     if sw:
