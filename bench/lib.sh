@@ -1,6 +1,10 @@
 # Shared by the benchmark scripts: their arguments, a scratch directory,
-# timing commands in one run, medians, ratios. A script sources it, then calls
+# timing commands in one run, ratios. A script sources it, then calls
 #   bench_setup NAME "$@"      # [SIZE_MIB] [RUNS] [DIR]; sets root size_mib runs paes work
+# The timing itself (warm-up, runs, median, min, max) is the benchmark suite's
+# harness, bench/suite/paes_bench/runner.py (standard-library Python 3; $PYTHON
+# picks the interpreter, python3 by default), so the scripts and the suite
+# measure a command the same way.
 
 declare -A median minimum maximum
 
@@ -17,23 +21,14 @@ bench_setup() {
 }
 
 # measure NAME COMMAND...: runs COMMAND once to warm up, then $runs times,
-# deleting $work/out before each run (outside the timing); records and prints
-# the median, min and max wall seconds.
+# deleting $work/out and running `sync` before each run (outside the timing);
+# records and prints the median, min and max wall seconds. COMMAND's own
+# standard output goes to standard error.
 measure() {
   local name="$1"; shift
-  local times=() i start end sorted
-  for ((i = 0; i <= runs; i++)); do
-    rm -f "$work/out"
-    sync
-    start=$(date +%s%N)
-    "$@"
-    end=$(date +%s%N)
-    ((i == 0)) || times+=("$(((end - start) / 1000))")
-  done
-  sorted=$(printf '%s\n' "${times[@]}" | sort -n)
-  median[$name]=$(echo "$sorted" | awk -v n="$runs" 'NR == int((n + 1) / 2) { printf "%.3f", $1 / 1e6 }')
-  minimum[$name]=$(echo "$sorted" | head -1 | awk '{ printf "%.3f", $1 / 1e6 }')
-  maximum[$name]=$(echo "$sorted" | tail -1 | awk '{ printf "%.3f", $1 / 1e6 }')
+  local figures
+  figures=$("${PYTHON:-python3}" "$root/bench/suite/paes_bench/runner.py" --runs "$runs" --delete "$work/out" -- "$@")
+  read -r "median[$name]" "minimum[$name]" "maximum[$name]" <<< "$figures"
   printf '%-36s median %7ss  min %7ss  max %7ss\n' "$name" "${median[$name]}" "${minimum[$name]}" "${maximum[$name]}"
 }
 

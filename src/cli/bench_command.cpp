@@ -52,6 +52,13 @@ struct Measurement {
   double max_seconds = 0;
 };
 
+// The median of a figure's timings: the upper of the two middle values when
+// their count is even (the sorted copy's element size / 2). Never empty.
+double median(std::vector<double> seconds) {
+  std::sort(seconds.begin(), seconds.end());
+  return seconds[seconds.size() / 2];
+}
+
 // Times every candidate `repeat` times, round-robin (one run of each, then the
 // next round) after one warm-up run each, so that a slow drift of the machine
 // (other tenants, frequency) weighs on all candidates alike and their ratios
@@ -70,9 +77,8 @@ std::vector<Measurement> time_round_robin(const std::vector<Candidate>& candidat
   }
   std::vector<Measurement> results;
   for (std::size_t i = 0; i < candidates.size(); ++i) {
-    auto& s = seconds[i];
-    std::sort(s.begin(), s.end());
-    results.push_back({candidates[i].engine, candidates[i].threads, s[s.size() / 2], s.front(), s.back()});
+    const auto [min, max] = std::minmax_element(seconds[i].begin(), seconds[i].end());
+    results.push_back({candidates[i].engine, candidates[i].threads, median(seconds[i]), *min, *max});
   }
   return results;
 }
@@ -219,6 +225,90 @@ std::uint64_t run_in_memory(const Job& job, EngineKind kind, unsigned threads,
 
 }  // namespace
 
+namespace {
+
+// The GPU figures of one case at one work size, each a list of --repeat timings.
+struct GpuTimings {
+  std::vector<double> kernel;     // device time in kernels (profiling events)
+  std::vector<double> transfers;  // wall time of the in-memory transform, copies included
+  std::vector<double> file;       // transform_file through the engine, page cache warm
+};
+
+// Kernel-only and with-transfers timings of one engine instance whose
+// batches are `work` bytes, after a warm-up transform.
+template <class Backend, class Options>
+void time_gpu_memory(GpuTimings& timings, const BenchArgs& args, const BenchCase& c, std::uint64_t work,
+                     std::vector<std::uint8_t>& output) {
+  Options options;
+  options.device_index = args.device;
+  options.batch_bytes = static_cast<std::size_t>(work);
+  options.profile = true;
+  Backend gpu(options);
+  gpu.transform(*c.spec, output.data(), c.input.data(), c.input.size());  // warm-up
+  for (unsigned r = 0; r < args.repeat; ++r) {
+    gpu.reset_stats();
+    const auto start = std::chrono::steady_clock::now();
+    gpu.transform(*c.spec, output.data(), c.input.data(), c.input.size());
+    timings.transfers.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    timings.kernel.push_back(gpu.stats().kernel_seconds);
+  }
+}
+
+// End-to-end timings of `dir`/in to `dir`/out through the GPU engine `kind`.
+void time_gpu_file(GpuTimings& timings, const BenchArgs& args, EngineKind kind, const BenchCase& c,
+                   const std::filesystem::path& dir) {
+  TransformOptions file_options;
+  file_options.engine = kind;
+  file_options.device = args.device;
+  file_options.force = true;
+  for (unsigned r = 0; r < args.repeat; ++r) {
+    timings.file.push_back(transform_file(*c.spec, dir / "in", dir / "out", file_options).seconds);
+  }
+}
+
+// One record (and, without --json, one line) per figure of a work size.
+void report_gpu_figures(nlohmann::json& records, const BenchArgs& args, EngineKind kind, const std::string& mode,
+                        const std::string& direction_text, unsigned bits, std::uint64_t work, std::uint64_t bytes,
+                        const GpuTimings& timings) {
+  const std::uint64_t gpu_threads = work / kBlockLen / 8;
+  for (const auto& [figure, seconds] : {std::pair<const char*, double>{"kernel", median(timings.kernel)},
+                                        {"transfers", median(timings.transfers)}, {"file", median(timings.file)}}) {
+    records.push_back({{"mode", mode}, {"direction", direction_text}, {"key_bits", bits},
+                       {"engine", engine_name(kind)}, {"threads", gpu_threads}, {"figure", figure},
+                       {"work_bytes", work}, {"bytes", bytes}, {"repeat", args.repeat},
+                       {"seconds", seconds}, {"gbps", gbps(bytes, seconds)}});
+    if (!args.json) {
+      std::printf("%-4s %-7s %4u work %9llu B (%8llu GPU threads)  %-9s %8.3f GB/s\n", mode.c_str(),
+                  direction_text.c_str(), bits, static_cast<unsigned long long>(work),
+                  static_cast<unsigned long long>(gpu_threads), figure, gbps(bytes, seconds));
+    }
+  }
+}
+
+// Every work size of one mode, key size and direction; modes the GPU does
+// not run (the sequential directions: the CPU's) are left out.
+template <class Backend, class Options>
+void bench_gpu_case(nlohmann::json& records, const BenchArgs& args, EngineKind kind, const std::string& name,
+                    unsigned bits, const std::string& direction_text, std::uint64_t size,
+                    const std::vector<std::uint64_t>& work_sizes, const std::filesystem::path& dir) {
+  const Direction direction = direction_text == "encrypt" ? Direction::encrypt : Direction::decrypt;
+  const auto mode = parse_mode(name);
+  if (!mode) throw usage_error("unknown mode '" + name + "' in --modes");
+  const BenchCase c = raw_case(*mode, direction, bits, size, 0);
+  if (!Backend::supports(*c.spec)) return;
+  std::vector<std::uint8_t> output(c.input.size() + kBlockLen);
+  std::ofstream(dir / "in", std::ios::binary)
+      .write(reinterpret_cast<const char*>(c.input.data()), static_cast<std::streamsize>(c.input.size()));
+  for (const std::uint64_t work : work_sizes) {
+    GpuTimings timings;
+    time_gpu_memory<Backend, Options>(timings, args, c, work, output);
+    time_gpu_file(timings, args, kind, c, dir);
+    report_gpu_figures(records, args, kind, name, direction_text, bits, work, c.input.size(), timings);
+  }
+}
+
+}  // namespace
+
 // The GPU figures of `paes bench --engine opencl|cuda`, for each work size
 // (bytes per kernel launch): kernel-only (device time in kernels, from
 // profiling events), with transfers (wall time of the in-memory transform,
@@ -229,63 +319,14 @@ void bench_gpu(const BenchArgs& args, EngineKind kind, nlohmann::json& records) 
   const std::vector<std::uint64_t> work_sizes =
       args.sizes.empty() ? std::vector<std::uint64_t>{1u << 20, 4u << 20, 16u << 20, 64u << 20} : args.sizes;
   const std::uint64_t size = std::max<std::uint64_t>(work_sizes.back(), 64u << 20);
-  std::vector<std::string> modes = args.modes.empty() ? std::vector<std::string>{"ctr", "ecb", "cbc", "cfb"} : args.modes;
+  const std::vector<std::string> modes =
+      args.modes.empty() ? std::vector<std::string>{"ctr", "ecb", "cbc", "cfb"} : args.modes;
   const auto dir = std::filesystem::temp_directory_path() / ("paes-gpu-bench-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   for (const auto& name : modes) {
     for (const unsigned bits : args.key_bits) {
       for (const auto& direction_text : args.directions) {
-        const Direction direction = direction_text == "encrypt" ? Direction::encrypt : Direction::decrypt;
-        const auto mode = parse_mode(name);
-        if (!mode) throw usage_error("unknown mode '" + name + "' in --modes");
-        BenchCase c = raw_case(*mode, direction, bits, size, 0);
-        if (!Backend::supports(*c.spec)) continue;  // sequential: the CPU's
-        std::vector<std::uint8_t> output(c.input.size() + kBlockLen);
-        {
-          std::ofstream(dir / "in", std::ios::binary)
-              .write(reinterpret_cast<const char*>(c.input.data()), static_cast<std::streamsize>(c.input.size()));
-        }
-        for (const std::uint64_t work : work_sizes) {
-          Options options;
-          options.device_index = args.device;
-          options.batch_bytes = static_cast<std::size_t>(work);
-          options.profile = true;
-          Backend gpu(options);
-          gpu.transform(*c.spec, output.data(), c.input.data(), c.input.size());  // warm-up
-          std::vector<double> kernel, wall;
-          for (unsigned r = 0; r < args.repeat; ++r) {
-            gpu.reset_stats();
-            const auto start = std::chrono::steady_clock::now();
-            gpu.transform(*c.spec, output.data(), c.input.data(), c.input.size());
-            wall.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-            kernel.push_back(gpu.stats().kernel_seconds);
-          }
-          std::vector<double> file;
-          TransformOptions file_options;
-          file_options.engine = kind;
-          file_options.device = args.device;
-          file_options.force = true;
-          for (unsigned r = 0; r < args.repeat; ++r) {
-            file.push_back(transform_file(*c.spec, dir / "in", dir / "out", file_options).seconds);
-          }
-          const auto median = [](std::vector<double> v) {
-            std::sort(v.begin(), v.end());
-            return v[v.size() / 2];
-          };
-          const std::uint64_t gpu_threads = work / kBlockLen / 8;
-          for (const auto& [figure, seconds] : {std::pair<const char*, double>{"kernel", median(kernel)},
-                                                {"transfers", median(wall)}, {"file", median(file)}}) {
-            records.push_back({{"mode", name}, {"direction", direction_text}, {"key_bits", bits},
-                               {"engine", engine_name(kind)}, {"threads", gpu_threads}, {"figure", figure},
-                               {"work_bytes", work}, {"bytes", c.input.size()}, {"repeat", args.repeat},
-                               {"seconds", seconds}, {"gbps", gbps(c.input.size(), seconds)}});
-            if (!args.json) {
-              std::printf("%-4s %-7s %4u work %9llu B (%8llu GPU threads)  %-9s %8.3f GB/s\n", name.c_str(),
-                          direction_text.c_str(), bits, static_cast<unsigned long long>(work),
-                          static_cast<unsigned long long>(gpu_threads), figure, gbps(c.input.size(), seconds));
-            }
-          }
-        }
+        bench_gpu_case<Backend, Options>(records, args, kind, name, bits, direction_text, size, work_sizes, dir);
       }
     }
   }
