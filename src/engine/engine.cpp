@@ -124,7 +124,9 @@ std::string_view compiled_engines() {
   static const std::string names = [] {
     std::string list;
     for (const EngineRow& row : kEngines) {
-      if (row.make) list += (list.empty() ? "" : " ") + std::string(row.name);
+      if (!row.make) continue;
+      if (!list.empty()) list += ' ';
+      list += row.name;
     }
     return list;
   }();
