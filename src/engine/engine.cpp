@@ -37,9 +37,10 @@ std::unique_ptr<Engine> gpu_engine(EngineKind kind, unsigned cpu_threads,
 #endif
 
 // The opencl or cuda engine; with `start`, its device is started (and
-// self-tested) now rather than at its first job.
-std::unique_ptr<Engine> gpu_engine(EngineKind kind, unsigned cpu_threads,
-                                   std::optional<unsigned> device, bool start) {
+// self-tested) now rather than at its first job. (The parameters go unused in
+// a build without either.)
+std::unique_ptr<Engine> gpu_engine(EngineKind kind, [[maybe_unused]] unsigned cpu_threads,
+                                   [[maybe_unused]] std::optional<unsigned> device, [[maybe_unused]] bool start) {
   if (kind == EngineKind::opencl) {
 #ifdef PAES_HAVE_OPENCL
     return gpu_engine<OpenClEngine, OpenClOptions>(kind, cpu_threads, device, start);
