@@ -43,8 +43,9 @@ std::unique_ptr<Engine> gpu_engine(EngineKind kind, unsigned cpu_threads,
 
 // The opencl or cuda engine; with `start`, its device is started (and
 // self-tested) now rather than at its first job.
-std::unique_ptr<Engine> gpu_engine(EngineKind kind, unsigned cpu_threads,
-                                   std::optional<unsigned> device, bool start) {
+// (The parameters go unused in a build with neither.)
+std::unique_ptr<Engine> gpu_engine(EngineKind kind, [[maybe_unused]] unsigned cpu_threads,
+                                   [[maybe_unused]] std::optional<unsigned> device, [[maybe_unused]] bool start) {
   if (kind == EngineKind::opencl) {
 #ifdef PAES_HAVE_OPENCL
     return gpu_engine<OpenClEngine, OpenClOptions>(kind, cpu_threads, device, start);
@@ -177,7 +178,7 @@ void check_streams(EngineKind kind) {
   if (!why.empty()) throw usage_error(std::string(why));
 }
 
-std::vector<GpuDevice> list_gpu_devices(EngineKind kind) {
+std::vector<GpuDevice> list_gpu_devices([[maybe_unused]] EngineKind kind) {
   std::vector<GpuDevice> devices;
 #ifdef PAES_HAVE_OPENCL
   if (kind == EngineKind::opencl) {
@@ -196,22 +197,19 @@ std::vector<GpuDevice> list_gpu_devices(EngineKind kind) {
     }
   }
 #endif
-  static_cast<void>(kind);
   return devices;
 }
 
 bool runs_on_gpu(const CipherSpec& spec) { return gpu::runs_on_gpu(spec); }
 
-std::unique_ptr<GpuBackend> open_gpu_backend(EngineKind kind, std::optional<unsigned> device,
-                                             std::size_t batch_bytes) {
+std::unique_ptr<GpuBackend> open_gpu_backend(EngineKind kind, [[maybe_unused]] std::optional<unsigned> device,
+                                             [[maybe_unused]] std::size_t batch_bytes) {
 #ifdef PAES_HAVE_OPENCL
   if (kind == EngineKind::opencl) return open_direct<OpenClEngine, OpenClOptions>(device, batch_bytes);
 #endif
 #ifdef PAES_HAVE_CUDA
   if (kind == EngineKind::cuda) return open_direct<CudaEngine, CudaOptions>(device, batch_bytes);
 #endif
-  static_cast<void>(device);
-  static_cast<void>(batch_bytes);
   throw usage_error("this paes has no GPU backend for the " + std::string(engine_name(kind)) + " engine");
 }
 
