@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -22,6 +23,30 @@ std::string_view engine_name(EngineKind kind);
 std::optional<EngineKind> parse_engine(std::string_view name);
 // The engines this build contains, in the order `paes info` lists them.
 std::string_view compiled_engines();
+
+// Throws the usage Error that refuses streams (stdin, stdout, pipes) to an
+// engine that can't run them: mpi, whose ranks each open the input and output
+// files themselves. Returns for every other engine. The mpi engine's
+// run_stream throws the same Error; a caller may check first, before it
+// reads a key or opens anything.
+void check_streams(EngineKind kind);
+
+// One device of the opencl or cuda engine, as `paes info` lists it;
+// --device takes `index`.
+struct GpuDevice {
+  unsigned index = 0;
+  std::string name;
+  std::string type;                // "gpu"; OpenCL also "cpu", "accelerator", "other"
+  std::string platform;            // OpenCL: the platform's name; CUDA: empty
+  std::string version;             // OpenCL: CL_DEVICE_VERSION; CUDA: empty
+  std::string compute_capability;  // CUDA: e.g. "9.0"; OpenCL: empty
+  unsigned compute_units = 0;      // OpenCL compute units, CUDA multiprocessors
+};
+
+// The devices the opencl or cuda engine (kind) can use; empty for the other
+// engines, for one this build lacks, and where there is no driver or device.
+// Throws Error only on a failing driver call past that.
+std::vector<GpuDevice> list_gpu_devices(EngineKind kind);
 
 // Told the input bytes of each finished chunk, from any worker thread.
 using ProgressCallback = std::function<void(std::uint64_t)>;
@@ -71,5 +96,31 @@ std::unique_ptr<Engine> make_engine(EngineKind kind, unsigned threads = 0,
                                     std::optional<unsigned> device = std::nullopt);
 
 unsigned online_cpus();
+
+// Whether the GPU engines run `spec` on the device: ECB and CTR both ways,
+// CBC and CFB128 decryption. The rest runs on the CPU.
+bool runs_on_gpu(const CipherSpec& spec);
+
+// A GPU engine's backend driven directly, without the engine around it (no
+// CPU fallback, no files): for `paes bench`, which times the kernels apart
+// from the transfers.
+class GpuBackend {
+ public:
+  virtual ~GpuBackend() = default;
+  // Transforms a whole message (runs_on_gpu(spec) must hold); `out` must
+  // hold len + 16 bytes. Returns the bytes written. Throws Error.
+  virtual std::size_t transform(const CipherSpec& spec, std::uint8_t* out, const std::uint8_t* in,
+                                std::size_t len) = 0;
+  // Device time in kernels since the backend opened or reset_stats().
+  virtual double kernel_seconds() const = 0;
+  virtual void reset_stats() = 0;
+};
+
+// The backend of the opencl or cuda engine (kind) on `device` (as --device;
+// unset: the engine's default), in batches of `batch_bytes`, its kernels
+// timed, started and self-tested. Throws a usage Error for another kind or
+// one this build lacks, and what starting the device throws.
+std::unique_ptr<GpuBackend> open_gpu_backend(EngineKind kind, std::optional<unsigned> device,
+                                             std::size_t batch_bytes);
 
 }  // namespace paes

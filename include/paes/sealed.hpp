@@ -20,6 +20,9 @@ enum class SealedFormat {
 // what a hostile file can make paes allocate, so no paes could open it.
 inline constexpr std::uint8_t kMaxScryptLog2N = 20;
 
+// That cap: the most memory, in bytes, scrypt may take when paes opens a file.
+std::uint64_t max_scrypt_memory();
+
 struct SealedSpec {
   Direction direction = Direction::encrypt;
   SealedFormat format = SealedFormat::paes;

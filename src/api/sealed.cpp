@@ -129,6 +129,8 @@ TransformReport open(const SealedSpec& spec, const std::string& input_path,
 
 }  // namespace
 
+std::uint64_t max_scrypt_memory() { return kMaxScryptMemory; }
+
 TransformReport run_sealed(const SealedSpec& spec, const std::string& input_path,
                            const std::string& output_path, const TransformOptions& options) {
   return spec.direction == Direction::encrypt ? seal(spec, input_path, output_path, options)

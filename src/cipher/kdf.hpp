@@ -1,6 +1,7 @@
 // Key derivation, all through OpenSSL: HKDF-SHA256 (Tink's segment key),
 // scrypt (passphrases of the sealed format), PBKDF2-HMAC-SHA256 (openssl enc
-// -pbkdf2). Every function throws Error when OpenSSL fails.
+// -pbkdf2). Every function throws Error when OpenSSL fails. random_bytes
+// (paes/secret.hpp) is defined in kdf.cpp too.
 #pragma once
 
 #include <cstdint>
@@ -36,8 +37,5 @@ SecretBytes scrypt_key(const SecretBytes& passphrase, std::span<const std::uint8
 
 SecretBytes pbkdf2_sha256(const SecretBytes& passphrase, std::span<const std::uint8_t> salt,
                           std::uint32_t iterations, std::size_t out_len);
-
-// Fills `out` from the OS CSPRNG through OpenSSL.
-void random_bytes(std::span<std::uint8_t> out);
 
 }  // namespace paes

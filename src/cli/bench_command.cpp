@@ -4,36 +4,32 @@
 // the threads engine at 1..N threads, all in this one process, and prints
 // ratios against those baselines. Each figure is the median of --repeat runs,
 // taken round-robin after a warm-up (see time_round_robin).
-#include <openssl/rand.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
 
-#include "cipher/kdf.hpp"
-#include "cipher/oneshot.hpp"
-#include "format/sealed_format.hpp"
 #include "cli/commands.hpp"
+#include "paes/engine.hpp"
 #include "paes/error.hpp"
 #include "paes/io.hpp"
 #include "paes/plan.hpp"
+#include "paes/secret.hpp"
 #include "paes/transform.hpp"
 #include "util/size.hpp"
-#ifdef PAES_HAVE_OPENCL
-#include "engine/opencl_engine.hpp"
-#endif
-#ifdef PAES_HAVE_CUDA
-#include "engine/cuda_engine.hpp"
-#endif
-
-#include <unistd.h>
-
-#include <filesystem>
-#include <fstream>
+// The benchmark's subjects beside the engines (docs/ARCHITECTURE.md,
+// "Exceptions"): OpenSSL's one-shot transform, the baseline every figure is
+// a ratio to, and the sealed body as a job run in memory (the public API
+// seals only files and streams).
+#include "cipher/oneshot.hpp"
+#include "format/sealed_format.hpp"
 
 namespace paes::cli {
 namespace {
@@ -234,23 +230,18 @@ struct GpuTimings {
   std::vector<double> file;       // transform_file through the engine, page cache warm
 };
 
-// Kernel-only and with-transfers timings of one engine instance whose
-// batches are `work` bytes, after a warm-up transform.
-template <class Backend, class Options>
-void time_gpu_memory(GpuTimings& timings, const BenchArgs& args, const BenchCase& c, std::uint64_t work,
-                     std::vector<std::uint8_t>& output) {
-  Options options;
-  options.device_index = args.device;
-  options.batch_bytes = static_cast<std::size_t>(work);
-  options.profile = true;
-  Backend gpu(options);
-  gpu.transform(*c.spec, output.data(), c.input.data(), c.input.size());  // warm-up
+// Kernel-only and with-transfers timings of one GPU backend whose batches
+// are `work` bytes, after a warm-up transform.
+void time_gpu_memory(GpuTimings& timings, const BenchArgs& args, EngineKind kind, const BenchCase& c,
+                     std::uint64_t work, std::vector<std::uint8_t>& output) {
+  const std::unique_ptr<GpuBackend> gpu = open_gpu_backend(kind, args.device, static_cast<std::size_t>(work));
+  gpu->transform(*c.spec, output.data(), c.input.data(), c.input.size());  // warm-up
   for (unsigned r = 0; r < args.repeat; ++r) {
-    gpu.reset_stats();
+    gpu->reset_stats();
     const auto start = std::chrono::steady_clock::now();
-    gpu.transform(*c.spec, output.data(), c.input.data(), c.input.size());
+    gpu->transform(*c.spec, output.data(), c.input.data(), c.input.size());
     timings.transfers.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    timings.kernel.push_back(gpu.stats().kernel_seconds);
+    timings.kernel.push_back(gpu->kernel_seconds());
   }
 }
 
@@ -287,7 +278,6 @@ void report_gpu_figures(nlohmann::json& records, const BenchArgs& args, EngineKi
 
 // Every work size of one mode, key size and direction; modes the GPU does
 // not run (the sequential directions: the CPU's) are left out.
-template <class Backend, class Options>
 void bench_gpu_case(nlohmann::json& records, const BenchArgs& args, EngineKind kind, const std::string& name,
                     unsigned bits, const std::string& direction_text, std::uint64_t size,
                     const std::vector<std::uint64_t>& work_sizes, const std::filesystem::path& dir) {
@@ -295,13 +285,13 @@ void bench_gpu_case(nlohmann::json& records, const BenchArgs& args, EngineKind k
   const auto mode = parse_mode(name);
   if (!mode) throw usage_error("unknown mode '" + name + "' in --modes");
   const BenchCase c = raw_case(*mode, direction, bits, size, 0);
-  if (!Backend::supports(*c.spec)) return;
+  if (!runs_on_gpu(*c.spec)) return;
   std::vector<std::uint8_t> output(c.input.size() + kBlockLen);
   std::ofstream(dir / "in", std::ios::binary)
       .write(reinterpret_cast<const char*>(c.input.data()), static_cast<std::streamsize>(c.input.size()));
   for (const std::uint64_t work : work_sizes) {
     GpuTimings timings;
-    time_gpu_memory<Backend, Options>(timings, args, c, work, output);
+    time_gpu_memory(timings, args, kind, c, work, output);
     time_gpu_file(timings, args, kind, c, dir);
     report_gpu_figures(records, args, kind, name, direction_text, bits, work, c.input.size(), timings);
   }
@@ -314,7 +304,6 @@ void bench_gpu_case(nlohmann::json& records, const BenchArgs& args, EngineKind k
 // profiling events), with transfers (wall time of the in-memory transform,
 // copies included), and end to end on a file (transform_file through the
 // engine, page cache warm). GPU threads = work size / 16 / blocks per item.
-template <class Backend, class Options>
 void bench_gpu(const BenchArgs& args, EngineKind kind, nlohmann::json& records) {
   const std::vector<std::uint64_t> work_sizes =
       args.sizes.empty() ? std::vector<std::uint64_t>{1u << 20, 4u << 20, 16u << 20, 64u << 20} : args.sizes;
@@ -326,7 +315,7 @@ void bench_gpu(const BenchArgs& args, EngineKind kind, nlohmann::json& records) 
   for (const auto& name : modes) {
     for (const unsigned bits : args.key_bits) {
       for (const auto& direction_text : args.directions) {
-        bench_gpu_case<Backend, Options>(records, args, kind, name, bits, direction_text, size, work_sizes, dir);
+        bench_gpu_case(records, args, kind, name, bits, direction_text, size, work_sizes, dir);
       }
     }
   }
@@ -337,17 +326,10 @@ int run_bench(const BenchArgs& args) {
   if (!args.engine.empty()) {
     nlohmann::json records = nlohmann::json::array();
     const auto kind = parse_engine(args.engine);
-    if (kind == EngineKind::opencl) {
-#ifdef PAES_HAVE_OPENCL
-      bench_gpu<OpenClEngine, OpenClOptions>(args, *kind, records);
-#endif
-    } else if (kind == EngineKind::cuda) {
-#ifdef PAES_HAVE_CUDA
-      bench_gpu<CudaEngine, CudaOptions>(args, *kind, records);
-#endif
-    } else {
+    if (kind != EngineKind::opencl && kind != EngineKind::cuda) {
       throw usage_error("paes bench --engine takes opencl or cuda (where built in); the CPU engines are measured by default");
     }
+    bench_gpu(args, *kind, records);
     if (args.json) std::cout << records.dump(1) << '\n';
     return 0;
   }

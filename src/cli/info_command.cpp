@@ -8,12 +8,6 @@
 #include "cli/commands.hpp"
 #include "paes/engine.hpp"
 #include "util/cpu_features.hpp"
-#ifdef PAES_HAVE_OPENCL
-#include "engine/opencl_engine.hpp"
-#endif
-#ifdef PAES_HAVE_CUDA
-#include "engine/cuda_engine.hpp"
-#endif
 
 namespace paes::cli {
 
@@ -43,20 +37,16 @@ int run_info(const InfoArgs& args) {
       {"opencl_devices", nlohmann::json::array()},
       {"cuda_devices", nlohmann::json::array()},
   };
-#ifdef PAES_HAVE_OPENCL
-  for (const auto& d : list_opencl_devices()) {
+  for (const GpuDevice& d : list_gpu_devices(EngineKind::opencl)) {
     info["opencl_devices"].push_back({{"index", d.index}, {"platform", d.platform}, {"name", d.name},
-                                              {"type", d.type}, {"version", d.version},
-                                              {"compute_units", d.compute_units}});
+                                      {"type", d.type}, {"version", d.version},
+                                      {"compute_units", d.compute_units}});
   }
-#endif
-#ifdef PAES_HAVE_CUDA
-  for (const auto& d : list_cuda_devices()) {
+  for (const GpuDevice& d : list_gpu_devices(EngineKind::cuda)) {
     info["cuda_devices"].push_back({{"index", d.index}, {"name", d.name},
-                                            {"compute_capability", std::to_string(d.compute_major) + "." + std::to_string(d.compute_minor)},
-                                            {"multiprocessors", d.multiprocessors}});
+                                    {"compute_capability", d.compute_capability},
+                                    {"multiprocessors", d.compute_units}});
   }
-#endif
   if (args.json) {
     std::cout << info.dump(2) << '\n';
     return 0;

@@ -1,6 +1,6 @@
 #include "cli/commands.hpp"
-#include "cipher/kdf.hpp"
 #include "paes/io.hpp"
+#include "paes/secret.hpp"
 #include "util/hex.hpp"
 
 namespace paes::cli {

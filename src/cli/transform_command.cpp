@@ -8,7 +8,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cipher/kdf.hpp"
 #include "cli/commands.hpp"
 #include "cli/key_source.hpp"
 #include "cli/progress.hpp"
@@ -90,7 +89,7 @@ CLI::Validator scrypt_cost_validator() {
         if (!CLI::detail::lexical_cast(text, value) || value < 10) return range;
         if (value > kMaxScryptLog2N) {
           return range + " (above " + std::to_string(kMaxScryptLog2N) + ", scrypt needs more than the " +
-                 std::to_string(kMaxScryptMemory >> 30) + " GiB of memory paes allows it, so no paes could "
+                 std::to_string(max_scrypt_memory() >> 30) + " GiB of memory paes allows it, so no paes could "
                  "decrypt the file)";
         }
         return {};
@@ -105,16 +104,6 @@ bool valid_format(std::string_view name) { return name == "paes" || name == "tin
 // Options that belong to the other kind of job are refused, not ignored.
 void refuse(const CLI::App& command, const char* option, const char* why) {
   if (command.count(option) != 0) throw usage_error(std::string(option) + " " + why);
-}
-
-struct JobDescription {
-  std::string mode;  // "sealed", "tink" or a raw mode's name
-  unsigned key_bits = 0;
-};
-
-ProgressMode progress_mode(const TransformArgs& args) {
-  if (args.no_progress) return ProgressMode::never;
-  return args.progress ? ProgressMode::always : ProgressMode::automatic;
 }
 
 }  // namespace
@@ -203,145 +192,203 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
   return cmd;
 }
 
-int run_transform(Direction direction, const TransformArgs& args, const CLI::App& command) {
-  const bool encrypt = direction == Direction::encrypt;
+namespace {
+
+// What the summaries name the job by.
+struct JobDescription {
+  std::string mode;  // "sealed", "tink" or a raw mode's name
+  unsigned key_bits = 0;
+};
+
+ProgressMode progress_mode(const TransformArgs& args) {
+  if (args.no_progress) return ProgressMode::never;
+  return args.progress ? ProgressMode::always : ProgressMode::automatic;
+}
+
+// Refuses what neither kind of job takes, before a key is read or a file opened.
+void check_transform_usage(const TransformArgs& args, EngineKind engine) {
   if (args.json && names_stdio(args.output)) {
     throw usage_error("--json prints on stdout, which carries the output: give -o FILE");
   }
-  TransformOptions options;
-  options.engine = *parse_engine(args.engine);
-  if (options.engine == EngineKind::mpi && (names_stdio(args.input) || names_stdio(args.output))) {
-    throw usage_error("stdin and stdout are refused under MPI: every rank opens the input and output "
-                      "files itself (give INPUT and -o OUTPUT)");
-  }
-  options.threads = args.threads;
-  options.device = args.device;
-  if (args.device && options.engine != EngineKind::opencl && options.engine != EngineKind::cuda &&
-      options.engine != EngineKind::automatic) {
+  if (names_stdio(args.input) || names_stdio(args.output)) check_streams(engine);
+  if (args.device && engine != EngineKind::opencl && engine != EngineKind::cuda &&
+      engine != EngineKind::automatic) {
     throw usage_error("--device picks a GPU: it goes with --engine opencl, cuda or auto");
   }
+}
+
+// The front doors' options from the command line, less the progress callback.
+TransformOptions transform_options(const TransformArgs& args, EngineKind engine) {
+  TransformOptions options;
+  options.engine = engine;
+  options.threads = args.threads;
+  options.device = args.device;
   options.chunk_len = args.chunk_len;
   options.force = args.force;
+  return options;
+}
 
-  std::optional<std::uint64_t> input_size;
-  if (!names_stdio(args.input)) {
-    input_size = InputFile(args.input).size();
+// The sealed format's spec, with its key or passphrase; refuses raw-mode options.
+SealedSpec sealed_spec(Direction direction, const TransformArgs& args, const CLI::App& command) {
+  const bool encrypt = direction == Direction::encrypt;
+  for (const char* option : {"--iv", "--no-pad", "--pbkdf2", "--iter", "--chunk-size", "--key-hex"}) {
+    refuse(command, option, "is for raw modes (--mode); the sealed format doesn't take it");
   }
-  Progress progress(input_size.value_or(0), progress_mode(args), encrypt ? "encrypting " : "decrypting ");
+  if (!encrypt && args.format == "paes") {
+    refuse(command, "--segment-size", "is read from the paes file's preamble: drop it");
+  }
+  SealedSpec spec;
+  spec.direction = direction;
+  spec.format = args.format == "tink" ? SealedFormat::tink : SealedFormat::paes;
+  spec.aad.assign(args.aad.begin(), args.aad.end());
+  spec.segment_len = static_cast<std::uint32_t>(std::min<std::uint64_t>(args.segment_len, UINT32_MAX));
+  spec.scrypt_log2_n = static_cast<std::uint8_t>(args.scrypt_log2_n);
+  if (!encrypt) {
+    refuse(command, "--key-bits", "is read from the sealed file (or the key's length): drop it");
+    refuse(command, "--scrypt-log-n", "is read from the sealed file's preamble: drop it");
+  }
+  if (args.keys.has_key()) {
+    refuse(command, "--key-bits", "sets a passphrase's key size; a key's size is its length");
+    refuse(command, "--scrypt-log-n", "sets a passphrase's scrypt cost; a key needs none");
+    spec.key = load_key(args.keys);
+    if (spec.key.size() != 16 && spec.key.size() != 32) {
+      throw Error("the sealed format takes a 16- or 32-byte key (AES-128 or AES-256), this key has " +
+                  std::to_string(spec.key.size()) + " bytes");
+    }
+  } else {
+    if (args.key_bits == 192) throw usage_error("the sealed format takes --key-bits 128 or 256");
+    spec.key_len = args.key_bits == 0 ? 32 : args.key_bits / 8;
+    spec.passphrase = load_passphrase(args.keys, encrypt, PassphraseFileRule::first_line);
+  }
+  return spec;
+}
+
+// A raw mode's spec without its key and IV; refuses sealed-format options and
+// notes a sequential direction given threads.
+CipherSpec raw_spec(Direction direction, const TransformArgs& args, const CLI::App& command, EngineKind engine) {
+  for (const char* option : {"--aad", "--segment-size", "--scrypt-log-n"}) {
+    refuse(command, option, "is for the sealed format; raw modes (--mode) don't take it");
+  }
+  if (command.count("--format") != 0) throw usage_error("--format is for the sealed format, not raw modes (--mode)");
+  CipherSpec spec;
+  spec.mode = *parse_mode(args.mode);
+  spec.direction = direction;
+  spec.padding = !args.no_pad;
+  if (engine == EngineKind::threads && args.threads > 1 && !is_parallel(spec.mode, direction)) {
+    std::cerr << "paes: note: " << mode_name(spec.mode)
+              << (direction == Direction::encrypt ? " encryption" : " decryption")
+              << " is sequential by nature; it runs on one cipher thread with reads and writes overlapped\n";
+  }
+  return spec;
+}
+
+// --pbkdf2 (openssl's Salted__ format): the passphrase and PBKDF2 parameters
+// that give the key and IV; refuses a key and an IV.
+Pbkdf2Key salted_key(Direction direction, const TransformArgs& args, const CLI::App& command) {
+  if (args.keys.has_key()) throw usage_error("--pbkdf2 derives the key from a passphrase: drop the key option");
+  refuse(command, "--iv", "is derived by --pbkdf2 from the passphrase: drop it");
+  // openssl's own rule for a passphrase file, or openssl and paes would
+  // derive different keys from the same file.
+  return {load_passphrase(args.keys, direction == Direction::encrypt, PassphraseFileRule::openssl),
+          args.iterations, (args.key_bits == 0 ? 256 : args.key_bits) / 8u};
+}
+
+// A raw mode's own key and IV, into `spec`; refuses the passphrase options.
+void add_raw_key(CipherSpec& spec, const TransformArgs& args, const CLI::App& command) {
+  if (!args.keys.has_key()) {
+    throw usage_error("a raw mode needs a key (--key-file, --key-env or --key-hex), or --pbkdf2 with a passphrase");
+  }
+  refuse(command, "--iter", "goes with --pbkdf2");
+  refuse(command, "--key-bits", "sets a passphrase's key size; a key's size is its length");
+  spec.iv = parse_iv(spec.mode, args.iv_hex);
+  spec.key = load_key(args.keys);
+}
+
+// Builds the spec the options describe and runs it through its front door.
+TransformReport run_job(Direction direction, const TransformArgs& args, const CLI::App& command,
+                        const TransformOptions& options, JobDescription& description) {
+  if (args.mode.empty()) {
+    const SealedSpec spec = sealed_spec(direction, args, command);
+    description.mode = spec.format == SealedFormat::tink ? "tink" : "sealed";
+    description.key_bits = static_cast<unsigned>((spec.passphrase.empty() ? spec.key.size() : spec.key_len) * 8);
+    return run_sealed(spec, args.input, args.output, options);
+  }
+  CipherSpec spec = raw_spec(direction, args, command, options.engine);
+  description.mode = std::string(mode_name(spec.mode));
+  if (args.pbkdf2) {
+    const Pbkdf2Key pbkdf2 = salted_key(direction, args, command);
+    description.key_bits = static_cast<unsigned>(pbkdf2.key_len * 8);
+    return transform_salted(spec, pbkdf2, args.input, args.output, options);
+  }
+  add_raw_key(spec, args, command);
+  description.key_bits = spec.key_bits();
+  return transform_file(spec, args.input, args.output, options);
+}
+
+double gbps(const TransformReport& report) {
+  return report.seconds > 0 ? static_cast<double>(report.bytes_in) / report.seconds / 1e9 : 0.0;
+}
+
+// -v: one line on stderr.
+void print_summary_line(Direction direction, const JobDescription& description, const TransformReport& report) {
+  char rate[64];
+  std::snprintf(rate, sizeof rate, "%.3f s (%.2f GB/s)", report.seconds, gbps(report));
+  std::cerr << "paes: " << (direction == Direction::encrypt ? "encrypted " : "decrypted ")
+            << format_size(report.bytes_in) << " -> " << format_size(report.bytes_out) << " in " << rate << ", "
+            << description.mode << " AES-" << description.key_bits << ", " << engine_name(report.engine)
+            << " engine, " << report.workers << (report.workers == 1 ? " worker\n" : " workers\n");
+}
+
+// --json: one object on stdout, with a list of ranks under MPI.
+void print_json_summary(Direction direction, const JobDescription& description, const TransformReport& report) {
+  nlohmann::json out = {
+      {"mode", description.mode},
+      {"key_bits", description.key_bits},
+      {"direction", direction_name(direction)},
+      {"engine", engine_name(report.engine)},
+      {"threads", report.workers},
+      {"parallel", report.parallel},
+      {"chunk_size", report.chunk_len},
+      {"bytes_in", report.bytes_in},
+      {"bytes_out", report.bytes_out},
+      {"seconds", report.seconds},
+      {"gbps", gbps(report)},
+  };
+  if (!report.ranks.empty()) {
+    out["ranks"] = nlohmann::json::array();
+    for (const auto& r : report.ranks) {
+      out["ranks"].push_back({{"compute_seconds", r.compute_seconds},
+                              {"io_seconds", r.io_seconds},
+                              {"bytes_in", r.bytes_in},
+                              {"threads", r.threads}});
+    }
+  }
+  std::cout << out.dump() << '\n';
+}
+
+}  // namespace
+
+int run_transform(Direction direction, const TransformArgs& args, const CLI::App& command) {
+  const EngineKind engine = *parse_engine(args.engine);
+  check_transform_usage(args, engine);
+  TransformOptions options = transform_options(args, engine);
+  std::optional<std::uint64_t> input_size;
+  if (!names_stdio(args.input)) input_size = InputFile(args.input).size();
+  Progress progress(input_size.value_or(0), progress_mode(args),
+                    direction == Direction::encrypt ? "encrypting " : "decrypting ");
   options.progress = [&progress](std::uint64_t bytes) { progress.advance(bytes); };
 
   JobDescription description;
   TransformReport report;
   try {
-    if (args.mode.empty()) {
-      for (const char* option : {"--iv", "--no-pad", "--pbkdf2", "--iter", "--chunk-size", "--key-hex"}) {
-        refuse(command, option, "is for raw modes (--mode); the sealed format doesn't take it");
-      }
-      if (!encrypt && args.format == "paes") {
-        refuse(command, "--segment-size", "is read from the paes file's preamble: drop it");
-      }
-      SealedSpec spec;
-      spec.direction = direction;
-      spec.format = args.format == "tink" ? SealedFormat::tink : SealedFormat::paes;
-      spec.aad.assign(args.aad.begin(), args.aad.end());
-      spec.segment_len = static_cast<std::uint32_t>(std::min<std::uint64_t>(args.segment_len, UINT32_MAX));
-      spec.scrypt_log2_n = static_cast<std::uint8_t>(args.scrypt_log2_n);
-      if (!encrypt) {
-        refuse(command, "--key-bits", "is read from the sealed file (or the key's length): drop it");
-        refuse(command, "--scrypt-log-n", "is read from the sealed file's preamble: drop it");
-      }
-      if (args.keys.has_key()) {
-        refuse(command, "--key-bits", "sets a passphrase's key size; a key's size is its length");
-        refuse(command, "--scrypt-log-n", "sets a passphrase's scrypt cost; a key needs none");
-        spec.key = load_key(args.keys);
-        if (spec.key.size() != 16 && spec.key.size() != 32) {
-          throw Error("the sealed format takes a 16- or 32-byte key (AES-128 or AES-256), this key has " +
-                      std::to_string(spec.key.size()) + " bytes");
-        }
-      } else {
-        if (args.key_bits == 192) throw usage_error("the sealed format takes --key-bits 128 or 256");
-        spec.key_len = args.key_bits == 0 ? 32 : args.key_bits / 8;
-        spec.passphrase = load_passphrase(args.keys, encrypt, PassphraseFileRule::first_line);
-      }
-      description.mode = spec.format == SealedFormat::tink ? "tink" : "sealed";
-      report = run_sealed(spec, args.input, args.output, options);
-      description.key_bits = static_cast<unsigned>((spec.passphrase.empty() ? spec.key.size() : spec.key_len) * 8);
-    } else {
-      for (const char* option : {"--aad", "--segment-size", "--scrypt-log-n"}) {
-        refuse(command, option, "is for the sealed format; raw modes (--mode) don't take it");
-      }
-      if (command.count("--format") != 0) throw usage_error("--format is for the sealed format, not raw modes (--mode)");
-      CipherSpec spec;
-      spec.mode = *parse_mode(args.mode);
-      spec.direction = direction;
-      spec.padding = !args.no_pad;
-      description.mode = std::string(mode_name(spec.mode));
-      if (options.engine == EngineKind::threads && args.threads > 1 && !is_parallel(spec.mode, direction)) {
-        std::cerr << "paes: note: " << mode_name(spec.mode) << (encrypt ? " encryption" : " decryption")
-                  << " is sequential by nature; it runs on one cipher thread with reads and writes overlapped\n";
-      }
-      if (args.pbkdf2) {
-        if (args.keys.has_key()) throw usage_error("--pbkdf2 derives the key from a passphrase: drop the key option");
-        refuse(command, "--iv", "is derived by --pbkdf2 from the passphrase: drop it");
-        // openssl's own rule for a passphrase file, or openssl and paes
-        // would derive different keys from the same file.
-        Pbkdf2Key pbkdf2{load_passphrase(args.keys, encrypt, PassphraseFileRule::openssl), args.iterations,
-                         (args.key_bits == 0 ? 256 : args.key_bits) / 8u};
-        description.key_bits = static_cast<unsigned>(pbkdf2.key_len * 8);
-        report = transform_salted(spec, pbkdf2, args.input, args.output, options);
-      } else {
-        if (!args.keys.has_key()) {
-          throw usage_error("a raw mode needs a key (--key-file, --key-env or --key-hex), or --pbkdf2 with a passphrase");
-        }
-        refuse(command, "--iter", "goes with --pbkdf2");
-        refuse(command, "--key-bits", "sets a passphrase's key size; a key's size is its length");
-        spec.iv = parse_iv(spec.mode, args.iv_hex);
-        spec.key = load_key(args.keys);
-        description.key_bits = spec.key_bits();
-        report = transform_file(spec, args.input, args.output, options);
-      }
-    }
+    report = run_job(direction, args, command, options, description);
   } catch (...) {
     progress.finish();
     throw;
   }
   progress.finish();
-
-  const double gbps = report.seconds > 0 ? static_cast<double>(report.bytes_in) / report.seconds / 1e9 : 0.0;
-  if (args.verbose) {
-    char rate[64];
-    std::snprintf(rate, sizeof rate, "%.3f s (%.2f GB/s)", report.seconds, gbps);
-    std::cerr << "paes: " << (encrypt ? "encrypted " : "decrypted ") << format_size(report.bytes_in) << " -> "
-              << format_size(report.bytes_out) << " in " << rate << ", " << description.mode << " AES-"
-              << description.key_bits << ", " << engine_name(report.engine) << " engine, " << report.workers
-              << (report.workers == 1 ? " worker\n" : " workers\n");
-  }
-  if (args.json) {
-    const nlohmann::json summary = {
-        {"mode", description.mode},
-        {"key_bits", description.key_bits},
-        {"direction", direction_name(direction)},
-        {"engine", engine_name(report.engine)},
-        {"threads", report.workers},
-        {"parallel", report.parallel},
-        {"chunk_size", report.chunk_len},
-        {"bytes_in", report.bytes_in},
-        {"bytes_out", report.bytes_out},
-        {"seconds", report.seconds},
-        {"gbps", gbps},
-    };
-    nlohmann::json out = summary;
-    if (!report.ranks.empty()) {
-      out["ranks"] = nlohmann::json::array();
-      for (const auto& r : report.ranks) {
-        out["ranks"].push_back({{"compute_seconds", r.compute_seconds},
-                                {"io_seconds", r.io_seconds},
-                                {"bytes_in", r.bytes_in},
-                                {"threads", r.threads}});
-      }
-    }
-    std::cout << out.dump() << '\n';
-  }
+  if (args.verbose) print_summary_line(direction, description, report);
+  if (args.json) print_json_summary(direction, description, report);
   return 0;
 }
 

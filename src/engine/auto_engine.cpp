@@ -4,12 +4,6 @@
 
 #include "gpu/gpu_modes.hpp"
 #include "paes/error.hpp"
-#ifdef PAES_HAVE_OPENCL
-#include "engine/opencl_engine.hpp"
-#endif
-#ifdef PAES_HAVE_CUDA
-#include "engine/cuda_engine.hpp"
-#endif
 
 namespace paes {
 namespace {
@@ -19,20 +13,12 @@ bool gpu_worthy(const Job& job, std::uint64_t input_len) {
   return spec && input_len >= kAutoGpuMinBytes && gpu::runs_on_gpu(*spec);
 }
 
-bool has_cuda_device() {
-#ifdef PAES_HAVE_CUDA
-  return !list_cuda_devices().empty();
-#else
-  return false;
-#endif
-}
+bool has_cuda_device() { return !list_gpu_devices(EngineKind::cuda).empty(); }
 
 bool has_opencl_gpu() {
-#ifdef PAES_HAVE_OPENCL
-  for (const auto& device : list_opencl_devices()) {
+  for (const GpuDevice& device : list_gpu_devices(EngineKind::opencl)) {
     if (device.type == "gpu") return true;
   }
-#endif
   return false;
 }
 

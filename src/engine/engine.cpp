@@ -1,3 +1,7 @@
+// The engines this build has, in one table (kEngines): every engine name,
+// make_engine, the stream rule, and the GPU device lists and backends the
+// public API offers come from here, the one file that asks which engines
+// were built (PAES_HAVE_*).
 #include <sched.h>
 #include <unistd.h>
 
@@ -6,6 +10,7 @@
 
 #include "engine/auto_engine.hpp"
 #include "engine/engines.hpp"
+#include "gpu/gpu_modes.hpp"
 #include "paes/error.hpp"
 #ifdef PAES_HAVE_MPI
 #include "engine/mpi_engine.hpp"
@@ -37,8 +42,8 @@ std::unique_ptr<Engine> gpu_engine(EngineKind kind, unsigned cpu_threads,
 #endif
 
 // The opencl or cuda engine; with `start`, its device is started (and
-// self-tested) now rather than at its first job. (The parameters go unused in
-// a build without either.)
+// self-tested) now rather than at its first job.
+// (The parameters go unused in a build with neither.)
 std::unique_ptr<Engine> gpu_engine(EngineKind kind, [[maybe_unused]] unsigned cpu_threads,
                                    [[maybe_unused]] std::optional<unsigned> device, [[maybe_unused]] bool start) {
   if (kind == EngineKind::opencl) {
@@ -55,18 +60,52 @@ std::unique_ptr<Engine> gpu_engine(EngineKind kind, [[maybe_unused]] unsigned cp
 #endif
 }
 
+#if defined(PAES_HAVE_OPENCL) || defined(PAES_HAVE_CUDA)
+// A backend class behind the GpuBackend interface; Options is its options
+// struct (device_index, batch_bytes, profile).
+template <class Backend, class Options>
+class DirectGpuBackend final : public GpuBackend {
+ public:
+  explicit DirectGpuBackend(const Options& options) : backend_(options) {}
+  std::size_t transform(const CipherSpec& spec, std::uint8_t* out, const std::uint8_t* in,
+                        std::size_t len) override {
+    return backend_.transform(spec, out, in, len);
+  }
+  double kernel_seconds() const override { return backend_.stats().kernel_seconds; }
+  void reset_stats() override { backend_.reset_stats(); }
+
+ private:
+  Backend backend_;
+};
+
+template <class Backend, class Options>
+std::unique_ptr<GpuBackend> open_direct(std::optional<unsigned> device, std::size_t batch_bytes) {
+  Options options;
+  options.device_index = device;
+  options.batch_bytes = batch_bytes;
+  options.profile = true;
+  return std::make_unique<DirectGpuBackend<Backend, Options>>(options);
+}
+#endif
+
 unsigned cpu_threads_for(unsigned threads) { return threads == 0 ? online_cpus() : threads; }
 
-// The engines, one row each: its kind, its name on the command line, and how
-// to make it (null where this build lacks it). Names, parsing, the list that
-// `paes info` prints and make_engine all come from this table.
+// The engines, one row each: its kind, its name on the command line, how to
+// make it (null where this build lacks it), and why it refuses streams (empty
+// where it runs them). Names, parsing, the list that `paes info` prints,
+// make_engine and the stream rule all come from this table.
 using EngineFactory = std::unique_ptr<Engine> (*)(unsigned threads, std::optional<unsigned> device);
 
 struct EngineRow {
   EngineKind kind;
   std::string_view name;
   EngineFactory make;
+  std::string_view refuses_streams = {};
 };
+
+constexpr std::string_view kMpiRefusesStreams =
+    "stdin and stdout are refused under MPI: every rank opens the input and output files itself "
+    "(give INPUT and -o OUTPUT)";
 
 constexpr EngineRow kEngines[] = {
     {EngineKind::serial, "serial", [](unsigned, std::optional<unsigned>) -> std::unique_ptr<Engine> {
@@ -81,9 +120,9 @@ constexpr EngineRow kEngines[] = {
 #ifdef PAES_HAVE_MPI
     {EngineKind::mpi, "mpi", [](unsigned threads, std::optional<unsigned>) -> std::unique_ptr<Engine> {
        return std::make_unique<MpiEngine>(threads);
-     }},
+     }, kMpiRefusesStreams},
 #else
-    {EngineKind::mpi, "mpi", nullptr},
+    {EngineKind::mpi, "mpi", nullptr, kMpiRefusesStreams},
 #endif
     {EngineKind::opencl, "opencl",
 #ifdef PAES_HAVE_OPENCL
@@ -132,6 +171,46 @@ std::string_view compiled_engines() {
     return list;
   }();
   return names;
+}
+
+void check_streams(EngineKind kind) {
+  const std::string_view why = row_of(kind).refuses_streams;
+  if (!why.empty()) throw usage_error(std::string(why));
+}
+
+std::vector<GpuDevice> list_gpu_devices([[maybe_unused]] EngineKind kind) {
+  std::vector<GpuDevice> devices;
+#ifdef PAES_HAVE_OPENCL
+  if (kind == EngineKind::opencl) {
+    for (const OpenClDeviceInfo& d : list_opencl_devices()) {
+      devices.push_back({.index = d.index, .name = d.name, .type = d.type, .platform = d.platform,
+                         .version = d.version, .compute_capability = {}, .compute_units = d.compute_units});
+    }
+  }
+#endif
+#ifdef PAES_HAVE_CUDA
+  if (kind == EngineKind::cuda) {
+    for (const CudaDeviceInfo& d : list_cuda_devices()) {
+      devices.push_back({.index = d.index, .name = d.name, .type = "gpu", .platform = {}, .version = {},
+                         .compute_capability = std::to_string(d.compute_major) + "." + std::to_string(d.compute_minor),
+                         .compute_units = d.multiprocessors});
+    }
+  }
+#endif
+  return devices;
+}
+
+bool runs_on_gpu(const CipherSpec& spec) { return gpu::runs_on_gpu(spec); }
+
+std::unique_ptr<GpuBackend> open_gpu_backend(EngineKind kind, [[maybe_unused]] std::optional<unsigned> device,
+                                             [[maybe_unused]] std::size_t batch_bytes) {
+#ifdef PAES_HAVE_OPENCL
+  if (kind == EngineKind::opencl) return open_direct<OpenClEngine, OpenClOptions>(device, batch_bytes);
+#endif
+#ifdef PAES_HAVE_CUDA
+  if (kind == EngineKind::cuda) return open_direct<CudaEngine, CudaOptions>(device, batch_bytes);
+#endif
+  throw usage_error("this paes has no GPU backend for the " + std::string(engine_name(kind)) + " engine");
 }
 
 unsigned online_cpus() {

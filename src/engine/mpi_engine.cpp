@@ -426,8 +426,8 @@ std::uint64_t MpiEngine::run(const Job& job, Source& in, Sink& out) {
 }
 
 std::uint64_t MpiEngine::run_stream(const Job&, StreamReader&, StreamWriter&) {
-  throw usage_error("stdin and stdout are refused under MPI: every rank opens the input and output "
-                    "files itself (give INPUT and -o OUTPUT)");
+  check_streams(kind());  // throws: the rule is the engine table's (engine.cpp)
+  throw Error("internal: the mpi engine was given a stream");
 }
 
 }  // namespace paes
