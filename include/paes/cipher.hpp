@@ -1,4 +1,6 @@
-// The AES work on one chunk, on OpenSSL's EVP: one ChunkCipher per thread.
+// The AES work on one chunk of a raw mode, exactly as openssl enc does it: one
+// ChunkCipher per thread. The AES itself comes from the CPU cipher backend paes
+// chooses for the spec (OpenSSL's EVP, the one backend today).
 #pragma once
 
 #include <cstddef>
@@ -11,7 +13,7 @@ namespace paes {
 
 class ChunkCipher {
  public:
-  // Expands the key once; throws Error if OpenSSL can't set up the cipher.
+  // Expands the key once; throws Error if the backend can't set up the cipher.
   explicit ChunkCipher(const CipherSpec& spec);
   ~ChunkCipher();
   ChunkCipher(const ChunkCipher&) = delete;
@@ -29,8 +31,8 @@ class ChunkCipher {
   std::size_t update(std::uint8_t* out, const std::uint8_t* in, std::size_t in_len,
                      bool final_piece);
 
-  // Which implementation ran, for tests and `paes info` (e.g. "openssl-evp",
-  // "ecb-keystream" for the CFB128 decryption fast path).
+  // Which implementation runs, for tests and diagnostics (e.g. "openssl-evp",
+  // "openssl-ecb-keystream" for OpenSSL's CFB128 decryption fast path).
   const char* implementation() const;
 
  private:

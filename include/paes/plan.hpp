@@ -20,6 +20,8 @@
 
 namespace paes {
 
+class CipherBackend;  // internal: the CPU AES library a plan's workers use
+
 class ChunkPlan final : public Job {
  public:
   // Default chunk size of the modes that run at full AES speed (about 4 GB/s a
@@ -36,7 +38,8 @@ class ChunkPlan final : public Job {
   // of a second of work, still spreads over every thread.
   static std::uint64_t default_chunk_len(Mode mode);
 
-  // `spec` must outlive the plan (workers use its key). Throws a usage Error
+  // `spec` must outlive the plan (workers use its key). The plan chooses its
+  // cipher backend here, once; every worker uses it. Throws a usage Error
   // when chunk_len is below 16 or above kMaxChunkLen (kAutoChunkLen aside).
   // chunk_len is rounded down to a whole number of blocks.
   ChunkPlan(const CipherSpec& spec, std::uint64_t chunk_len);
@@ -73,6 +76,7 @@ class ChunkPlan final : public Job {
 
  private:
   const CipherSpec& spec_;
+  const CipherBackend& backend_;
   std::uint64_t chunk_len_;
   std::uint64_t piece_len_;
   std::size_t lookback_len_;

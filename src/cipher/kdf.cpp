@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "cipher/evp.hpp"
+#include "cipher/openssl/evp.hpp"
 #include "paes/error.hpp"
 
 namespace paes {

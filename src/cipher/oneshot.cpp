@@ -1,6 +1,6 @@
 #include "cipher/oneshot.hpp"
 
-#include "cipher/evp.hpp"
+#include "cipher/openssl/evp.hpp"
 #include "paes/error.hpp"
 
 namespace paes {

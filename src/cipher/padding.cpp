@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "cipher/backend.hpp"
 #include "paes/error.hpp"
 
 namespace paes {
@@ -22,6 +23,28 @@ std::size_t pkcs7_pad_len(const std::uint8_t* last_block) {
   }
   if (!valid) throw Error("bad decrypt: wrong key or corrupted data");
   return pad;
+}
+
+std::size_t padded_update(RawCipher& cipher, Mode mode, Direction direction, bool padded,
+                          std::uint8_t* out, const std::uint8_t* in, std::size_t len,
+                          bool final_piece) {
+  if (!padded || !final_piece) {
+    if (mode_is_padded(mode) && len % kBlockLen != 0) {
+      throw Error("internal: a padded mode got a piece that is not whole blocks");
+    }
+    cipher.update(out, in, len);
+    return len;
+  }
+  if (direction == Direction::encrypt) {
+    const std::size_t whole = len / kBlockLen * kBlockLen;
+    const Block last = pkcs7_final_block(in + whole, len - whole);
+    cipher.update(out, in, whole);
+    cipher.update(out + whole, last.data(), kBlockLen);
+    return whole + kBlockLen;
+  }
+  // Plans reject padded ciphertext that is empty or not whole blocks.
+  cipher.update(out, in, len);
+  return len - pkcs7_pad_len(out + len - kBlockLen);
 }
 
 }  // namespace paes

@@ -8,6 +8,8 @@
 
 namespace paes {
 
+class RawCipher;
+
 // The final block of a padded message: the last tail_len (< 16) bytes of
 // plaintext followed by 16 - tail_len bytes of value 16 - tail_len.
 Block pkcs7_final_block(const std::uint8_t* tail, std::size_t tail_len);
@@ -16,5 +18,15 @@ Block pkcs7_final_block(const std::uint8_t* tail, std::size_t tail_len);
 // 1 to 16. Throws Error "bad decrypt: wrong key or corrupted data" when the
 // bytes aren't valid padding.
 std::size_t pkcs7_pad_len(const std::uint8_t* last_block);
+
+// The next piece of a chunk through a backend's `cipher`, as openssl enc does
+// it: `out` may equal `in`; every piece but the final one of a padded (ECB,
+// CBC) job must be whole blocks. On the final piece of a padded job (`padded`:
+// CipherSpec::padded()), encryption appends the PKCS#7 block (`out` holds
+// len + 16 bytes) and decryption checks and strips it. Returns the bytes
+// written. Throws Error on bad padding.
+std::size_t padded_update(RawCipher& cipher, Mode mode, Direction direction, bool padded,
+                          std::uint8_t* out, const std::uint8_t* in, std::size_t len,
+                          bool final_piece);
 
 }  // namespace paes

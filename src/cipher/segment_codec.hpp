@@ -1,24 +1,28 @@
 // One segment of Tink's AES-GCM-HKDF streaming AEAD: AES-GCM under the derived
 // segment key, nonce = prefix(7) || uint32_be(index) || last(1), no GCM AAD,
-// 16-byte tag after the ciphertext. One SegmentCodec per thread.
+// 16-byte tag after the ciphertext. One SegmentCodec per thread; the AES-GCM
+// is a cipher backend's (cipher/backend.hpp).
 #pragma once
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
-#include "cipher/evp.hpp"
+#include "cipher/backend.hpp"
 
 namespace paes {
 
-inline constexpr std::size_t kTagLen = 16;
 inline constexpr std::size_t kNoncePrefixLen = 7;
 using NoncePrefix = std::array<std::uint8_t, kNoncePrefixLen>;
 
 class SegmentCodec {
  public:
-  // segment_key is 16 or 32 bytes (AES-128-GCM or AES-256-GCM).
+  // segment_key is 16 or 32 bytes (AES-128-GCM or AES-256-GCM). The first
+  // form uses the backend choose_segment_backend() gives.
   SegmentCodec(const SecretBytes& segment_key, const NoncePrefix& prefix, Direction direction);
+  SegmentCodec(const CipherBackend& backend, const SecretBytes& segment_key,
+               const NoncePrefix& prefix, Direction direction);
 
   // Encrypts `len` bytes into `out` (len + 16 bytes, may be `in`); returns len + 16.
   std::size_t seal(std::uint32_t index, bool last, std::uint8_t* out, const std::uint8_t* in,
@@ -30,10 +34,9 @@ class SegmentCodec {
                    std::size_t len);
 
  private:
-  void start(std::uint32_t index, bool last);
+  GcmNonce nonce(std::uint32_t index, bool last) const;
   NoncePrefix prefix_;
-  EvpCipherPtr cipher_;
-  EvpCtxPtr ctx_;
+  std::unique_ptr<SegmentAead> aead_;
 };
 
 }  // namespace paes

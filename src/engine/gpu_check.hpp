@@ -4,7 +4,8 @@
 // wrongly (a faulty card, a kernel the driver miscompiled, a bad build of
 // ours) would write wrong ciphertext or plaintext with exit status 0, and
 // nothing downstream would notice until the data was needed. Both checks
-// compare with OpenSSL on the CPU, never with a second AES of our own:
+// compare with a well-kept library on the CPU, never with a second AES of our
+// own:
 //
 // - At start, run_self_test() puts known answers (SP 800-38A, every key size,
 //   every kernel: ECB both ways, CTR, CBC and CFB128 decryption) through the
@@ -16,17 +17,20 @@
 //   megabytes: the cost is nil next to the transfers.
 //
 // Both throw Error on a mismatch, so no output of a run that failed a check
-// is ever committed.
+// is ever committed. The CPU side is the cipher backend a CPU job would use
+// (cipher/backend.hpp: OpenSSL's EVP today); the self-test's answers are
+// NIST's.
 #pragma once
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <random>
 #include <string>
 
-#include "cipher/evp.hpp"
+#include "cipher/backend.hpp"
 #include "paes/error.hpp"
 #include "paes/mode.hpp"
 
@@ -50,7 +54,7 @@ using DeviceTransform =
 // other errors of the transform pass through.
 void run_self_test(const DeviceTransform& transform, const std::string& device);
 
-// The blocks of one batch that BatchCheck recomputes, with what OpenSSL needs
+// The blocks of one batch that BatchCheck recomputes, with what the CPU needs
 // for them: taken while the batch's input is staged, compared once its output
 // is back.
 struct BatchSample {
@@ -80,7 +84,7 @@ class BatchCheck {
   BatchSample sample(const std::uint8_t* staged, std::size_t n, std::uint64_t first_block,
                      const Block& before);
 
-  // Recomputes the sampled blocks with OpenSSL and compares them with the
+  // Recomputes the sampled blocks on the CPU and compares them with the
   // device's output for the batch, `out` (its first byte the batch's first).
   // Throws WrongGpuOutput naming the device and the block on a mismatch.
   void verify(const BatchSample& sample, const std::uint8_t* out);
@@ -90,8 +94,7 @@ class BatchCheck {
   Mode mode_ = Mode::ctr;
   Direction direction_ = Direction::encrypt;
   Block counter0_{};
-  EvpCipherPtr cipher_;
-  EvpCtxPtr ctx_;
+  std::unique_ptr<RawCipher> cpu_;
   std::minstd_rand random_;
 };
 

@@ -29,8 +29,9 @@ std::uint32_t load_be32(const std::uint8_t* p) {
 
 class SegmentWorker final : public ChunkWorker {
  public:
-  SegmentWorker(Direction direction, const SecretBytes& key, const NoncePrefix& prefix)
-      : direction_(direction), codec_(key, prefix, direction) {}
+  SegmentWorker(const CipherBackend& backend, Direction direction, const SecretBytes& key,
+                const NoncePrefix& prefix)
+      : direction_(direction), codec_(backend, key, prefix, direction) {}
 
   std::size_t transform(const Chunk& c, std::uint8_t* out, const std::uint8_t* in) override {
     check_segment_index(c.index);
@@ -159,7 +160,8 @@ SegmentJob::SegmentJob(Direction direction, std::size_t key_len, std::uint32_t s
       first_plain_len_(segment_len - StreamHeader::length(key_len) - kTagLen),
       plain_len_(segment_len - kTagLen),
       segment_key_(segment_key),
-      prefix_(prefix) {
+      prefix_(prefix),
+      backend_(choose_segment_backend()) {
   check_sealed_params(key_len, segment_len);
 }
 
@@ -206,7 +208,7 @@ std::uint64_t SegmentJob::chunk_count(std::uint64_t input_len) const {
 }
 
 std::unique_ptr<ChunkWorker> SegmentJob::make_worker() const {
-  return std::make_unique<SegmentWorker>(direction_, segment_key_, prefix_);
+  return std::make_unique<SegmentWorker>(backend_, direction_, segment_key_, prefix_);
 }
 
 SecretBytes SegmentJob::ticket() const {

@@ -75,7 +75,8 @@ struct StreamHeader {
 // The segments of a sealed body as a Job: sealing takes plaintext segments
 // (segment 0 shorter by the header) to ciphertext segments; opening the
 // reverse. Offsets are relative to the body's first segment (just after the
-// header) on the ciphertext side. Each worker has its own SegmentCodec.
+// header) on the ciphertext side. The job chooses its cipher backend when it
+// is made; each worker has its own SegmentCodec of that backend.
 class SegmentJob final : public Job {
  public:
   SegmentJob(Direction direction, std::size_t key_len, std::uint32_t segment_len,
@@ -106,6 +107,7 @@ class SegmentJob final : public Job {
   std::uint64_t plain_len_;        // segment_len - tag
   const SecretBytes& segment_key_;
   NoncePrefix prefix_;
+  const CipherBackend& backend_;
 };
 
 }  // namespace paes

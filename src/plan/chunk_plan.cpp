@@ -2,20 +2,22 @@
 #include <cstring>
 #include <string>
 
+#include "cipher/backend.hpp"
+#include "cipher/padding.hpp"
 #include "job/ticket.hpp"
-#include "paes/cipher.hpp"
 #include "paes/error.hpp"
 #include "paes/plan.hpp"
 
 namespace paes {
 namespace {
 
-// Runs the plan's chunks through one ChunkCipher. For a sequential plan the
-// chunks are pieces of one cipher stream and arrive in order on this worker,
-// so the context is started once, at the first piece.
+// Runs the plan's chunks through one RawCipher of the plan's backend. For a
+// sequential plan the chunks are pieces of one cipher stream and arrive in
+// order on this worker, so the cipher is started once, at the first piece.
 class RawWorker final : public ChunkWorker {
  public:
-  explicit RawWorker(const ChunkPlan& plan, const CipherSpec& spec) : plan_(plan), cipher_(spec) {}
+  RawWorker(const ChunkPlan& plan, const CipherBackend& backend)
+      : plan_(plan), spec_(plan.spec()), cipher_(backend.make_raw(spec_)) {}
 
   std::size_t transform(const Chunk& chunk, std::uint8_t* out, const std::uint8_t* in) override {
     if (plan_.parallel() || chunk.index == 0) {
@@ -23,14 +25,16 @@ class RawWorker final : public ChunkWorker {
       // before the start of its buffer would be undefined behaviour.
       const bool has_preceding = plan_.lookback_len() != 0 && chunk.in_offset != 0;
       const std::uint8_t* preceding = has_preceding ? in - plan_.lookback_len() : nullptr;
-      cipher_.begin(plan_.start_state(chunk, preceding));
+      cipher_->begin(plan_.start_state(chunk, preceding));
     }
-    return cipher_.update(out, in, static_cast<std::size_t>(chunk.in_len), chunk.last);
+    return padded_update(*cipher_, spec_.mode, spec_.direction, spec_.padded(), out, in,
+                         static_cast<std::size_t>(chunk.in_len), chunk.last);
   }
 
  private:
   const ChunkPlan& plan_;
-  ChunkCipher cipher_;
+  const CipherSpec& spec_;
+  std::unique_ptr<RawCipher> cipher_;
 };
 
 }  // namespace
@@ -75,6 +79,7 @@ std::uint64_t ChunkPlan::default_chunk_len(Mode mode) {
 
 ChunkPlan::ChunkPlan(const CipherSpec& spec, std::uint64_t chunk_len)
     : spec_(spec),
+      backend_(choose_raw_backend(spec.mode, spec.direction)),
       chunk_len_(chunk_len == kAutoChunkLen ? default_chunk_len(spec.mode)
                                             : chunk_len / kBlockLen * kBlockLen),
       lookback_len_(0),
@@ -137,7 +142,7 @@ Block ChunkPlan::start_state(const Chunk& c, const std::uint8_t* preceding) cons
 }
 
 std::unique_ptr<ChunkWorker> ChunkPlan::make_worker() const {
-  return std::make_unique<RawWorker>(*this, spec_);
+  return std::make_unique<RawWorker>(*this, backend_);
 }
 
 SecretBytes ChunkPlan::ticket() const {

@@ -1,4 +1,4 @@
-#include "cipher/evp.hpp"
+#include "cipher/openssl/evp.hpp"
 
 #include <openssl/err.h>
 

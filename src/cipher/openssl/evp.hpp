@@ -1,4 +1,6 @@
-// Small owning wrappers over OpenSSL EVP objects, shared by the cipher layer.
+// Small owning wrappers over OpenSSL EVP objects: the OpenSSL backend's, also
+// used by the KDFs (kdf.cpp) and the oracle (oneshot.cpp), which are OpenSSL's
+// whatever backend runs the AES.
 #pragma once
 
 #include <openssl/evp.h>

@@ -1,0 +1,181 @@
+// The cipher-backend seam (src/cipher/backend.hpp): every backend in the
+// dispatch table gives OpenSSL's one-shot bytes, and jobs run the backend the
+// table chooses (BoringSSL's "which implementation ran" test: each backend
+// counts the objects it makes, so a worker that bypassed the choice, or a
+// choice that went to the wrong row, shows in the counts).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "cipher/backend.hpp"
+#include "cipher/oneshot.hpp"
+#include "cipher/padding.hpp"
+#include "cipher/segment_codec.hpp"
+#include "format/sealed_format.hpp"
+#include "paes/engine.hpp"
+#include "paes/io.hpp"
+#include "paes/plan.hpp"
+#include "paes/transform.hpp"
+#include "test_support.hpp"
+
+namespace paes {
+namespace {
+
+std::vector<std::uint64_t> objects_made() {
+  std::vector<std::uint64_t> made;
+  for (const CipherBackend* backend : cipher_backends()) made.push_back(backend->objects_made());
+  return made;
+}
+
+// Asserts that since `before` only `chosen` made objects, and at least one.
+void expect_only(const CipherBackend& chosen, const std::vector<std::uint64_t>& before,
+                 const std::string& what) {
+  const auto after = objects_made();
+  for (std::size_t i = 0; i < after.size(); ++i) {
+    const CipherBackend* backend = cipher_backends()[i];
+    if (backend == &chosen) {
+      EXPECT_GT(after[i], before[i]) << what << ": the chosen backend " << backend->name() << " did not run";
+    } else {
+      EXPECT_EQ(after[i], before[i]) << what << ": backend " << backend->name() << " ran, not the chosen "
+                                     << chosen.name();
+    }
+  }
+}
+
+SecretBytes key_of(std::size_t len, std::uint32_t seed) {
+  const auto bytes = test::random_bytes(len, seed);
+  return SecretBytes(bytes.data(), bytes.size());
+}
+
+TEST(CipherBackends, OpenSslIsInTheTableAndRunsEverything) {
+  const auto backends = cipher_backends();
+  ASSERT_FALSE(backends.empty());
+  const auto openssl = std::find_if(backends.begin(), backends.end(),
+                                    [](const CipherBackend* b) { return b->name() == "openssl"; });
+  ASSERT_NE(openssl, backends.end());
+  EXPECT_TRUE((*openssl)->available());
+  for (Mode mode : kAllModes) {
+    for (Direction direction : {Direction::encrypt, Direction::decrypt}) {
+      EXPECT_TRUE((*openssl)->runs(mode, direction));
+      EXPECT_NO_THROW(choose_raw_backend(mode, direction));
+    }
+  }
+  EXPECT_NO_THROW(choose_segment_backend());
+}
+
+// Each available backend, each mode it runs, each key size and direction: a
+// message in two chunks (the second started from the state a plan gives it
+// where the direction is parallel) must be OpenSSL's one-shot bytes.
+TEST(CipherBackends, EveryBackendMatchesOpensslInEveryModeItRuns) {
+  for (const CipherBackend* backend : cipher_backends()) {
+    if (!backend->available()) continue;
+    for (Mode mode : kAllModes) {
+      for (Direction direction : {Direction::encrypt, Direction::decrypt}) {
+        if (!backend->runs(mode, direction)) continue;
+        for (unsigned key_bits : {128u, 192u, 256u}) {
+          const CipherSpec spec = test::make_spec(mode, direction, key_bits, 7, false);
+          const std::size_t len = mode_is_padded(mode) ? 100 * kBlockLen : 100 * kBlockLen + 9;
+          const auto input = test::random_bytes(len, key_bits);
+          const auto expected = openssl_oneshot(spec, input);
+          const std::string what = std::string(backend->name()) + " " + std::string(mode_name(mode)) + " " +
+                                   std::string(direction_name(direction)) + " " + std::to_string(key_bits);
+
+          auto cipher = backend->make_raw(spec);
+          std::vector<std::uint8_t> out(len);
+          const std::size_t split = 37 * kBlockLen;
+          cipher->begin(spec.iv);
+          cipher->update(out.data(), input.data(), split);
+          if (is_parallel(mode, direction)) {
+            // A fresh chunk: CTR's counter moves on; CBC and CFB decryption
+            // chain from the ciphertext block before it.
+            Block state{};
+            if (mode == Mode::ctr) {
+              state = add_to_counter(spec.iv, split / kBlockLen);
+            } else {
+              std::copy_n(input.begin() + static_cast<std::ptrdiff_t>(split - kBlockLen), kBlockLen, state.begin());
+            }
+            cipher->begin(state);
+          }
+          cipher->update(out.data() + split, input.data() + split, len - split);
+          EXPECT_EQ(out, expected) << what;
+        }
+      }
+    }
+  }
+}
+
+TEST(CipherBackends, EveryBackendSealsAsOpensslGcm) {
+  for (const CipherBackend* backend : cipher_backends()) {
+    if (!backend->available()) continue;
+    for (std::size_t key_len : {std::size_t{16}, std::size_t{32}}) {
+      const SecretBytes key = key_of(key_len, 11);
+      const auto plain = test::random_bytes(1000, 12);
+      std::vector<std::uint8_t> expected(plain.size() + kTagLen);
+      expected.resize(openssl_gcm_oneshot_into(key, Direction::encrypt, expected.data(), plain));
+
+      const GcmNonce zero{};  // openssl_gcm_oneshot_into's nonce
+      std::vector<std::uint8_t> sealed(plain.size() + kTagLen);
+      backend->make_segment(key, Direction::encrypt)->seal(zero, sealed.data(), plain.data(), plain.size());
+      EXPECT_EQ(sealed, expected) << backend->name() << " AES-" << key_len * 8 << "-GCM";
+
+      auto opener = backend->make_segment(key, Direction::decrypt);
+      std::vector<std::uint8_t> opened(plain.size());
+      ASSERT_TRUE(opener->open(zero, opened.data(), sealed.data(), sealed.size())) << backend->name();
+      EXPECT_EQ(opened, plain) << backend->name();
+      sealed.back() ^= 1;
+      EXPECT_FALSE(opener->open(zero, opened.data(), sealed.data(), sealed.size())) << backend->name();
+    }
+  }
+}
+
+// The raw modes through the front door and the threads engine: the workers
+// run the backend choose_raw_backend gives, and only that one.
+TEST(CipherBackends, RawJobsRunTheChosenBackend) {
+  for (Mode mode : kAllModes) {
+    for (Direction direction : {Direction::encrypt, Direction::decrypt}) {
+      const CipherSpec spec = test::make_spec(mode, direction, 256, 21, false);
+      const auto input = test::random_bytes(64 * 1024, 22);
+      const auto expected = openssl_oneshot(spec, input);
+      const CipherBackend& chosen = choose_raw_backend(mode, direction);
+      const auto before = objects_made();
+
+      TransformOptions options;
+      options.engine = EngineKind::threads;
+      options.threads = 3;
+      options.chunk_len = 4096;
+      std::vector<std::uint8_t> out(input.size() + kBlockLen);
+      out.resize(transform_memory(spec, out, input, options));
+      EXPECT_EQ(out, expected);
+      expect_only(chosen, before, std::string(mode_name(mode)) + " " + std::string(direction_name(direction)));
+    }
+  }
+}
+
+// The sealed body's segments: SegmentJob's workers run choose_segment_backend's.
+TEST(CipherBackends, SegmentJobsRunTheChosenBackend) {
+  const SecretBytes key = key_of(32, 31);
+  const NoncePrefix prefix{1, 2, 3, 4, 5, 6, 7};
+  const auto plain = test::random_bytes(10000, 32);
+  const CipherBackend& chosen = choose_segment_backend();
+  const auto before = objects_made();
+
+  SegmentJob sealing(Direction::encrypt, 32, 4096, key, prefix);
+  std::vector<std::uint8_t> body(output_capacity(sealing, plain.size()));
+  {
+    MemorySource source(plain);
+    MemorySink sink(body);
+    body.resize(make_engine(EngineKind::threads, 2)->run(sealing, source, sink));
+  }
+  expect_only(chosen, before, "sealing");
+
+  // Segment 0 by hand: the engine's bytes are AES-GCM under the Tink nonce.
+  SegmentCodec codec(key, prefix, Direction::decrypt);
+  const std::size_t first = 4096 - StreamHeader::length(32);
+  std::vector<std::uint8_t> segment0(first - kTagLen);
+  ASSERT_EQ(codec.open(0, false, segment0.data(), body.data(), first), first - kTagLen);
+  EXPECT_TRUE(std::equal(segment0.begin(), segment0.end(), plain.begin()));
+}
+
+}  // namespace
+}  // namespace paes
