@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
   const EndingSignals ending_signals;
 #ifdef PAES_HAVE_MPI
   // Under --engine mpi, rank 0 runs the command line and hands the job to the
-  // other ranks, which only serve (see engine/mpi_engine.cpp).
+  // other ranks, which only serve (see engine/mpi/mpi_engine.cpp).
   std::unique_ptr<paes::MpiSession> session;
   if (mpi_requested(argc, argv)) {
     session = std::make_unique<paes::MpiSession>(&argc, &argv);

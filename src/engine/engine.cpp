@@ -13,16 +13,16 @@
 #include "gpu/gpu_modes.hpp"
 #include "paes/error.hpp"
 #ifdef PAES_HAVE_MPI
-#include "engine/mpi_engine.hpp"
+#include "engine/mpi/mpi_engine.hpp"
 #endif
 #if defined(PAES_HAVE_OPENCL) || defined(PAES_HAVE_CUDA)
-#include "engine/gpu_engine.hpp"
+#include "engine/gpu/gpu_engine.hpp"
 #endif
 #ifdef PAES_HAVE_OPENCL
-#include "engine/opencl_engine.hpp"
+#include "engine/gpu/opencl_engine.hpp"
 #endif
 #ifdef PAES_HAVE_CUDA
-#include "engine/cuda_engine.hpp"
+#include "engine/gpu/cuda_engine.hpp"
 #endif
 
 namespace paes {

@@ -1,6 +1,6 @@
 // CUDA kernels of paes: the portable AES core (aes_core.h) run over device
 // buffers, one kernel per parallel direction, and the host functions that
-// launch them (declared for the engine in engine/cuda_engine.cpp).
+// launch them (declared for the engine in engine/gpu/cuda_engine.cpp).
 //
 // Every kernel has the arguments of its OpenCL twin in kernels.cl:
 //   in, out      the batch's input and output (distinct buffers: CBC and CFB

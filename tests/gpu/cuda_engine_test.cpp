@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "cipher/oneshot.hpp"
-#include "engine/cuda_engine.hpp"
+#include "engine/gpu/cuda_engine.hpp"
 #include "engine_batch_checks.hpp"
 #include "paes/error.hpp"
 #include "test_support.hpp"

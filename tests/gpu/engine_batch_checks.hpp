@@ -1,6 +1,6 @@
 // One test shared by the opencl and cuda engine suites (their engines have
 // the same API): every batch of a message many batches long has its output
-// checked on the CPU (engine/gpu_check.hpp), in every mode the device runs,
+// checked on the CPU (engine/gpu/gpu_check.hpp), in every mode the device runs,
 // and a right device passes every check, at every batch boundary.
 #pragma once
 

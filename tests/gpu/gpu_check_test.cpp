@@ -1,5 +1,5 @@
 // The checks the GPU engines run on their devices' output
-// (engine/gpu_check.hpp), without a device: the self-test against fake
+// (engine/gpu/gpu_check.hpp), without a device: the self-test against fake
 // devices that are right, or wrong in exactly one kernel, key size or byte;
 // the per-batch check against OpenSSL's output split into batches as an
 // engine splits it, intact and with blocks corrupted. That the engines call
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "cipher/oneshot.hpp"
-#include "engine/gpu_check.hpp"
+#include "engine/gpu/gpu_check.hpp"
 #include "paes/error.hpp"
 #include "paes/plan.hpp"
 #include "test_support.hpp"

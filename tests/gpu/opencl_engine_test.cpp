@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "cipher/oneshot.hpp"
-#include "engine/opencl_engine.hpp"
+#include "engine/gpu/opencl_engine.hpp"
 #include "engine_batch_checks.hpp"
 #include "paes/error.hpp"
 #include "test_support.hpp"

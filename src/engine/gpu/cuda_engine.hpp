@@ -3,7 +3,7 @@
 // kernels of src/gpu/kernels.cu (the same AES core as the OpenCL engine) and
 // host-side key expansion and PKCS#7 padding.
 //
-// The class has the shape of OpenClEngine (engine/opencl_engine.hpp), so the
+// The class has the shape of OpenClEngine (engine/gpu/opencl_engine.hpp), so the
 // CLI and the benchmarks treat the two alike: begin() with the chunk's start
 // state from the plan, then update() pieces, the last one `final`. The output
 // is byte-identical to OpenSSL's for the same spec.
@@ -74,7 +74,7 @@ struct CudaOptions {
 class CudaEngine {
  public:
   // Picks the device, allocates streams and buffers and runs the AES
-  // self-test on the device (engine/gpu_check.hpp). Throws Error
+  // self-test on the device (engine/gpu/gpu_check.hpp). Throws Error
   // "CUDA: no CUDA device ..." when there is none (or no usable driver),
   // a usage Error for a device index that doesn't exist or bad options,
   // Error when the device fails the self-test, and Error with
@@ -105,7 +105,7 @@ class CudaEngine {
   // (`out` must hold len + 16 bytes) or decrypts, checks and strips it. The
   // work is done when the call returns. Returns the bytes written.
   // Three blocks of every batch are recomputed with OpenSSL on the CPU
-  // (engine/gpu_check.hpp); a mismatch throws Error, and `out` must then be
+  // (engine/gpu/gpu_check.hpp); a mismatch throws Error, and `out` must then be
   // discarded. Throws Error on bad padding ("bad decrypt: wrong key or
   // corrupted data") or on a length the spec can't take, and on any CUDA failure.
   std::size_t update(std::uint8_t* out, const std::uint8_t* in, std::size_t len, bool final);

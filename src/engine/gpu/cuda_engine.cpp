@@ -1,4 +1,4 @@
-#include "engine/cuda_engine.hpp"
+#include "engine/gpu/cuda_engine.hpp"
 
 #include <cuda_runtime_api.h>
 
@@ -7,7 +7,7 @@
 #include <cstring>
 #include <limits>
 
-#include "engine/gpu_check.hpp"
+#include "engine/gpu/gpu_check.hpp"
 #include "gpu/aes_tables.hpp"
 #include "gpu/device_piece.hpp"
 #include "gpu/gpu_modes.hpp"

@@ -47,7 +47,7 @@
 #include <string>
 
 #include "engine/feed.hpp"
-#include "engine/mpi_engine.hpp"
+#include "engine/mpi/mpi_engine.hpp"
 #include "job/ticket.hpp"
 #include "paes/error.hpp"
 #include "paes/mpi.hpp"

@@ -1,4 +1,4 @@
-#include "engine/opencl_engine.hpp"
+#include "engine/gpu/opencl_engine.hpp"
 
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
@@ -9,7 +9,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "engine/gpu_check.hpp"
+#include "engine/gpu/gpu_check.hpp"
 #include "gpu/aes_tables.hpp"
 #include "gpu/device_piece.hpp"
 #include "gpu/gpu_modes.hpp"

@@ -1,4 +1,4 @@
-#include "engine/gpu_check.hpp"
+#include "engine/gpu/gpu_check.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -64,7 +64,7 @@ class OpenClEngine {
  public:
   // Picks the device, builds the program (Error with the build log when that
   // fails), allocates the batch buffers and runs the AES self-test on the
-  // device (engine/gpu_check.hpp). Throws Error when there is no device or
+  // device (engine/gpu/gpu_check.hpp). Throws Error when there is no device or
   // it fails the self-test, and a usage Error for a device index that
   // doesn't exist.
   explicit OpenClEngine(const OpenClOptions& options = {});
@@ -92,7 +92,7 @@ class OpenClEngine {
   // (`out` must hold len + 16 bytes) or decrypts, checks and strips it. The
   // work is done when the call returns. Returns the bytes written.
   // Three blocks of every batch are recomputed with OpenSSL on the CPU
-  // (engine/gpu_check.hpp); a mismatch throws Error, and `out` must then be
+  // (engine/gpu/gpu_check.hpp); a mismatch throws Error, and `out` must then be
   // discarded. Throws Error on bad padding ("bad decrypt: wrong key or
   // corrupted data") or on a length the spec can't take, and on any OpenCL failure.
   std::size_t update(std::uint8_t* out, const std::uint8_t* in, std::size_t len, bool final);
