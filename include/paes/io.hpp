@@ -130,9 +130,10 @@ class StreamReader {
   // Reads `len` bytes, fewer only at the end of the input. Throws Error, also
   // once interrupt() was called.
   std::size_t read_full(std::uint8_t* dst, std::size_t len);
-  // Makes a read_full blocked on a producer that writes nothing (a stalled
-  // pipe) throw at once, and every later one: a job that already failed must
-  // not wait for input it will never use. Safe from any thread.
+  // Makes a read_full of a pipe or a terminal that waits on a producer who
+  // writes nothing (a stalled pipe) throw at once, and every later one: a job
+  // that already failed must not wait for input it will never use. (A file
+  // never keeps a read waiting.) Safe from any thread.
   void interrupt();
   const std::string& name() const { return name_; }
 

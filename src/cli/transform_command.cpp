@@ -113,7 +113,7 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
   CLI::App* cmd = app.add_subcommand(std::string(direction_name(direction)),
                                      enc ? "Encrypt: sealed and authenticated by default, or a raw AES mode"
                                          : "Decrypt what paes encrypt, Tink or openssl enc wrote");
-  cmd->footer(std::string(enc ? kEncryptFooter : kDecryptFooter) + "\n\n" + kPassphraseFileNote + kReplaceFooter);
+  cmd->footer(std::string(enc ? kEncryptFooter : kDecryptFooter) + "\n\n" + kPassphraseFileNote + "\n" + kReplaceFooter);
   cmd->add_option("--mode,-m", args.mode,
                   "A raw AES mode instead of the sealed format: ecb, cbc, cfb, cfb8, cfb1, ofb or ctr")
       ->type_name("MODE")

@@ -35,14 +35,16 @@ std::size_t StreamReader::read_full(std::uint8_t* dst, std::size_t len) {
   if (file_left_) len = static_cast<std::size_t>(std::min<std::uint64_t>(len, *file_left_));
   std::size_t done = 0;
   while (done < len) {
-    // Wait for input or for interrupt(), whichever comes first. A regular
-    // file is always ready, so this costs one poll per read there.
-    pollfd ready[2] = {{fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-    if (::poll(ready, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      throw system_error("reading " + name_);
+    // A pipe or a terminal: wait for input or for interrupt(), whichever
+    // comes first. A file never keeps a read waiting, so it needs no poll.
+    if (!file_left_) {
+      pollfd ready[2] = {{fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+      if (::poll(ready, 2, -1) < 0) {
+        if (errno == EINTR) continue;
+        throw system_error("reading " + name_);
+      }
+      if (ready[1].revents != 0) throw Error("reading " + name_ + ": stopped after an error");
     }
-    if (ready[1].revents != 0) throw Error("reading " + name_ + ": stopped after an error");
     const ssize_t n = ::read(fd_, dst + done, len - done);
     if (n < 0) {
       if (errno == EINTR) continue;
