@@ -33,6 +33,16 @@ def amdahl_f(s, p):
     return (1 / s - 1 / p) / (1 - 1 / p)
 
 
+
+def both_directions_speedup(table, mode, p):
+    """Serial over p-thread time of encryption and decryption together, or None when a
+    measurement is missing."""
+    serial = [table.get((mode, d, 1, "serial")) for d in ("encrypt", "decrypt")]
+    parallel = [table.get((mode, d, p, "threads")) for d in ("encrypt", "decrypt")]
+    if not (all(serial) and all(parallel)):
+        return None
+    return sum(x["seconds"] for x in serial) / sum(x["seconds"] for x in parallel)
+
 def table1(suite):
     """The seed's table 1 for this machine: per mode and p, compute-only (experiment a, AES-256) and total
     (experiment b) speed-ups per direction and for both, with the serial fraction of each."""
@@ -51,18 +61,13 @@ def table1(suite):
                 row[f"compute_speedup_{d}"] = c.get("speedup") if c else None
                 w = whole.get((mode, d, p, "threads"))
                 row[f"total_speedup_{d}"] = w.get("speedup") if w else None
-            se = [whole.get((mode, d, 1, "serial")) for d in ("encrypt", "decrypt")]
-            pe = [whole.get((mode, d, p, "threads")) for d in ("encrypt", "decrypt")]
-            if all(se) and all(pe):
-                s = sum(x["seconds"] for x in se) / sum(x["seconds"] for x in pe)
-                row["total_speedup_both"] = s
-                row["amdahl_serial_fraction"] = amdahl_f(s, p)
-            ce = [comp.get((mode, d, 1, "serial")) for d in ("encrypt", "decrypt")]
-            cp = [comp.get((mode, d, p, "threads")) for d in ("encrypt", "decrypt")]
-            if all(ce) and all(cp):
-                s = sum(x["seconds"] for x in ce) / sum(x["seconds"] for x in cp)
-                row["compute_speedup_both"] = s
-                row["compute_amdahl_serial_fraction"] = amdahl_f(s, p)
+            for table, speedup_key, fraction_key in (
+                    (whole, "total_speedup_both", "amdahl_serial_fraction"),
+                    (comp, "compute_speedup_both", "compute_amdahl_serial_fraction")):
+                s = both_directions_speedup(table, mode, p)
+                if s is not None:
+                    row[speedup_key] = s
+                    row[fraction_key] = amdahl_f(s, p)
             rows.append(row)
     return rows
 
