@@ -51,6 +51,10 @@ struct Pbkdf2Key {
   std::size_t key_len = 32;
 };
 
+// counter + blocks, as a 128-bit big-endian integer with carry into every byte
+// and wrap at 2^128: what OpenSSL's CTR does to its counter block.
+Block add_to_counter(const Block& counter, std::uint64_t blocks);
+
 // Throws a usage Error unless key is 16, 24 or 32 bytes.
 void check_key_length(std::size_t key_len);
 

@@ -86,8 +86,4 @@ class ChunkPlan final : public Job {
 // Whether a mode's direction can run its chunks independently.
 bool is_parallel(Mode mode, Direction direction);
 
-// counter + blocks, as a 128-bit big-endian integer with carry into every byte
-// and wrap at 2^128: what OpenSSL's CTR does to its counter block.
-Block add_to_counter(const Block& counter, std::uint64_t blocks);
-
 }  // namespace paes

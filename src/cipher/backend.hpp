@@ -1,8 +1,10 @@
 // The seam between paes and the library that runs AES on the CPU: what an
 // engine's worker needs per thread (a raw mode's chunk, a GCM segment), and a
-// backend that makes those objects. OpenSSL's EVP is the one backend today
-// (cipher/openssl/); which backend runs is chosen in one place,
-// cipher/backends.cpp, once per job. No library's types appear here.
+// backend that makes those objects: OpenSSL's EVP (cipher/openssl/), and Intel
+// ipsec-mb (cipher/ipsec_mb/) where the build found it. Which backend runs is
+// chosen in one place, cipher/backends.cpp, once per job, under the process's
+// choice (select_cipher_backend, paes/backend.hpp). No library's types appear
+// here.
 //
 // A backend's objects carry no padding and no format: PKCS#7 is applied above
 // them (padded_update in cipher/padding.hpp), and the sealed format's nonces
@@ -15,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "paes/mode.hpp"
@@ -68,6 +71,13 @@ class CipherBackend {
   virtual bool available() const = 0;
   // Whether it runs this raw mode in this direction (every backend seals).
   virtual bool runs(Mode mode, Direction direction) const = 0;
+  // Whether `auto` runs it here: where it is available and the fastest
+  // backend for this CPU (OpenSSL is auto's fallback for everything).
+  virtual bool chosen_by_auto() const = 0;
+  // Version and code path on this machine, for `paes info` ("1.3.0, avx512").
+  virtual std::string detail() const = 0;
+  // Why available() is false, for the error that refuses an explicit choice.
+  virtual std::string why_unavailable() const { return {}; }
 
   // The per-thread objects. Throw Error when the library refuses the key.
   std::unique_ptr<RawCipher> make_raw(const CipherSpec& spec) const {
@@ -93,9 +103,11 @@ class CipherBackend {
 // Every backend this build has, in order of preference (cipher/backends.cpp).
 std::span<const CipherBackend* const> cipher_backends();
 
-// The backend a job uses: the first available one that runs the work. Jobs
-// call these once, when they are made; their workers use what they chose.
-// Throws Error if none does (cannot happen while OpenSSL runs everything).
+// The backend a job uses under the process's choice (select_cipher_backend):
+// the chosen backend where it runs the work, else OpenSSL; under `auto`, the
+// first row that is chosen_by_auto() and runs the work. Jobs call these once,
+// when they are made; their workers use what they chose. Throws Error if none
+// does (cannot happen while OpenSSL runs everything).
 const CipherBackend& choose_raw_backend(Mode mode, Direction direction);
 const CipherBackend& choose_segment_backend();
 

@@ -28,6 +28,7 @@ struct TransformArgs {
   std::uint64_t segment_len = 1u << 20;
   unsigned scrypt_log2_n = 18;
   std::string engine = "threads";
+  std::string backend = "auto";  // the CPU's AES library (paes/backend.hpp)
   unsigned threads = 0;
   std::optional<unsigned> device;
   std::uint64_t chunk_len = 0;  // 0: the mode's default
@@ -71,6 +72,9 @@ struct KeygenArgs {
 CLI::App* add_keygen_command(CLI::App& app, KeygenArgs& args);
 int run_keygen(const KeygenArgs& args);
 int run_info(const InfoArgs& args);
+
+// --backend (and its PAES_BACKEND default), shared by encrypt, decrypt and bench.
+CLI::Option* add_backend_option(CLI::App& command, std::string& backend);
 
 // Validators shared by the subcommands.
 CLI::Validator size_validator();        // "64K", "4M", "1G"

@@ -1,4 +1,5 @@
 #include "cli/commands.hpp"
+#include "paes/backend.hpp"
 #include "util/size.hpp"
 
 namespace paes::cli {
@@ -24,6 +25,18 @@ CLI::Validator chunk_size_validator() {
         return {};
       },
       "SIZE");
+}
+
+CLI::Option* add_backend_option(CLI::App& command, std::string& backend) {
+  return command
+      .add_option("--backend", backend,
+                  "The CPU's AES library: auto (ipsec-mb on CPUs with VAES, else OpenSSL), openssl, or "
+                  "ipsec-mb (where built in: 'paes info'). Same bytes either way; modes ipsec-mb lacks "
+                  "(CBC/CFB encryption, OFB, CFB8, CFB1) run on OpenSSL")
+      ->type_name("NAME")
+      ->envname("PAES_BACKEND")
+      ->check(CLI::IsMember({std::string(kAutoBackend), std::string("openssl"), std::string("ipsec-mb")}))
+      ->capture_default_str();
 }
 
 std::uint64_t size_value(const std::string& text) { return parse_size(text).value_or(0); }

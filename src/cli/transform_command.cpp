@@ -12,6 +12,7 @@
 #include "cli/key_source.hpp"
 #include "cli/progress.hpp"
 #include "paes/endpoint.hpp"
+#include "paes/backend.hpp"
 #include "paes/engine.hpp"
 #include "paes/error.hpp"
 #include "paes/sealed.hpp"
@@ -171,6 +172,7 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
   cmd->add_option("--threads,-t", args.threads, "Worker threads (default: online CPUs)")
       ->type_name("N")
       ->check(CLI::Range(1u, 4096u));
+  add_backend_option(*cmd, args.backend);
   cmd->add_option_function<std::string>(
          "--chunk-size", [&args](const std::string& text) { args.chunk_len = size_value(text); },
          "Raw modes: bytes a worker takes at a time (default 1M; cfb8 64K, cfb1 16K)")
@@ -198,6 +200,7 @@ namespace {
 struct JobDescription {
   std::string mode;  // "sealed", "tink" or a raw mode's name
   unsigned key_bits = 0;
+  std::string backend;  // the CPU AES library the job chose
 };
 
 ProgressMode progress_mode(const TransformArgs& args) {
@@ -310,11 +313,13 @@ TransformReport run_job(Direction direction, const TransformArgs& args, const CL
   if (args.mode.empty()) {
     const SealedSpec spec = sealed_spec(direction, args, command);
     description.mode = spec.format == SealedFormat::tink ? "tink" : "sealed";
+    description.backend = segment_backend_name();
     description.key_bits = static_cast<unsigned>((spec.passphrase.empty() ? spec.key.size() : spec.key_len) * 8);
     return run_sealed(spec, args.input, args.output, options);
   }
   CipherSpec spec = raw_spec(direction, args, command, options.engine);
   description.mode = std::string(mode_name(spec.mode));
+  description.backend = raw_backend_name(spec.mode, spec.direction);
   if (args.pbkdf2) {
     const Pbkdf2Key pbkdf2 = salted_key(direction, args, command);
     description.key_bits = static_cast<unsigned>(pbkdf2.key_len * 8);
@@ -329,6 +334,11 @@ double gbps(const TransformReport& report) {
   return report.seconds > 0 ? static_cast<double>(report.bytes_in) / report.seconds / 1e9 : 0.0;
 }
 
+// The CPU's AES library, where the CPU ran the AES (not a GPU engine).
+bool cpu_ran_aes(const TransformReport& report) {
+  return report.engine != EngineKind::opencl && report.engine != EngineKind::cuda;
+}
+
 // -v: one line on stderr.
 void print_summary_line(Direction direction, const JobDescription& description, const TransformReport& report) {
   char rate[64];
@@ -336,7 +346,9 @@ void print_summary_line(Direction direction, const JobDescription& description, 
   std::cerr << "paes: " << (direction == Direction::encrypt ? "encrypted " : "decrypted ")
             << format_size(report.bytes_in) << " -> " << format_size(report.bytes_out) << " in " << rate << ", "
             << description.mode << " AES-" << description.key_bits << ", " << engine_name(report.engine)
-            << " engine, " << report.workers << (report.workers == 1 ? " worker\n" : " workers\n");
+            << " engine, " << report.workers << (report.workers == 1 ? " worker" : " workers");
+  if (cpu_ran_aes(report)) std::cerr << ", " << description.backend;
+  std::cerr << '\n';
 }
 
 // --json: one object on stdout, with a list of ranks under MPI.
@@ -354,6 +366,7 @@ void print_json_summary(Direction direction, const JobDescription& description, 
       {"seconds", report.seconds},
       {"gbps", gbps(report)},
   };
+  if (cpu_ran_aes(report)) out["backend"] = description.backend;
   if (!report.ranks.empty()) {
     out["ranks"] = nlohmann::json::array();
     for (const auto& r : report.ranks) {
@@ -371,6 +384,7 @@ void print_json_summary(Direction direction, const JobDescription& description, 
 int run_transform(Direction direction, const TransformArgs& args, const CLI::App& command) {
   const EngineKind engine = *parse_engine(args.engine);
   check_transform_usage(args, engine);
+  select_cipher_backend(args.backend);
   TransformOptions options = transform_options(args, engine);
   std::optional<std::uint64_t> input_size;
   if (!names_stdio(args.input)) input_size = InputFile(args.input).size();

@@ -55,20 +55,6 @@ bool is_parallel(Mode mode, Direction direction) {
   return false;
 }
 
-Block add_to_counter(const Block& counter, std::uint64_t blocks) {
-  Block sum = counter;
-  unsigned carry = 0;
-  for (std::size_t i = kBlockLen; i-- > 0;) {
-    const std::size_t byte_from_right = kBlockLen - 1 - i;
-    const unsigned addend =
-        byte_from_right < 8 ? static_cast<unsigned>((blocks >> (8 * byte_from_right)) & 0xff) : 0;
-    const unsigned total = sum[i] + addend + carry;
-    sum[i] = static_cast<std::uint8_t>(total);
-    carry = total >> 8;
-  }
-  return sum;
-}
-
 std::uint64_t ChunkPlan::default_chunk_len(Mode mode) {
   switch (mode) {
     case Mode::cfb8: return kDefaultChunkLen / 16;

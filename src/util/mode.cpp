@@ -45,4 +45,18 @@ void check_key_length(std::size_t key_len) {
   }
 }
 
+Block add_to_counter(const Block& counter, std::uint64_t blocks) {
+  Block sum = counter;
+  unsigned carry = 0;
+  for (std::size_t i = kBlockLen; i-- > 0;) {
+    const std::size_t byte_from_right = kBlockLen - 1 - i;
+    const unsigned addend =
+        byte_from_right < 8 ? static_cast<unsigned>((blocks >> (8 * byte_from_right)) & 0xff) : 0;
+    const unsigned total = sum[i] + addend + carry;
+    sum[i] = static_cast<std::uint8_t>(total);
+    carry = total >> 8;
+  }
+  return sum;
+}
+
 }  // namespace paes

@@ -1,40 +1,20 @@
 // The OpenSSL backend: one EVP context per thread, keyed once, EVP's own
 // padding off so a chunk can start and stop at any block (PKCS#7 is applied
-// above, in padded_update).
-//
-// CFB128 decryption does not use EVP's CFB, which OpenSSL doesn't interleave
-// (about 0.5 GB/s a core). Since P[i] = C[i] ^ E(C[i-1]) with C[-1] = IV, the
-// keystream is the ECB encryption of the ciphertext shifted by one block, which
-// OpenSSL runs at full interleaved AES-NI speed, tile by tile into a small
-// keystream buffer that stays in L1.
+// above, in padded_update). CFB128 decryption runs as an ECB keystream
+// (cipher/ecb_keystream.hpp).
 #include "cipher/openssl/openssl_backend.hpp"
 
+#include <openssl/crypto.h>
 #include <openssl/err.h>
 
-#include <algorithm>
 #include <cstring>
+#include <string>
 
+#include "cipher/ecb_keystream.hpp"
 #include "cipher/openssl/evp.hpp"
 
 namespace paes {
 namespace {
-
-// Big enough to amortise one EVP call per tile, small enough to stay in L1.
-constexpr std::size_t kKeystreamTileLen = 16 * 1024;
-
-// out = in ^ keystream, a word at a time (memcpy keeps it alignment-safe).
-void xor_into(std::uint8_t* out, const std::uint8_t* in, const std::uint8_t* keystream,
-              std::size_t len) {
-  std::size_t i = 0;
-  for (; i + 8 <= len; i += 8) {
-    std::uint64_t a, b;
-    std::memcpy(&a, in + i, 8);
-    std::memcpy(&b, keystream + i, 8);
-    a ^= b;
-    std::memcpy(out + i, &a, 8);
-  }
-  for (; i < len; ++i) out[i] = static_cast<std::uint8_t>(in[i] ^ keystream[i]);
-}
 
 // Every raw mode through EVP's own implementation of it.
 class EvpRawCipher final : public RawCipher {
@@ -65,38 +45,22 @@ class EvpRawCipher final : public RawCipher {
   EvpCtxPtr ctx_;
 };
 
-// CFB128 decryption as ECB encryption of the shifted ciphertext (see the top).
-class EcbKeystreamCfb128Decrypt final : public RawCipher {
+// CFB128 decryption over EVP's interleaved ECB.
+class EvpCfb128Decrypt final : public EcbKeystreamCfb128Decrypt {
  public:
-  explicit EcbKeystreamCfb128Decrypt(const CipherSpec& spec)
+  explicit EvpCfb128Decrypt(const CipherSpec& spec)
       : cipher_(fetch_aes(Mode::ecb, spec.key.size())),
         ctx_(make_aes_ctx(cipher_.get(), spec.key, nullptr, Direction::encrypt, false)) {}
-
-  void begin(const Block& start_state) override { feedback_ = start_state; }
-
-  void update(std::uint8_t* out, const std::uint8_t* in, std::size_t len) override {
-    std::size_t done = 0;
-    while (done < len) {
-      const std::size_t n = std::min(kKeystreamTileLen, len - done);
-      const std::size_t blocks = (n + kBlockLen - 1) / kBlockLen;
-      // keystream = E(feedback) || E(C[0 .. blocks-1)) of this tile. The
-      // ciphertext is read before this tile's plaintext overwrites it (out may
-      // be in); the block before the tile is kept in `feedback_` for that reason.
-      evp_update(ctx_.get(), tile_, feedback_.data(), kBlockLen);
-      evp_update(ctx_.get(), tile_ + kBlockLen, in + done, (blocks - 1) * kBlockLen);
-      if (n % kBlockLen == 0) std::memcpy(feedback_.data(), in + done + n - kBlockLen, kBlockLen);
-      xor_into(out + done, in + done, tile_, n);
-      done += n;
-    }
-  }
 
   const char* implementation() const override { return "openssl-ecb-keystream"; }
 
  private:
+  void ecb_encrypt(std::uint8_t* out, const std::uint8_t* in, std::size_t len) override {
+    evp_update(ctx_.get(), out, in, len);
+  }
+
   EvpCipherPtr cipher_;
   EvpCtxPtr ctx_;
-  Block feedback_{};  // the previous ciphertext block
-  alignas(64) std::uint8_t tile_[kKeystreamTileLen];
 };
 
 class EvpGcm final : public SegmentAead {
@@ -152,11 +116,13 @@ class OpenSslBackend final : public CipherBackend {
   std::string_view name() const override { return "openssl"; }
   bool available() const override { return true; }
   bool runs(Mode, Direction) const override { return true; }
+  bool chosen_by_auto() const override { return true; }
+  std::string detail() const override { return OpenSSL_version(OPENSSL_VERSION); }
 
  private:
   std::unique_ptr<RawCipher> do_make_raw(const CipherSpec& spec) const override {
     if (spec.mode == Mode::cfb128 && spec.direction == Direction::decrypt) {
-      return std::make_unique<EcbKeystreamCfb128Decrypt>(spec);
+      return std::make_unique<EvpCfb128Decrypt>(spec);
     }
     return std::make_unique<EvpRawCipher>(spec);
   }

@@ -49,6 +49,7 @@
 #include "engine/feed.hpp"
 #include "engine/mpi/mpi_engine.hpp"
 #include "job/ticket.hpp"
+#include "paes/backend.hpp"
 #include "paes/error.hpp"
 #include "paes/mpi.hpp"
 
@@ -99,6 +100,7 @@ struct Assignment {
   std::uint64_t input_len = 0;  // the job's bytes, from input.offset on, as rank 0 sized them
   FileIdentity input_identity;  // the input file as rank 0 saw it
   unsigned threads = 0;         // per rank; 0: the node's CPUs over its ranks
+  std::string backend;          // rank 0's --backend (select_cipher_backend)
 };
 
 // The assignment travels in the job ticket's encoding (job/ticket.hpp): key
@@ -118,6 +120,8 @@ SecretBytes encode(const Assignment& a) {
   w.u64(a.input_identity.inode);
   w.u64(a.input_identity.mtime_ns);
   w.u64(a.threads);
+  w.u64(a.backend.size());
+  w.raw(reinterpret_cast<const std::uint8_t*>(a.backend.data()), a.backend.size());
   return w.finish();
 }
 
@@ -136,6 +140,8 @@ Assignment decode(const SecretBytes& bytes) {
   a.input_identity.inode = r.u64();
   a.input_identity.mtime_ns = r.u64();
   a.threads = static_cast<unsigned>(r.u64());
+  const auto backend_len = static_cast<std::size_t>(r.u64());
+  a.backend.assign(reinterpret_cast<const char*>(r.take(backend_len)), backend_len);
   return a;
 }
 
@@ -391,6 +397,13 @@ int MpiSession::serve() {
   MPI_Bcast(payload.data(), static_cast<int>(payload.size()), MPI_BYTE, 0, MPI_COMM_WORLD);
   try {
     const Assignment a = decode(payload);
+    // Every backend gives the same bytes, so a rank whose host can't run rank
+    // 0's choice (no ipsec-mb there, no AES-NI) runs auto's instead of failing.
+    try {
+      select_cipher_backend(a.backend);
+    } catch (const Error&) {
+      select_cipher_backend(kAutoBackend);
+    }
     const auto job = job_from_ticket(a.ticket);
     std::vector<Engine::RankTiming> unused;
     run_everywhere(*job, a, nullptr, unused);
@@ -418,7 +431,8 @@ std::uint64_t MpiEngine::run(const Job& job, Source& in, Sink& out) {
     throw usage_error("the mpi engine needs files on both ends: every rank opens them with MPI-IO");
   }
   MpiSession& session = *MpiSession::current();
-  Assignment a{job.ticket(), *input, *output, in.size(), FileIdentity::of(input->path), threads_};
+  Assignment a{job.ticket(), *input, *output, in.size(), FileIdentity::of(input->path), threads_,
+               selected_cipher_backend()};
   const SecretBytes payload = encode(a);
   session.job_sent();
   broadcast_message(Message::job, &payload, 0);
