@@ -6,10 +6,19 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
+#include <string>
 #include <vector>
 
 #include "cipher/backend.hpp"
 #include "cipher/oneshot.hpp"
+#include "paes/backend.hpp"
+#include "paes/error.hpp"
+#ifdef PAES_HAVE_IPSEC_MB
+#include <intel-ipsec-mb.h>
+
+#include "cipher/ipsec_mb/ipsec_mb_backend.hpp"
+#endif
 #include "cipher/padding.hpp"
 #include "cipher/segment_codec.hpp"
 #include "format/sealed_format.hpp"
@@ -41,6 +50,13 @@ void expect_only(const CipherBackend& chosen, const std::vector<std::uint64_t>& 
                                      << chosen.name();
     }
   }
+}
+
+// auto, and each backend this machine runs.
+std::vector<std::string> selections() {
+  std::vector<std::string> names{std::string(kAutoBackend)};
+  for (const std::string& name : test::available_backends()) names.push_back(name);
+  return names;
 }
 
 SecretBytes key_of(std::size_t len, std::uint32_t seed) {
@@ -109,8 +125,9 @@ TEST(CipherBackends, EveryBackendSealsAsOpensslGcm) {
   for (const CipherBackend* backend : cipher_backends()) {
     if (!backend->available()) continue;
     for (std::size_t key_len : {std::size_t{16}, std::size_t{32}}) {
+    for (std::size_t len : {std::size_t{0}, std::size_t{1}, std::size_t{16}, std::size_t{1000}, std::size_t{1} << 20}) {
       const SecretBytes key = key_of(key_len, 11);
-      const auto plain = test::random_bytes(1000, 12);
+      const auto plain = test::random_bytes(len, 12);
       std::vector<std::uint8_t> expected(plain.size() + kTagLen);
       expected.resize(openssl_gcm_oneshot_into(key, Direction::encrypt, expected.data(), plain));
 
@@ -125,6 +142,11 @@ TEST(CipherBackends, EveryBackendSealsAsOpensslGcm) {
       EXPECT_EQ(opened, plain) << backend->name();
       sealed.back() ^= 1;
       EXPECT_FALSE(opener->open(zero, opened.data(), sealed.data(), sealed.size())) << backend->name();
+      if (len == 0) continue;
+      sealed.back() ^= 1;
+      sealed.front() ^= 1;  // the ciphertext, not the tag
+      EXPECT_FALSE(opener->open(zero, opened.data(), sealed.data(), sealed.size())) << backend->name();
+    }
     }
   }
 }
@@ -132,6 +154,8 @@ TEST(CipherBackends, EveryBackendSealsAsOpensslGcm) {
 // The raw modes through the front door and the threads engine: the workers
 // run the backend choose_raw_backend gives, and only that one.
 TEST(CipherBackends, RawJobsRunTheChosenBackend) {
+  for (const std::string& selection : selections()) {
+  const test::ScopedBackend use(selection);
   for (Mode mode : kAllModes) {
     for (Direction direction : {Direction::encrypt, Direction::decrypt}) {
       const CipherSpec spec = test::make_spec(mode, direction, 256, 21, false);
@@ -147,13 +171,17 @@ TEST(CipherBackends, RawJobsRunTheChosenBackend) {
       std::vector<std::uint8_t> out(input.size() + kBlockLen);
       out.resize(transform_memory(spec, out, input, options));
       EXPECT_EQ(out, expected);
-      expect_only(chosen, before, std::string(mode_name(mode)) + " " + std::string(direction_name(direction)));
+      expect_only(chosen, before,
+                  selection + ": " + std::string(mode_name(mode)) + " " + std::string(direction_name(direction)));
     }
+  }
   }
 }
 
 // The sealed body's segments: SegmentJob's workers run choose_segment_backend's.
 TEST(CipherBackends, SegmentJobsRunTheChosenBackend) {
+  for (const std::string& selection : selections()) {
+  const test::ScopedBackend use(selection);
   const SecretBytes key = key_of(32, 31);
   const NoncePrefix prefix{1, 2, 3, 4, 5, 6, 7};
   const auto plain = test::random_bytes(10000, 32);
@@ -174,8 +202,110 @@ TEST(CipherBackends, SegmentJobsRunTheChosenBackend) {
   const std::size_t first = 4096 - StreamHeader::length(32);
   std::vector<std::uint8_t> segment0(first - kTagLen);
   ASSERT_EQ(codec.open(0, false, segment0.data(), body.data(), first), first - kTagLen);
-  EXPECT_TRUE(std::equal(segment0.begin(), segment0.end(), plain.begin()));
+  EXPECT_TRUE(std::equal(segment0.begin(), segment0.end(), plain.begin())) << selection;
+  }
 }
+
+// The process's choice: a named backend runs what it runs, OpenSSL the rest;
+// OpenSSL never hands work to another backend.
+TEST(CipherBackends, SelectionDecidesWhatEachJobRuns) {
+  for (const std::string& name : test::available_backends()) {
+    const test::ScopedBackend use(name);
+    EXPECT_EQ(selected_cipher_backend(), name);
+    EXPECT_EQ(segment_backend_name(), name);
+    for (Mode mode : kAllModes) {
+      for (Direction direction : {Direction::encrypt, Direction::decrypt}) {
+        const CipherBackend& chosen = choose_raw_backend(mode, direction);
+        const bool runs_itself = std::find_if(cipher_backends().begin(), cipher_backends().end(), [&](auto* b) {
+                                   return b->name() == name && b->runs(mode, direction);
+                                 }) != cipher_backends().end();
+        EXPECT_EQ(chosen.name(), runs_itself ? name : "openssl") << name << " " << mode_name(mode);
+      }
+    }
+  }
+  EXPECT_EQ(selected_cipher_backend(), kAutoBackend);
+}
+
+TEST(CipherBackends, RefusesUnknownAndMissingBackendsAsUsageErrors) {
+  try {
+    select_cipher_backend("boringssl");
+    ADD_FAILURE() << "an unknown backend was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::usage);
+    EXPECT_NE(std::string(e.what()).find("choose auto, openssl or ipsec-mb"), std::string::npos) << e.what();
+  }
+  for (const CipherBackendInfo& info : cipher_backends_info()) {
+    if (info.available) continue;
+    try {
+      select_cipher_backend(info.name);
+      ADD_FAILURE() << info.name << " is not available here but was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::usage);
+      EXPECT_NE(std::string(e.what()).find(info.why_not), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(selected_cipher_backend(), kAutoBackend);
+}
+
+#ifdef PAES_HAVE_IPSEC_MB
+// auto takes ipsec-mb only on its AVX-512 path with VAES and VPCLMULQDQ,
+// where it was measured faster; on every other CPU OpenSSL runs.
+TEST(IpsecMb, AutoTakesItOnlyWithVaesAndVpclmulqdq) {
+  const std::uint64_t vaes = IMB_FEATURE_VAES, vpclmul = IMB_FEATURE_VPCLMULQDQ;
+  EXPECT_TRUE(ipsec_mb_chosen_by_auto(IMB_ARCH_AVX512, vaes | vpclmul | IMB_FEATURE_AESNI));
+  EXPECT_FALSE(ipsec_mb_chosen_by_auto(IMB_ARCH_AVX512, vpclmul));
+  EXPECT_FALSE(ipsec_mb_chosen_by_auto(IMB_ARCH_AVX512, vaes));
+  EXPECT_FALSE(ipsec_mb_chosen_by_auto(IMB_ARCH_AVX2, vaes | vpclmul));
+  EXPECT_FALSE(ipsec_mb_chosen_by_auto(IMB_ARCH_SSE, 0));
+  EXPECT_FALSE(ipsec_mb_chosen_by_auto(IMB_ARCH_NOAESNI, 0));
+}
+
+// Random modes, key sizes, lengths, chunk offsets and IVs, many near a wrap
+// of the counter's low 32 or 64 bits or of all 128: ipsec-mb's bytes must be
+// OpenSSL's, chunk by chunk as the engines run them.
+TEST(IpsecMb, GivesOpensslsBytesForRandomWorkNearEveryCounterWrap) {
+  const CipherBackend& imb = ipsec_mb_backend();
+  if (!imb.available()) GTEST_SKIP() << "ipsec-mb can't run on this machine: " << imb.why_unavailable();
+  const Mode modes[] = {Mode::ctr, Mode::ecb, Mode::cbc, Mode::cfb128};
+  std::mt19937 rng(2024);
+  for (int round = 0; round < 400; ++round) {
+    const Mode mode = modes[rng() % 4];
+    const Direction direction =
+        mode == Mode::ctr || mode == Mode::ecb ? (rng() % 2 ? Direction::encrypt : Direction::decrypt) : Direction::decrypt;
+    const unsigned key_bits = 128u + 64u * static_cast<unsigned>(rng() % 3);
+    CipherSpec spec = test::make_spec(mode, direction, key_bits, static_cast<std::uint32_t>(rng()), false);
+    const int ff_bytes = static_cast<int>(rng() % 5) * 4;  // 0 (random IV), 4, 8, 12 or 16 bytes of 0xff
+    for (int i = 0; i < ff_bytes; ++i) spec.iv[kBlockLen - 1 - static_cast<std::size_t>(i)] = 0xff;
+    if (ff_bytes != 0) spec.iv[kBlockLen - 1] = static_cast<std::uint8_t>(0xff - rng() % 40);
+    const std::size_t blocks = 1 + rng() % 3000;
+    const std::size_t len = mode == Mode::ctr ? blocks * kBlockLen - rng() % kBlockLen : blocks * kBlockLen;
+    const auto input = test::random_bytes(len, static_cast<std::uint32_t>(rng()));
+    const auto expected = openssl_oneshot(spec, input);
+    const std::string what = std::string(mode_name(mode)) + " " + std::string(direction_name(direction)) + " " +
+                             std::to_string(key_bits) + " len " + std::to_string(len) + " ff " + std::to_string(ff_bytes);
+
+    // Two chunks, the second started from the state a plan gives it.
+    const std::size_t split = (rng() % blocks) * kBlockLen;
+    auto cipher = imb.make_raw(spec);
+    std::vector<std::uint8_t> out(len);
+    cipher->begin(spec.iv);
+    if (split != 0) cipher->update(out.data(), input.data(), split);
+    Block state = spec.iv;
+    if (mode == Mode::ctr) {
+      state = add_to_counter(spec.iv, split / kBlockLen);
+    } else if (mode != Mode::ecb && split != 0) {
+      std::copy_n(input.begin() + static_cast<std::ptrdiff_t>(split - kBlockLen), kBlockLen, state.begin());
+    }
+    cipher->begin(state);
+    cipher->update(out.data() + split, input.data() + split, len - split);
+    ASSERT_EQ(out, expected) << what << " split " << split;
+  }
+}
+#else
+TEST(IpsecMb, IsBuiltIn) {
+  GTEST_SKIP() << "ipsec-mb is not built into this paes (no libipsec-mb-dev found): its tests don't run";
+}
+#endif
 
 }  // namespace
 }  // namespace paes

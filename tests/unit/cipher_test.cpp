@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "cipher/oneshot.hpp"
 #include "cipher/padding.hpp"
@@ -12,33 +15,67 @@ namespace paes {
 namespace {
 
 TEST(ChunkCipher, Cfb128DecryptionRunsOnTheEcbKeystreamPath) {
-  EXPECT_STREQ(ChunkCipher(test::make_spec(Mode::cfb128, Direction::decrypt, 128, 1)).implementation(),
-               "openssl-ecb-keystream");
+  for (const std::string& backend : test::available_backends()) {
+    const test::ScopedBackend use(backend);
+    EXPECT_EQ(ChunkCipher(test::make_spec(Mode::cfb128, Direction::decrypt, 128, 1)).implementation(),
+              backend + "-ecb-keystream");
+  }
+  const test::ScopedBackend use("openssl");
   EXPECT_STREQ(ChunkCipher(test::make_spec(Mode::cfb128, Direction::encrypt, 128, 1)).implementation(),
                "openssl-evp");
   EXPECT_STREQ(ChunkCipher(test::make_spec(Mode::cfb8, Direction::decrypt, 128, 1)).implementation(),
                "openssl-evp");
 }
 
+// Feeds `input` to a ChunkCipher in pieces of `piece_len` (the last one
+// shorter), in place or not, and returns what came out.
+std::vector<std::uint8_t> run_in_pieces(const CipherSpec& spec, const std::vector<std::uint8_t>& input,
+                                        std::size_t piece_len, bool in_place) {
+  ChunkCipher cipher(spec);
+  cipher.begin(spec.iv);
+  std::vector<std::uint8_t> out(input.size());
+  if (in_place) out = input;
+  for (std::size_t done = 0; done < input.size();) {
+    const std::size_t n = std::min(piece_len, input.size() - done);
+    const std::uint8_t* in = in_place ? out.data() + done : input.data() + done;
+    EXPECT_EQ(cipher.update(out.data() + done, in, n, done + n == input.size()), n);
+    done += n;
+  }
+  return out;
+}
+
 // The keystream path works in tiles; pieces that end mid-tile, in place and
-// out of place, must all give OpenSSL's CFB128 plaintext.
+// out of place, must all give OpenSSL's CFB128 plaintext, on each backend.
 TEST(ChunkCipher, Cfb128KeystreamPathMatchesOpensslAcrossTilesAndPieces) {
   const CipherSpec spec = test::make_spec(Mode::cfb128, Direction::decrypt, 256, 2);
   const auto ciphertext = test::random_bytes(3 * 16384 + 100 + 7, 3);
   const auto expected = openssl_oneshot(spec, ciphertext);
-  for (std::size_t piece_len : {std::size_t{16}, std::size_t{4096}, std::size_t{16400}, std::size_t{32768}}) {
-    for (bool in_place : {false, true}) {
-      ChunkCipher cipher(spec);
-      cipher.begin(spec.iv);
-      std::vector<std::uint8_t> out(ciphertext.size());
-      if (in_place) out = ciphertext;
-      for (std::size_t done = 0; done < ciphertext.size();) {
-        const std::size_t n = std::min(piece_len, ciphertext.size() - done);
-        const std::uint8_t* in = in_place ? out.data() + done : ciphertext.data() + done;
-        EXPECT_EQ(cipher.update(out.data() + done, in, n, done + n == ciphertext.size()), n);
-        done += n;
+  for (const std::string& backend : test::available_backends()) {
+    const test::ScopedBackend use(backend);
+    for (std::size_t piece_len : {std::size_t{16}, std::size_t{4096}, std::size_t{16400}, std::size_t{32768}}) {
+      for (bool in_place : {false, true}) {
+        EXPECT_EQ(run_in_pieces(spec, ciphertext, piece_len, in_place), expected)
+            << backend << ": piece " << piece_len << (in_place ? " in place" : "");
       }
-      EXPECT_EQ(out, expected) << "piece " << piece_len << (in_place ? " in place" : "");
+    }
+  }
+}
+
+// CTR pieces may end inside a block (a stream's reads): the next piece
+// resumes in that block's keystream, on each backend.
+TEST(ChunkCipher, CtrPiecesThatEndInsideABlockMatchOpenssl) {
+  CipherSpec spec = test::make_spec(Mode::ctr, Direction::encrypt, 128, 4);
+  spec.iv[12] = spec.iv[13] = spec.iv[14] = 0xff;  // the low 32 bits wrap within the message
+  spec.iv[15] = 0xf0;
+  const auto plaintext = test::random_bytes(4 * 4096 + 9, 5);
+  const auto expected = openssl_oneshot(spec, plaintext);
+  for (const std::string& backend : test::available_backends()) {
+    const test::ScopedBackend use(backend);
+    for (std::size_t piece_len : {std::size_t{1}, std::size_t{15}, std::size_t{17}, std::size_t{4099}}) {
+      for (bool in_place : {false, true}) {
+        EXPECT_EQ(run_in_pieces(spec, plaintext, piece_len, in_place), expected)
+            << backend << ": piece " << piece_len << (in_place ? " in place" : "");
+      }
     }
   }
 }

@@ -3,8 +3,10 @@
 
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
+#include "paes/backend.hpp"
 #include "paes/mode.hpp"
 
 namespace paes::test {
@@ -27,6 +29,40 @@ inline CipherSpec make_spec(Mode mode, Direction direction, unsigned key_bits, s
   std::copy(iv.begin(), iv.end(), spec.iv.begin());
   spec.padding = padding;
   return spec;
+}
+
+// The cipher backends this build has and this machine runs ("ipsec-mb",
+// "openssl"): the tests that run "for each backend" run for these.
+inline std::vector<std::string> available_backends() {
+  std::vector<std::string> names;
+  for (const CipherBackendInfo& info : cipher_backends_info()) {
+    if (info.available) names.push_back(info.name);
+  }
+  return names;
+}
+
+// Selects a backend for the jobs a test makes, and auto again when it ends.
+class ScopedBackend {
+ public:
+  explicit ScopedBackend(const std::string& name) { select_cipher_backend(name); }
+  ~ScopedBackend() { select_cipher_backend(kAutoBackend); }
+  ScopedBackend(const ScopedBackend&) = delete;
+  ScopedBackend& operator=(const ScopedBackend&) = delete;
+};
+
+// Whether `backend` runs this mode's direction itself rather than handing it
+// to OpenSSL: only then does a test "for each backend" run it again.
+inline bool backend_runs(const std::string& backend, Mode mode, Direction direction) {
+  const ScopedBackend use(backend);
+  return raw_backend_name(mode, direction) == backend;
+}
+
+// A test name's form of a backend name ("ipsec_mb").
+inline std::string backend_test_name(std::string name) {
+  for (char& c : name) {
+    if (c == '-') c = '_';
+  }
+  return name;
 }
 
 }  // namespace paes::test
