@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "paes/backend.hpp"
 #include "paes/engine.hpp"
 #include "util/cpu_features.hpp"
 
@@ -13,7 +14,7 @@ namespace paes::cli {
 
 CLI::App* add_info_command(CLI::App& app, InfoArgs& args) {
   CLI::App* cmd = app.add_subcommand(
-      "info", "Show the OpenSSL version, the CPU's AES features and the engines built in");
+      "info", "Show the OpenSSL version, the CPU's AES features, the cipher backends and the engines built in");
   cmd->footer("Example:\n  paes info --json");
   cmd->add_flag("--json", args.json, "Print one JSON object");
   return cmd;
@@ -31,12 +32,18 @@ int run_info(const InfoArgs& args) {
         {"vpclmulqdq", cpu.vpclmulqdq},
         {"avx2", cpu.avx2},
         {"avx512f", cpu.avx512f}}},
+      {"backends", nlohmann::json::array()},
+      {"backend_auto_chooses", segment_backend_name()},
       {"online_cpus", online_cpus()},
       {"engines", compiled_engines()},
       {"openmp", _OPENMP},
       {"opencl_devices", nlohmann::json::array()},
       {"cuda_devices", nlohmann::json::array()},
   };
+  for (const CipherBackendInfo& b : cipher_backends_info()) {
+    info["backends"].push_back({{"name", b.name}, {"built_in", b.built_in}, {"available", b.available},
+                                {"chosen_by_auto", b.chosen_by_auto}, {"detail", b.detail}, {"why_not", b.why_not}});
+  }
   for (const GpuDevice& d : list_gpu_devices(EngineKind::opencl)) {
     info["opencl_devices"].push_back({{"index", d.index}, {"platform", d.platform}, {"name", d.name},
                                       {"type", d.type}, {"version", d.version},
@@ -57,7 +64,12 @@ int run_info(const InfoArgs& args) {
             << "CPU AES:     AES-NI " << yes(cpu.aes_ni) << ", VAES " << yes(cpu.vaes)
             << ", PCLMULQDQ " << yes(cpu.pclmulqdq) << ", VPCLMULQDQ " << yes(cpu.vpclmulqdq)
             << ", AVX2 " << yes(cpu.avx2) << ", AVX-512F " << yes(cpu.avx512f) << '\n'
-            << "Online CPUs: " << online_cpus() << " (default --threads)\n"
+            << "Backends:    auto runs " << info["backend_auto_chooses"].get<std::string>()
+            << " (--backend; modes ipsec-mb lacks run on OpenSSL)\n";
+  for (const CipherBackendInfo& b : cipher_backends_info()) {
+    std::cout << "  " << b.name << ": " << (b.available ? b.detail : "unavailable, " + b.why_not) << '\n';
+  }
+  std::cout << "Online CPUs: " << online_cpus() << " (default --threads)\n"
             << "Engines:     " << compiled_engines() << '\n'
             << "OpenMP:      " << _OPENMP << '\n';
   for (const char* kind : {"opencl_devices", "cuda_devices"}) {

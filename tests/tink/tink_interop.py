@@ -687,6 +687,21 @@ class E_EnginesAndPipes(Base):
 
 # --------------------------------------------------------------------------- main
 
+def backend_that_seals():
+    """The cipher backend paes names in its -v line for a small sealed encryption."""
+    with tempfile.TemporaryDirectory(prefix="paes-tink-backend-") as tmp:
+        key = os.path.join(tmp, "k")
+        with open(key, "w") as f:
+            f.write("00" * 32 + "\n")
+        os.chmod(key, 0o600)
+        result = subprocess.run([PAES, "encrypt", "--key-file", key, "-v", "-o", os.path.join(tmp, "out")],
+                                input=b"x" * 1000, capture_output=True, timeout=60)
+        line = result.stderr.decode(errors="replace").strip()
+        if result.returncode != 0 or not line:
+            return f"nothing (exit {result.returncode}: {line})"
+        return line.rsplit(", ", 1)[-1]
+
+
 def main():
     global PAES, VECTORS, SEALED_SUPPORT
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -707,6 +722,13 @@ def main():
         tink_version = "?"
     print(f"tink_interop.py: tink-python {tink_version}, paes {PAES}, "
           f"{len(VECTORS['vectors'])} vectors", file=sys.stderr)
+    backend = os.environ.get("PAES_BACKEND")
+    if backend and SEALED_SUPPORT is None:
+        ran = backend_that_seals()
+        print(f"tink_interop.py: PAES_BACKEND={backend}: paes seals with {ran}", file=sys.stderr)
+        if ran != backend:
+            print(f"tink_interop.py: FAIL: PAES_BACKEND={backend} but paes ran {ran}", file=sys.stderr)
+            return 1
     if SEALED_SUPPORT is not None:
         print(f"tink_interop.py: SKIP paes tests: {SEALED_SUPPORT}", file=sys.stderr)
     program = unittest.main(argv=[sys.argv[0]] + rest, exit=False, verbosity=2)
