@@ -1,8 +1,9 @@
 // paes bench: in-memory throughput, no I/O. For each mode, direction and key
 // size it times OpenSSL's own one-shot transform (one EVP context over the
 // whole buffer, what `openssl enc` does minus its I/O), the serial engine and
-// the threads engine at 1..N threads, all in this one process, and prints
-// ratios against those baselines. Each figure is the median of --repeat runs,
+// the threads engine at 1..N threads, each on every cipher backend asked for
+// (--backend), all in this one process, and prints ratios against those
+// baselines. Each figure is the median of --repeat runs,
 // taken round-robin after a warm-up (see time_round_robin).
 #include <unistd.h>
 
@@ -17,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "paes/backend.hpp"
 #include "paes/engine.hpp"
 #include "paes/error.hpp"
 #include "paes/io.hpp"
@@ -99,10 +101,17 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& args) {
   paes bench --modes ctr,cbc --key-bits 256 --size 1G --threads 8
   paes bench --size 16K,64K,256K,1M --modes ctr --threads 2 --chunk-size 16K --json
 
-Columns: OpenSSL one-shot GB/s; the serial engine's GB/s and its ratio to
-OpenSSL; the threads engine's GB/s at each thread count and its speed-up over
-serial. GB/s is 10^9 bytes per second of input. CFB8 and CFB1 use 1/8 and
-1/64 of --size (at least 64K) since they run one AES per byte or bit.)");
+  paes bench --modes ctr,sealed --key-bits 256 --backend openssl,ipsec-mb --thread-counts 1,2
+
+Columns: OpenSSL one-shot GB/s; the cipher backend the engines ran; the
+serial engine's GB/s and its ratio to OpenSSL one-shot (on ipsec-mb: how much
+faster one core is than OpenSSL); the threads engine's GB/s at each thread
+count and its speed-up over serial on the same backend. With several
+backends, each case gets a line per backend, all timed round-robin in one
+run; a mode a backend doesn't run itself (e.g. OFB on ipsec-mb) runs on
+OpenSSL and is shown once. GB/s is 10^9 bytes per second of input. CFB8 and
+CFB1 use 1/8 and 1/64 of --size (at least 64K) since they run one AES per byte
+or bit.)");
   cmd->add_option_function<std::vector<std::string>>(
          "--size", [&args](const std::vector<std::string>& texts) {
            args.sizes.clear();
@@ -130,6 +139,10 @@ serial. GB/s is 10^9 bytes per second of input. CFB8 and CFB1 use 1/8 and
          "--chunk-size", [&args](const std::string& text) { args.chunk_len = size_value(text); },
          "Chunk size of the engines (default 1M; cfb8 64K, cfb1 16K)")
       ->check(chunk_size_validator());
+  cmd->add_option("--backend", args.backends,
+                  "CPU AES libraries to time, comma-separated: auto (default), openssl, ipsec-mb")
+      ->delimiter(',')
+      ->check(CLI::IsMember({std::string(kAutoBackend), std::string("openssl"), std::string("ipsec-mb")}));
   cmd->add_option("--engine", args.engine,
                   "opencl or cuda: GPU figures (kernel-only, with transfers, end-to-end file) per work size "
                   "(--size lists the work sizes)");
@@ -150,8 +163,35 @@ struct BenchCase {
   std::function<void(std::uint8_t* out)> openssl;
   std::unique_ptr<CipherSpec> spec;   // raw modes: what the plan refers to
   std::unique_ptr<SecretBytes> key;   // sealed: the segment key the job refers to
+  std::function<std::unique_ptr<Job>()> make_job;  // on the backend selected at the call
+};
+
+// The case's job on one cipher backend.
+struct BackendJob {
+  std::string backend;  // the one that runs it
   std::unique_ptr<Job> job;
 };
+
+// One job per requested backend (in the order asked), made while that backend
+// is selected; a request that resolves to a backend already there (auto, or a
+// mode ipsec-mb hands to OpenSSL) is left out. The selection is restored.
+std::vector<BackendJob> jobs_on_backends(const BenchCase& c, const std::vector<std::string>& backends) {
+  const std::string before = selected_cipher_backend();
+  std::vector<BackendJob> jobs;
+  try {
+    for (const std::string& requested : backends) {
+      select_cipher_backend(requested);
+      const std::string ran = c.spec ? raw_backend_name(c.spec->mode, c.spec->direction) : segment_backend_name();
+      const bool seen = std::any_of(jobs.begin(), jobs.end(), [&](const BackendJob& j) { return j.backend == ran; });
+      if (!seen) jobs.push_back({ran, c.make_job()});
+    }
+  } catch (...) {
+    select_cipher_backend(before);
+    throw;
+  }
+  select_cipher_backend(before);
+  return jobs;
+}
 
 std::vector<std::uint8_t> bench_input(std::uint64_t size) {
   std::vector<std::uint8_t> input(size);
@@ -177,7 +217,7 @@ BenchCase raw_case(Mode mode, Direction direction, unsigned bits, std::uint64_t 
     c.input = openssl_oneshot(encrypt_spec, c.input);
   }
   c.openssl = [&spec = *c.spec, &input = c.input](std::uint8_t* out) { openssl_oneshot_into(spec, out, input); };
-  c.job = std::make_unique<ChunkPlan>(*c.spec, chunk_len);
+  c.make_job = [&spec = *c.spec, chunk_len] { return std::make_unique<ChunkPlan>(spec, chunk_len); };
   return c;
 }
 
@@ -208,7 +248,9 @@ BenchCase sealed_case(Direction direction, unsigned bits, std::uint64_t size) {
   c.openssl = [&key = *c.key, direction, gcm = std::move(gcm_input)](std::uint8_t* out) {
     openssl_gcm_oneshot_into(key, direction, out, gcm);
   };
-  c.job = std::make_unique<SegmentJob>(direction, c.key->size(), kDefaultSegmentLen, *c.key, prefix);
+  c.make_job = [direction, &key = *c.key, prefix] {
+    return std::make_unique<SegmentJob>(direction, key.size(), kDefaultSegmentLen, key, prefix);
+  };
   return c;
 }
 
@@ -353,8 +395,8 @@ int run_bench(const BenchArgs& args) {
 
   nlohmann::json records = nlohmann::json::array();
   if (!args.json) {
-    std::printf("%-6s %-7s %4s %9s | %8s | %8s %6s |", "mode", "dir", "bits", "bytes", "openssl",
-                "serial", "x ossl");
+    std::printf("%-6s %-7s %4s %9s | %8s | %-8s | %8s %6s |", "mode", "dir", "bits", "bytes", "openssl",
+                "backend", "serial", "x ossl");
     for (const unsigned t : thread_counts) std::printf(" %4ut GB/s  x ser |", t);
     std::printf("\n");
   }
@@ -369,24 +411,33 @@ int run_bench(const BenchArgs& args) {
                                   ? sealed_case(direction, bits, requested)
                                   : raw_case(*parse_mode(name), direction, bits, size_for(*parse_mode(name), requested),
                                              args.chunk_len);
-          std::vector<std::uint8_t> output(std::max<std::uint64_t>(output_capacity(*c.job, c.input.size()),
+          const std::vector<BackendJob> jobs = jobs_on_backends(c, args.backends);
+          std::vector<std::uint8_t> output(std::max<std::uint64_t>(output_capacity(*jobs[0].job, c.input.size()),
                                                                    c.input.size() + kBlockLen));
+          // One OpenSSL one-shot baseline, then each backend's serial and threads runs.
           std::vector<Candidate> candidates;
           candidates.push_back({"openssl", 1, [&] { c.openssl(output.data()); }});
-          candidates.push_back({"serial", 1, [&] { run_in_memory(*c.job, EngineKind::serial, 1, output, c.input); }});
-          for (const unsigned t : thread_counts) {
-            candidates.push_back({"threads", t, [&, t] { run_in_memory(*c.job, EngineKind::threads, t, output, c.input); }});
+          for (const BackendJob& j : jobs) {
+            const Job& job = *j.job;
+            candidates.push_back({"serial", 1, [&] { run_in_memory(job, EngineKind::serial, 1, output, c.input); }});
+            for (const unsigned t : thread_counts) {
+              candidates.push_back({"threads", t, [&, t] { run_in_memory(job, EngineKind::threads, t, output, c.input); }});
+            }
           }
           const std::vector<Measurement> rows = time_round_robin(candidates, args.repeat);
 
-          const std::uint64_t chunk = c.job->nominal_in_len(1);
-          for (const auto& row : rows) {
+          const std::size_t per_backend = 1 + thread_counts.size();
+          const std::uint64_t chunk = jobs[0].job->nominal_in_len(1);
+          for (std::size_t r = 0; r < rows.size(); ++r) {
+            const Measurement& row = rows[r];
+            const std::string backend = r == 0 ? "openssl" : jobs[(r - 1) / per_backend].backend;
             records.push_back({{"mode", c.mode},
                                {"direction", direction_text},
                                {"key_bits", bits},
                                {"engine", row.engine},
+                               {"backend", backend},
                                {"threads", row.threads},
-                               {"parallel", row.engine != "openssl" && c.job->parallel() && row.threads > 1},
+                               {"parallel", row.engine != "openssl" && jobs[0].job->parallel() && row.threads > 1},
                                {"bytes", c.input.size()},
                                {"chunk_size", chunk},
                                {"repeat", args.repeat},
@@ -397,14 +448,17 @@ int run_bench(const BenchArgs& args) {
           }
           if (!args.json) {
             const double ossl = gbps(c.input.size(), rows[0].seconds);
-            const double serial = gbps(c.input.size(), rows[1].seconds);
-            std::printf("%-6s %-7s %4u %9zu | %8.3f | %8.3f %6.2f |", c.mode.c_str(), direction_text.c_str(), bits,
-                        c.input.size(), ossl, serial, serial / ossl);
-            for (std::size_t r = 2; r < rows.size(); ++r) {
-              const double rate = gbps(c.input.size(), rows[r].seconds);
-              std::printf(" %10.3f %6.2f |", rate, rate / serial);
+            for (std::size_t b = 0; b < jobs.size(); ++b) {
+              const std::size_t first = 1 + b * per_backend;
+              const double serial = gbps(c.input.size(), rows[first].seconds);
+              std::printf("%-6s %-7s %4u %9zu | %8.3f | %-8s | %8.3f %6.2f |", c.mode.c_str(), direction_text.c_str(),
+                          bits, c.input.size(), ossl, jobs[b].backend.c_str(), serial, serial / ossl);
+              for (std::size_t r = first + 1; r < first + per_backend; ++r) {
+                const double rate = gbps(c.input.size(), rows[r].seconds);
+                std::printf(" %10.3f %6.2f |", rate, rate / serial);
+              }
+              std::printf("\n");
             }
-            std::printf("\n");
             std::fflush(stdout);
           }
         }

@@ -50,6 +50,7 @@ struct BenchArgs {
   std::vector<std::string> directions{"encrypt", "decrypt"};
   unsigned threads = 0;
   std::vector<unsigned> thread_counts;
+  std::vector<std::string> backends{"auto"};  // CPU AES libraries to compare
   std::string engine;  // opencl or cuda: the GPU figures instead
   std::optional<unsigned> device;
   unsigned repeat = 5;
