@@ -22,7 +22,7 @@ struct CipherBackendInfo {
   std::string name;         // "openssl", "ipsec-mb"
   bool built_in = false;    // compiled into this library
   bool available = false;   // built in, and this machine runs it
-  bool chosen_by_auto = false;  // what `auto` prefers here
+  bool chosen_by_auto = false;  // what `auto` runs here (OpenSSL still runs what it lacks)
   std::string detail;       // version and code path ("1.3.0, avx512 with VAES, VPCLMULQDQ")
   std::string why_not;      // why it is not available
 };

@@ -63,13 +63,15 @@ const CipherBackend& choose_segment_backend() {
 
 std::vector<CipherBackendInfo> cipher_backends_info() {
   std::vector<CipherBackendInfo> infos;
+  bool auto_taken = false;  // auto takes the first row it may (OpenSSL for what that row doesn't run)
   for (std::string_view name : kKnownBackends) {
     CipherBackendInfo info;
     info.name = std::string(name);
     if (const CipherBackend* backend = find_backend(name)) {
       info.built_in = true;
       info.available = backend->available();
-      info.chosen_by_auto = info.available && backend->chosen_by_auto();
+      info.chosen_by_auto = !auto_taken && info.available && backend->chosen_by_auto();
+      auto_taken = auto_taken || info.chosen_by_auto;
       info.detail = backend->detail();
       info.why_not = info.available ? "" : backend->why_unavailable();
     } else {

@@ -226,6 +226,18 @@ TEST(CipherBackends, SelectionDecidesWhatEachJobRuns) {
   EXPECT_EQ(selected_cipher_backend(), kAutoBackend);
 }
 
+// `paes info` names one backend as auto's: the one auto's jobs run.
+TEST(CipherBackends, InfoNamesTheBackendAutoRuns) {
+  std::vector<std::string> auto_runs;
+  for (const CipherBackendInfo& info : cipher_backends_info()) {
+    if (info.chosen_by_auto) auto_runs.push_back(info.name);
+    EXPECT_EQ(info.available, info.why_not.empty()) << info.name << ": " << info.why_not;
+  }
+  ASSERT_EQ(auto_runs.size(), 1u);
+  EXPECT_EQ(auto_runs[0], segment_backend_name());
+  EXPECT_EQ(auto_runs[0], raw_backend_name(Mode::ctr, Direction::encrypt));
+}
+
 TEST(CipherBackends, RefusesUnknownAndMissingBackendsAsUsageErrors) {
   try {
     select_cipher_backend("boringssl");
