@@ -125,28 +125,28 @@ TEST(CipherBackends, EveryBackendSealsAsOpensslGcm) {
   for (const CipherBackend* backend : cipher_backends()) {
     if (!backend->available()) continue;
     for (std::size_t key_len : {std::size_t{16}, std::size_t{32}}) {
-    for (std::size_t len : {std::size_t{0}, std::size_t{1}, std::size_t{16}, std::size_t{1000}, std::size_t{1} << 20}) {
-      const SecretBytes key = key_of(key_len, 11);
-      const auto plain = test::random_bytes(len, 12);
-      std::vector<std::uint8_t> expected(plain.size() + kTagLen);
-      expected.resize(openssl_gcm_oneshot_into(key, Direction::encrypt, expected.data(), plain));
+      for (std::size_t len : {std::size_t{0}, std::size_t{1}, std::size_t{16}, std::size_t{1000}, std::size_t{1} << 20}) {
+        const SecretBytes key = key_of(key_len, 11);
+        const auto plain = test::random_bytes(len, 12);
+        std::vector<std::uint8_t> expected(plain.size() + kTagLen);
+        expected.resize(openssl_gcm_oneshot_into(key, Direction::encrypt, expected.data(), plain));
 
-      const GcmNonce zero{};  // openssl_gcm_oneshot_into's nonce
-      std::vector<std::uint8_t> sealed(plain.size() + kTagLen);
-      backend->make_segment(key, Direction::encrypt)->seal(zero, sealed.data(), plain.data(), plain.size());
-      EXPECT_EQ(sealed, expected) << backend->name() << " AES-" << key_len * 8 << "-GCM";
+        const GcmNonce zero{};  // openssl_gcm_oneshot_into's nonce
+        std::vector<std::uint8_t> sealed(plain.size() + kTagLen);
+        backend->make_segment(key, Direction::encrypt)->seal(zero, sealed.data(), plain.data(), plain.size());
+        EXPECT_EQ(sealed, expected) << backend->name() << " AES-" << key_len * 8 << "-GCM";
 
-      auto opener = backend->make_segment(key, Direction::decrypt);
-      std::vector<std::uint8_t> opened(plain.size());
-      ASSERT_TRUE(opener->open(zero, opened.data(), sealed.data(), sealed.size())) << backend->name();
-      EXPECT_EQ(opened, plain) << backend->name();
-      sealed.back() ^= 1;
-      EXPECT_FALSE(opener->open(zero, opened.data(), sealed.data(), sealed.size())) << backend->name();
-      if (len == 0) continue;
-      sealed.back() ^= 1;
-      sealed.front() ^= 1;  // the ciphertext, not the tag
-      EXPECT_FALSE(opener->open(zero, opened.data(), sealed.data(), sealed.size())) << backend->name();
-    }
+        auto opener = backend->make_segment(key, Direction::decrypt);
+        std::vector<std::uint8_t> opened(plain.size());
+        ASSERT_TRUE(opener->open(zero, opened.data(), sealed.data(), sealed.size())) << backend->name();
+        EXPECT_EQ(opened, plain) << backend->name();
+        sealed.back() ^= 1;
+        EXPECT_FALSE(opener->open(zero, opened.data(), sealed.data(), sealed.size())) << backend->name();
+        if (len == 0) continue;
+        sealed.back() ^= 1;
+        sealed.front() ^= 1;  // the ciphertext, not the tag
+        EXPECT_FALSE(opener->open(zero, opened.data(), sealed.data(), sealed.size())) << backend->name();
+      }
     }
   }
 }
@@ -155,54 +155,54 @@ TEST(CipherBackends, EveryBackendSealsAsOpensslGcm) {
 // run the backend choose_raw_backend gives, and only that one.
 TEST(CipherBackends, RawJobsRunTheChosenBackend) {
   for (const std::string& selection : selections()) {
-  const test::ScopedBackend use(selection);
-  for (Mode mode : kAllModes) {
-    for (Direction direction : {Direction::encrypt, Direction::decrypt}) {
-      const CipherSpec spec = test::make_spec(mode, direction, 256, 21, false);
-      const auto input = test::random_bytes(64 * 1024, 22);
-      const auto expected = openssl_oneshot(spec, input);
-      const CipherBackend& chosen = choose_raw_backend(mode, direction);
-      const auto before = objects_made();
+    const test::ScopedBackend use(selection);
+    for (Mode mode : kAllModes) {
+      for (Direction direction : {Direction::encrypt, Direction::decrypt}) {
+        const CipherSpec spec = test::make_spec(mode, direction, 256, 21, false);
+        const auto input = test::random_bytes(64 * 1024, 22);
+        const auto expected = openssl_oneshot(spec, input);
+        const CipherBackend& chosen = choose_raw_backend(mode, direction);
+        const auto before = objects_made();
 
-      TransformOptions options;
-      options.engine = EngineKind::threads;
-      options.threads = 3;
-      options.chunk_len = 4096;
-      std::vector<std::uint8_t> out(input.size() + kBlockLen);
-      out.resize(transform_memory(spec, out, input, options));
-      EXPECT_EQ(out, expected);
-      expect_only(chosen, before,
-                  selection + ": " + std::string(mode_name(mode)) + " " + std::string(direction_name(direction)));
+        TransformOptions options;
+        options.engine = EngineKind::threads;
+        options.threads = 3;
+        options.chunk_len = 4096;
+        std::vector<std::uint8_t> out(input.size() + kBlockLen);
+        out.resize(transform_memory(spec, out, input, options));
+        EXPECT_EQ(out, expected);
+        expect_only(chosen, before,
+                    selection + ": " + std::string(mode_name(mode)) + " " + std::string(direction_name(direction)));
+      }
     }
-  }
   }
 }
 
 // The sealed body's segments: SegmentJob's workers run choose_segment_backend's.
 TEST(CipherBackends, SegmentJobsRunTheChosenBackend) {
   for (const std::string& selection : selections()) {
-  const test::ScopedBackend use(selection);
-  const SecretBytes key = key_of(32, 31);
-  const NoncePrefix prefix{1, 2, 3, 4, 5, 6, 7};
-  const auto plain = test::random_bytes(10000, 32);
-  const CipherBackend& chosen = choose_segment_backend();
-  const auto before = objects_made();
+    const test::ScopedBackend use(selection);
+    const SecretBytes key = key_of(32, 31);
+    const NoncePrefix prefix{1, 2, 3, 4, 5, 6, 7};
+    const auto plain = test::random_bytes(10000, 32);
+    const CipherBackend& chosen = choose_segment_backend();
+    const auto before = objects_made();
 
-  SegmentJob sealing(Direction::encrypt, 32, 4096, key, prefix);
-  std::vector<std::uint8_t> body(output_capacity(sealing, plain.size()));
-  {
-    MemorySource source(plain);
-    MemorySink sink(body);
-    body.resize(make_engine(EngineKind::threads, 2)->run(sealing, source, sink));
-  }
-  expect_only(chosen, before, "sealing");
+    SegmentJob sealing(Direction::encrypt, 32, 4096, key, prefix);
+    std::vector<std::uint8_t> body(output_capacity(sealing, plain.size()));
+    {
+      MemorySource source(plain);
+      MemorySink sink(body);
+      body.resize(make_engine(EngineKind::threads, 2)->run(sealing, source, sink));
+    }
+    expect_only(chosen, before, selection + ": sealing");
 
-  // Segment 0 by hand: the engine's bytes are AES-GCM under the Tink nonce.
-  SegmentCodec codec(key, prefix, Direction::decrypt);
-  const std::size_t first = 4096 - StreamHeader::length(32);
-  std::vector<std::uint8_t> segment0(first - kTagLen);
-  ASSERT_EQ(codec.open(0, false, segment0.data(), body.data(), first), first - kTagLen);
-  EXPECT_TRUE(std::equal(segment0.begin(), segment0.end(), plain.begin())) << selection;
+    // Segment 0 by hand: the engine's bytes are AES-GCM under the Tink nonce.
+    SegmentCodec codec(key, prefix, Direction::decrypt);
+    const std::size_t first = 4096 - StreamHeader::length(32);
+    std::vector<std::uint8_t> segment0(first - kTagLen);
+    ASSERT_EQ(codec.open(0, false, segment0.data(), body.data(), first), first - kTagLen);
+    EXPECT_TRUE(std::equal(segment0.begin(), segment0.end(), plain.begin())) << selection;
   }
 }
 
