@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -44,21 +45,27 @@ std::vector<std::uint8_t> run_in_pieces(const CipherSpec& spec, const std::vecto
   return out;
 }
 
+// On each backend, in place and not, every piece length gives OpenSSL's bytes.
+void expect_pieces_match_openssl(const CipherSpec& spec, const std::vector<std::uint8_t>& input,
+                                 std::initializer_list<std::size_t> piece_lens) {
+  const auto expected = openssl_oneshot(spec, input);
+  for (const std::string& backend : test::available_backends()) {
+    const test::ScopedBackend use(backend);
+    for (std::size_t piece_len : piece_lens) {
+      for (bool in_place : {false, true}) {
+        EXPECT_EQ(run_in_pieces(spec, input, piece_len, in_place), expected)
+            << backend << ": piece " << piece_len << (in_place ? " in place" : "");
+      }
+    }
+  }
+}
+
 // The keystream path works in tiles; pieces that end mid-tile, in place and
 // out of place, must all give OpenSSL's CFB128 plaintext, on each backend.
 TEST(ChunkCipher, Cfb128KeystreamPathMatchesOpensslAcrossTilesAndPieces) {
   const CipherSpec spec = test::make_spec(Mode::cfb128, Direction::decrypt, 256, 2);
   const auto ciphertext = test::random_bytes(3 * 16384 + 100 + 7, 3);
-  const auto expected = openssl_oneshot(spec, ciphertext);
-  for (const std::string& backend : test::available_backends()) {
-    const test::ScopedBackend use(backend);
-    for (std::size_t piece_len : {std::size_t{16}, std::size_t{4096}, std::size_t{16400}, std::size_t{32768}}) {
-      for (bool in_place : {false, true}) {
-        EXPECT_EQ(run_in_pieces(spec, ciphertext, piece_len, in_place), expected)
-            << backend << ": piece " << piece_len << (in_place ? " in place" : "");
-      }
-    }
-  }
+  expect_pieces_match_openssl(spec, ciphertext, {16, 4096, 16400, 32768});
 }
 
 // CTR pieces may end inside a block (a stream's reads): the next piece
@@ -68,16 +75,7 @@ TEST(ChunkCipher, CtrPiecesThatEndInsideABlockMatchOpenssl) {
   spec.iv[12] = spec.iv[13] = spec.iv[14] = 0xff;  // the low 32 bits wrap within the message
   spec.iv[15] = 0xf0;
   const auto plaintext = test::random_bytes(4 * 4096 + 9, 5);
-  const auto expected = openssl_oneshot(spec, plaintext);
-  for (const std::string& backend : test::available_backends()) {
-    const test::ScopedBackend use(backend);
-    for (std::size_t piece_len : {std::size_t{1}, std::size_t{15}, std::size_t{17}, std::size_t{4099}}) {
-      for (bool in_place : {false, true}) {
-        EXPECT_EQ(run_in_pieces(spec, plaintext, piece_len, in_place), expected)
-            << backend << ": piece " << piece_len << (in_place ? " in place" : "");
-      }
-    }
-  }
+  expect_pieces_match_openssl(spec, plaintext, {1, 15, 17, 4099});
 }
 
 TEST(Padding, FinalBlockIsPkcs7) {
