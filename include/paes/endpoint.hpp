@@ -15,13 +15,21 @@
 namespace paes {
 
 bool names_stdio(const std::string& path);  // "" or "-"
+// A path whose bytes can only be read front to back: a named pipe, a process
+// substitution's /dev/fd/N (a pipe), a character device, a socket.
+bool names_stream(const std::string& path);
 
 class InputEndpoint {
  public:
-  // Opens a file, or stdin for "" / "-". Throws Error (missing, unreadable,
-  // a directory). `refuse_terminal`: stdin that is a terminal is refused
+  // Opens a file, or stdin for "" / "-". A path that is not a regular file or
+  // a block device (a named pipe, /dev/fd/N of a process substitution, a
+  // character device) is read as a stream, like stdin. Throws Error (missing,
+  // unreadable, a directory). `refuse_terminal`: a terminal is refused
   // (ciphertext is never typed).
   InputEndpoint(const std::string& path, bool refuse_terminal);
+  ~InputEndpoint();
+  InputEndpoint(const InputEndpoint&) = delete;
+  InputEndpoint& operator=(const InputEndpoint&) = delete;
   bool random_access() const { return file_ != nullptr; }
   const std::string& name() const { return name_; }
   // The input's length, when it is a file.
@@ -38,6 +46,7 @@ class InputEndpoint {
   std::string name_;
   std::unique_ptr<InputFile> file_;
   std::unique_ptr<StreamReader> stream_;
+  int owned_fd_ = -1;  // a stream opened by path
   std::uint64_t prefix_read_ = 0;
 };
 

@@ -117,7 +117,8 @@ class OffsetSink final : public Sink {
 // Does not own the descriptor.
 class StreamReader {
  public:
-  // A pipe or a terminal, read to its end.
+  // A pipe or a terminal, read to its end. A pipe is grown to hold a whole
+  // chunk where the kernel allows.
   StreamReader(int fd, std::string name);
   // A file read from its current position: exactly `len` bytes, what it held
   // when the job started (as a file job reads). If the file ends sooner (it
@@ -148,7 +149,8 @@ class StreamReader {
 // descriptor.
 class StreamWriter {
  public:
-  StreamWriter(int fd, std::string name) : fd_(fd), name_(std::move(name)) {}
+  // A pipe is grown to hold a whole chunk where the kernel allows.
+  StreamWriter(int fd, std::string name);
   // Writes all of `src`. Throws Error (a closed pipe, a full disk).
   void write_all(std::span<const std::uint8_t> src);
   const std::string& name() const { return name_; }

@@ -387,7 +387,7 @@ int run_transform(Direction direction, const TransformArgs& args, const CLI::App
   select_cipher_backend(args.backend);
   TransformOptions options = transform_options(args, engine);
   std::optional<std::uint64_t> input_size;
-  if (!names_stdio(args.input)) input_size = InputFile(args.input).size();
+  if (!names_stdio(args.input) && !names_stream(args.input)) input_size = InputFile(args.input).size();
   Progress progress(input_size.value_or(0), progress_mode(args),
                     direction == Direction::encrypt ? "encrypting " : "decrypting ");
   options.progress = [&progress](std::uint64_t bytes) { progress.advance(bytes); };

@@ -1,5 +1,7 @@
 #include "paes/endpoint.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "paes/error.hpp"
@@ -8,17 +10,36 @@ namespace paes {
 
 bool names_stdio(const std::string& path) { return path.empty() || path == "-"; }
 
+bool names_stream(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return false;  // InputFile says why
+  return S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode);
+}
+
 InputEndpoint::InputEndpoint(const std::string& path, bool refuse_terminal) {
-  if (!names_stdio(path)) {
+  int fd = STDIN_FILENO;
+  if (names_stdio(path)) {
+    name_ = "stdin";
+  } else if (names_stream(path)) {
+    // Opening a named pipe waits for its writer, as openssl and age do.
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw system_error(path);
+    owned_fd_ = fd;
+    name_ = path;
+  } else {
     file_ = std::make_unique<InputFile>(path);
     name_ = path;
     return;
   }
-  name_ = "stdin";
-  if (refuse_terminal && ::isatty(STDIN_FILENO)) {
+  if (refuse_terminal && ::isatty(fd)) {
     throw usage_error("refusing to read ciphertext from a terminal: give an input file or a pipe");
   }
-  stream_ = std::make_unique<StreamReader>(STDIN_FILENO, name_);
+  stream_ = std::make_unique<StreamReader>(fd, name_);
+}
+
+InputEndpoint::~InputEndpoint() {
+  stream_.reset();
+  if (owned_fd_ >= 0) ::close(owned_fd_);
 }
 
 std::optional<std::uint64_t> InputEndpoint::size() const {

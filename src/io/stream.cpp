@@ -1,5 +1,7 @@
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,7 +16,24 @@ OffsetSource::OffsetSource(Source& inner, std::uint64_t offset) : inner_(inner),
   if (offset > inner.size()) throw Error("internal: body offset beyond the end of the input");
 }
 
+namespace {
+
+// A pipe holds 64 KiB by default, so a 1 MiB chunk took 16 reads (or writes),
+// each a wake-up of the process at the other end. Grown to a chunk, one call
+// moves what the peer wrote meanwhile. /proc/sys/fs/pipe-max-size (1 MiB by
+// default) bounds it for users other than root; where the kernel refuses
+// (that limit, or a user's pipe-user-pages-soft quota) the pipe keeps its size.
+void grow_pipe(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode)) return;
+  constexpr int kPipeBytes = 1 << 20;
+  if (::fcntl(fd, F_GETPIPE_SZ) < kPipeBytes) (void)::fcntl(fd, F_SETPIPE_SZ, kPipeBytes);
+}
+
+}  // namespace
+
 StreamReader::StreamReader(int fd, std::string name) : fd_(fd), name_(std::move(name)) {
+  grow_pipe(fd_);
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0) throw system_error("reading " + name_);
 }
@@ -59,6 +78,8 @@ std::size_t StreamReader::read_full(std::uint8_t* dst, std::size_t len) {
   if (file_left_) *file_left_ -= done;
   return done;
 }
+
+StreamWriter::StreamWriter(int fd, std::string name) : fd_(fd), name_(std::move(name)) { grow_pipe(fd_); }
 
 void StreamWriter::write_all(std::span<const std::uint8_t> src) {
   std::size_t done = 0;

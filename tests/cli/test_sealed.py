@@ -36,6 +36,7 @@ import os
 import random
 import re
 import shutil
+import signal
 import stat
 import struct
 import subprocess
@@ -536,6 +537,59 @@ class PipeTest(PaesTestCase):
             self.check(codes == [0, 0, 0] and got == data,
                        f"{mode} cat | encrypt | decrypt: {codes} {errs[1:]!r}")
             os.remove(inp)
+        self.finish()
+
+    def test_named_pipes_and_process_substitution_are_read_as_streams(self):
+        """An input path that is a FIFO or bash's <(...) (/dev/fd/N, a pipe) is read front
+        to back like stdin, sealed and raw, as openssl and age read them."""
+        fifo = self.path("in.fifo")
+        os.mkfifo(fifo)
+        out_dir = self.new_dir("fifo-out")
+        for extra in ([], ["--mode", "ctr", "--iv", "00" * 16]):
+            sealed = os.path.join(out_dir, f"sealed{len(extra)}")
+
+            def feed():
+                with open(fifo, "wb") as w:  # waits for paes to open the other end
+                    w.write(self.data)
+            writer = threading.Thread(target=feed, daemon=True)
+            writer.start()
+            proc = run(["encrypt", "--key-file", self.key, *extra, fifo, "-o", sealed])
+            writer.join(timeout=60)
+            self.assertEqual(proc.returncode, 0, f"encrypt {extra} from a FIFO: {describe(proc)}")
+            shell = subprocess.run(["bash", "-c", f'"$0" decrypt --key-file "$1" {" ".join(extra)} '
+                                    '<(cat "$2") -o -', PAES, self.key, sealed],
+                                   capture_output=True, timeout=120)
+            self.assertEqual(shell.returncode, 0, f"decrypt {extra} <(cat ...): {shell.stderr!r}")
+            self.assertEqual(shell.stdout, self.data, f"decrypt {extra} <(cat ...) differs")
+        self.finish()
+
+    def test_reader_that_closes_early_ends_paes(self):
+        """`paes decrypt ... | head -c N`: once the reader is gone paes ends, of SIGPIPE as
+        cat does, or, where SIGPIPE is ignored, with exit 1 and a message; it never hangs."""
+        data = os.urandom(24 << 20)
+        sealed = write_file(self.path("big.paes"), self.seal(data, ["--key-file", self.key]))
+        for ignore_sigpipe in (False, True):
+            proc = subprocess.Popen([PAES, "decrypt", "--key-file", self.key, sealed],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    restore_signals=not ignore_sigpipe)
+            head = proc.stdout.read(1000)
+            proc.stdout.close()
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+                self.check(False, f"SIGPIPE ignored={ignore_sigpipe}: still running after the reader left")
+                continue
+            err = proc.stderr.read()
+            proc.stderr.close()
+            self.check(head == data[:1000], "the first bytes differ from the plaintext")
+            if ignore_sigpipe:
+                self.check(proc.returncode == 1 and b"Broken pipe" in err,
+                           f"SIGPIPE ignored: exit {proc.returncode}, {err!r}")
+            else:
+                self.check(proc.returncode == -signal.SIGPIPE,
+                           f"SIGPIPE default: exit {proc.returncode}, {err!r}")
         self.finish()
 
     def test_tampered_stream_to_pipe(self):

@@ -1,3 +1,4 @@
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -6,6 +7,7 @@
 #include <fstream>
 #include <utility>
 
+#include "paes/endpoint.hpp"
 #include "paes/error.hpp"
 #include "paes/io.hpp"
 
@@ -145,6 +147,59 @@ TEST_F(OutputFileTest, InputThatShrinksIsAnError) {
   fs::resize_file(path, 4);
   std::uint8_t buffer[10];
   EXPECT_THROW(in.read_at(0, buffer), Error);
+}
+
+// The pipe limit for users other than root (root may exceed it).
+int pipe_max_size() {
+  std::ifstream in("/proc/sys/fs/pipe-max-size");
+  int bytes = 0;
+  in >> bytes;
+  return bytes;
+}
+
+TEST(StreamPipes, ReaderAndWriterGrowTheirPipeToAChunk) {
+  if (::geteuid() != 0 && pipe_max_size() < (1 << 20)) {
+    GTEST_SKIP() << "/proc/sys/fs/pipe-max-size is below 1 MiB for this user";
+  }
+  int ends[2];
+  ASSERT_EQ(::pipe(ends), 0);
+  ASSERT_LT(::fcntl(ends[0], F_GETPIPE_SZ), 1 << 20);
+  {
+    StreamReader reader(ends[0], "pipe");
+    EXPECT_GE(::fcntl(ends[0], F_GETPIPE_SZ), 1 << 20);
+  }
+  ::close(ends[0]);
+  ::close(ends[1]);
+  ASSERT_EQ(::pipe(ends), 0);
+  {
+    StreamWriter writer(ends[1], "pipe");
+    EXPECT_GE(::fcntl(ends[1], F_GETPIPE_SZ), 1 << 20);
+  }
+  ::close(ends[0]);
+  ::close(ends[1]);
+}
+
+TEST_F(OutputFileTest, NamedPipeIsReadAsAStream) {
+  const fs::path fifo = dir_ / "in.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_TRUE(names_stream(fifo.string()));
+  EXPECT_FALSE(names_stream(dir_.string()));
+  EXPECT_FALSE(names_stream((dir_ / "missing").string()));
+  // Opening a FIFO's read end waits for a writer: one is there first (its own
+  // open needs a reader, so a non-blocking one is opened before it).
+  const int reader_side = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  const int writer = ::open(fifo.c_str(), O_WRONLY);
+  ASSERT_GE(writer, 0);
+  ASSERT_EQ(::write(writer, kHello, sizeof kHello), static_cast<ssize_t>(sizeof kHello));
+  InputEndpoint in(fifo.string(), false);
+  ::close(writer);  // so that the stream ends after "hello"
+  EXPECT_FALSE(in.random_access());
+  EXPECT_FALSE(in.size().has_value());
+  EXPECT_EQ(in.name(), fifo.string());
+  std::uint8_t buffer[16];
+  EXPECT_EQ(in.read_prefix(buffer), sizeof kHello);
+  EXPECT_EQ(std::string(buffer, buffer + sizeof kHello), "hello");
+  ::close(reader_side);
 }
 
 }  // namespace
