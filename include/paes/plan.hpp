@@ -38,6 +38,15 @@ class ChunkPlan final : public Job {
   // of a second of work, still spreads over every thread.
   static std::uint64_t default_chunk_len(Mode mode);
 
+  // The chunk length for an input of `input_len` bytes on `workers` threads:
+  // default_chunk_len(mode), made smaller (down to a quarter of it) so that
+  // each worker gets about kChunksPerWorker chunks. With one chunk per worker,
+  // as 16 MiB in 1 MiB chunks on 16 threads gave, the job lasts as long as
+  // its slowest worker; with several, the others take up the slack. The
+  // floor keeps a chunk long against the cost of handing it over.
+  static constexpr unsigned kChunksPerWorker = 4;
+  static std::uint64_t fitted_chunk_len(Mode mode, std::uint64_t input_len, unsigned workers);
+
   // `spec` must outlive the plan (workers use its key). The plan chooses its
   // cipher backend here, once; every worker uses it. Throws a usage Error
   // when chunk_len is below 16 or above kMaxChunkLen (kAutoChunkLen aside).

@@ -60,6 +60,22 @@ JobRunner::JobRunner(const TransformOptions& options)
   });
 }
 
+std::uint64_t chunk_len_for(Mode mode, std::uint64_t requested, EngineKind engine, unsigned threads,
+                            std::optional<std::uint64_t> input_len) {
+  if (requested != ChunkPlan::kAutoChunkLen || !input_len ||
+      (engine != EngineKind::threads && engine != EngineKind::automatic)) {
+    return requested;
+  }
+  return ChunkPlan::fitted_chunk_len(mode, *input_len, threads != 0 ? threads : online_cpus());
+}
+
+std::uint64_t JobRunner::chunk_len_for(Mode mode, std::uint64_t requested, const InputEndpoint& in,
+                                       std::uint64_t in_skip) const {
+  std::optional<std::uint64_t> input_len = in.size();
+  if (input_len) *input_len -= std::min(*input_len, in_skip);
+  return paes::chunk_len_for(mode, requested, engine_->kind(), threads_, input_len);
+}
+
 void JobRunner::run(const Job& job, InputEndpoint& in, std::uint64_t in_skip, OutputEndpoint& out,
                     std::uint64_t out_skip, TransformReport& report) {
   report.bytes_out = out_skip + run_job(*engine_, job, in, in_skip, out, out_skip);

@@ -24,7 +24,7 @@ TransformReport transform_file(const CipherSpec& spec, const std::string& input_
                                const std::string& output_path, const TransformOptions& options) {
   JobRunner runner(options);
   InputEndpoint in(input_path, spec.direction == Direction::decrypt);
-  const ChunkPlan plan(spec, options.chunk_len);
+  const ChunkPlan plan(spec, runner.chunk_len_for(spec.mode, options.chunk_len, in, 0));
   check_input_len(plan, in, 0);
   OutputEndpoint out(output_path, output_options(options, spec.direction, in), spec.direction == Direction::encrypt);
   TransformReport report;
@@ -50,8 +50,8 @@ TransformReport transform_salted(const CipherSpec& base, const Pbkdf2Key& pbkdf2
   }
   const CipherSpec spec = salted_cipher_spec(base, pbkdf2, salt);
 
-  const ChunkPlan plan(spec, options.chunk_len);
   const std::uint64_t in_skip = encrypt ? 0 : kSaltedHeaderLen;
+  const ChunkPlan plan(spec, runner.chunk_len_for(spec.mode, options.chunk_len, in, in_skip));
   check_input_len(plan, in, in_skip);
   OutputEndpoint out(output_path, output_options(options, base.direction, in), encrypt);
   if (encrypt) out.write_prefix(encode_salted_header(salt));
@@ -63,7 +63,7 @@ TransformReport transform_salted(const CipherSpec& base, const Pbkdf2Key& pbkdf2
 
 std::uint64_t transform_memory(const CipherSpec& spec, std::span<std::uint8_t> out,
                                std::span<const std::uint8_t> in, const TransformOptions& options) {
-  const ChunkPlan plan(spec, options.chunk_len);
+  const ChunkPlan plan(spec, chunk_len_for(spec.mode, options.chunk_len, options.engine, options.threads, in.size()));
   const std::uint64_t need = output_capacity(plan, in.size());
   if (out.size() < need) {
     throw Error("output buffer too small: " + std::to_string(out.size()) + " bytes, need " +

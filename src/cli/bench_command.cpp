@@ -137,7 +137,7 @@ or bit.)");
       ->capture_default_str();
   cmd->add_option_function<std::string>(
          "--chunk-size", [&args](const std::string& text) { args.chunk_len = size_value(text); },
-         "Chunk size of the engines (default 1M; cfb8 64K, cfb1 16K)")
+         "Chunk size of the engines (default: 1M, cfb8 64K, cfb1 16K, down to a quarter of that so each thread gets 4 chunks)")
       ->check(chunk_size_validator());
   cmd->add_option("--backend", args.backends,
                   "CPU AES libraries to time, comma-separated: auto (default), openssl, ipsec-mb")
@@ -163,19 +163,23 @@ struct BenchCase {
   std::function<void(std::uint8_t* out)> openssl;
   std::unique_ptr<CipherSpec> spec;   // raw modes: what the plan refers to
   std::unique_ptr<SecretBytes> key;   // sealed: the segment key the job refers to
-  std::function<std::unique_ptr<Job>()> make_job;  // on the backend selected at the call
+  // For the threads engine on `workers` threads (1: the serial engine), on the
+  // backend selected at the call.
+  std::function<std::unique_ptr<Job>(unsigned workers)> make_job;
 };
 
 // The case's job on one cipher backend.
 struct BackendJob {
   std::string backend;  // the one that runs it
-  std::unique_ptr<Job> job;
+  std::unique_ptr<Job> serial;
+  std::vector<std::unique_ptr<Job>> threads;  // for each thread count
 };
 
 // One job per requested backend (in the order asked), made while that backend
 // is selected; a request that resolves to a backend already there (auto, or a
 // mode ipsec-mb hands to OpenSSL) is left out. The selection is restored.
-std::vector<BackendJob> jobs_on_backends(const BenchCase& c, const std::vector<std::string>& backends) {
+std::vector<BackendJob> jobs_on_backends(const BenchCase& c, const std::vector<std::string>& backends,
+                                         const std::vector<unsigned>& thread_counts) {
   const std::string before = selected_cipher_backend();
   std::vector<BackendJob> jobs;
   try {
@@ -183,7 +187,10 @@ std::vector<BackendJob> jobs_on_backends(const BenchCase& c, const std::vector<s
       select_cipher_backend(requested);
       const std::string ran = c.spec ? raw_backend_name(c.spec->mode, c.spec->direction) : segment_backend_name();
       const bool seen = std::any_of(jobs.begin(), jobs.end(), [&](const BackendJob& j) { return j.backend == ran; });
-      if (!seen) jobs.push_back({ran, c.make_job()});
+      if (seen) continue;
+      BackendJob j{ran, c.make_job(1), {}};
+      for (const unsigned t : thread_counts) j.threads.push_back(c.make_job(t));
+      jobs.push_back(std::move(j));
     }
   } catch (...) {
     select_cipher_backend(before);
@@ -217,7 +224,12 @@ BenchCase raw_case(Mode mode, Direction direction, unsigned bits, std::uint64_t 
     c.input = openssl_oneshot(encrypt_spec, c.input);
   }
   c.openssl = [&spec = *c.spec, &input = c.input](std::uint8_t* out) { openssl_oneshot_into(spec, out, input); };
-  c.make_job = [&spec = *c.spec, chunk_len] { return std::make_unique<ChunkPlan>(spec, chunk_len); };
+  // Unless --chunk-size was given, the chunk length the threads engine fits to
+  // this size and thread count, as for a file.
+  c.make_job = [&spec = *c.spec, chunk_len, size = c.input.size()](unsigned workers) {
+    return std::make_unique<ChunkPlan>(
+        spec, chunk_len != ChunkPlan::kAutoChunkLen ? chunk_len : ChunkPlan::fitted_chunk_len(spec.mode, size, workers));
+  };
   return c;
 }
 
@@ -248,7 +260,7 @@ BenchCase sealed_case(Direction direction, unsigned bits, std::uint64_t size) {
   c.openssl = [&key = *c.key, direction, gcm = std::move(gcm_input)](std::uint8_t* out) {
     openssl_gcm_oneshot_into(key, direction, out, gcm);
   };
-  c.make_job = [direction, &key = *c.key, prefix] {
+  c.make_job = [direction, &key = *c.key, prefix](unsigned) {
     return std::make_unique<SegmentJob>(direction, key.size(), kDefaultSegmentLen, key, prefix);
   };
   return c;
@@ -411,23 +423,28 @@ int run_bench(const BenchArgs& args) {
                                   ? sealed_case(direction, bits, requested)
                                   : raw_case(*parse_mode(name), direction, bits, size_for(*parse_mode(name), requested),
                                              args.chunk_len);
-          const std::vector<BackendJob> jobs = jobs_on_backends(c, args.backends);
-          std::vector<std::uint8_t> output(std::max<std::uint64_t>(output_capacity(*jobs[0].job, c.input.size()),
+          const std::vector<BackendJob> jobs = jobs_on_backends(c, args.backends, thread_counts);
+          std::vector<std::uint8_t> output(std::max<std::uint64_t>(output_capacity(*jobs[0].serial, c.input.size()),
                                                                    c.input.size() + kBlockLen));
           // One OpenSSL one-shot baseline, then each backend's serial and threads runs.
           std::vector<Candidate> candidates;
           candidates.push_back({"openssl", 1, [&] { c.openssl(output.data()); }});
+          // Each candidate's job, in the order of the candidates (none for openssl).
+          std::vector<const Job*> candidate_jobs{nullptr};
           for (const BackendJob& j : jobs) {
-            const Job& job = *j.job;
-            candidates.push_back({"serial", 1, [&] { run_in_memory(job, EngineKind::serial, 1, output, c.input); }});
-            for (const unsigned t : thread_counts) {
+            const Job& serial = *j.serial;
+            candidates.push_back({"serial", 1, [&] { run_in_memory(serial, EngineKind::serial, 1, output, c.input); }});
+            candidate_jobs.push_back(&serial);
+            for (std::size_t k = 0; k < thread_counts.size(); ++k) {
+              const Job& job = *j.threads[k];
+              const unsigned t = thread_counts[k];
               candidates.push_back({"threads", t, [&, t] { run_in_memory(job, EngineKind::threads, t, output, c.input); }});
+              candidate_jobs.push_back(&job);
             }
           }
           const std::vector<Measurement> rows = time_round_robin(candidates, args.repeat);
 
           const std::size_t per_backend = 1 + thread_counts.size();
-          const std::uint64_t chunk = jobs[0].job->nominal_in_len(1);
           for (std::size_t r = 0; r < rows.size(); ++r) {
             const Measurement& row = rows[r];
             const std::string backend = r == 0 ? "openssl" : jobs[(r - 1) / per_backend].backend;
@@ -437,9 +454,9 @@ int run_bench(const BenchArgs& args) {
                                {"engine", row.engine},
                                {"backend", backend},
                                {"threads", row.threads},
-                               {"parallel", row.engine != "openssl" && jobs[0].job->parallel() && row.threads > 1},
+                               {"parallel", row.engine != "openssl" && jobs[0].serial->parallel() && row.threads > 1},
                                {"bytes", c.input.size()},
-                               {"chunk_size", chunk},
+                               {"chunk_size", candidate_jobs[r == 0 ? 1 : r]->nominal_in_len(1)},
                                {"repeat", args.repeat},
                                {"seconds", row.seconds},
                                {"min_seconds", row.min_seconds},

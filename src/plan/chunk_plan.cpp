@@ -63,6 +63,14 @@ std::uint64_t ChunkPlan::default_chunk_len(Mode mode) {
   }
 }
 
+std::uint64_t ChunkPlan::fitted_chunk_len(Mode mode, std::uint64_t input_len, unsigned workers) {
+  const std::uint64_t nominal = default_chunk_len(mode);
+  if (workers <= 1) return nominal;
+  const std::uint64_t chunks = std::uint64_t{workers} * kChunksPerWorker;
+  const std::uint64_t share = (input_len / chunks + kBlockLen - 1) / kBlockLen * kBlockLen;
+  return std::clamp(share, nominal / 4, nominal);
+}
+
 ChunkPlan::ChunkPlan(const CipherSpec& spec, std::uint64_t chunk_len)
     : spec_(spec),
       backend_(choose_raw_backend(spec.mode, spec.direction)),

@@ -360,6 +360,13 @@ class ReportingTest(PaesTestCase):
             self.assertEqual((report["engine"], report["threads"], report["key_bits"]),
                              ("threads", min(3, chunks), 192), report)
             self.assertEqual(read_file(out), expected, f"--chunk-size {chunk}")
+        # Left to paes, the chunks are fitted to the input and the threads: 300 KiB on
+        # 3 threads would be one 1 MiB chunk, so it takes the smallest fitted ones.
+        out = self.path("out-fitted")
+        report = self.run_json(cipher_args("encrypt", "ctr", key, iv, inp, out,
+                                           extra=["--json", "--threads", "3"]))
+        self.assertEqual((report["chunk_size"], report["threads"]), (262144, 2), report)
+        self.assertEqual(read_file(out), expected, "fitted chunks")
 
     def test_size_suffixes_accepted(self):
         key, iv = os.urandom(16), os.urandom(16)

@@ -78,6 +78,27 @@ TEST(ChunkPlan, DefaultChunkIsAboutTheSameWorkInEveryMode) {
   EXPECT_EQ(cfb1.chunk_count(1 << 20), 64u);  // a 1 MiB CFB1 job spreads over threads
 }
 
+TEST(ChunkPlan, FittedChunksGiveEveryWorkerSeveral) {
+  constexpr std::uint64_t MiB = 1 << 20;
+  const std::uint64_t nominal = ChunkPlan::kDefaultChunkLen;
+  // 16 MiB on 16 workers: a quarter of the default, four chunks each.
+  EXPECT_EQ(ChunkPlan::fitted_chunk_len(Mode::ctr, 16 * MiB, 16), nominal / 4);
+  EXPECT_EQ(16 * MiB / ChunkPlan::fitted_chunk_len(Mode::ctr, 16 * MiB, 16), 16u * ChunkPlan::kChunksPerWorker);
+  // In between: whole blocks, each worker kChunksPerWorker of them.
+  const std::uint64_t mid = ChunkPlan::fitted_chunk_len(Mode::ecb, 10 * MiB, 4);
+  EXPECT_EQ(mid % kBlockLen, 0u);
+  EXPECT_GT(mid, nominal / 4);
+  EXPECT_LT(mid, nominal);
+  EXPECT_EQ((10 * MiB + mid - 1) / mid, 4u * ChunkPlan::kChunksPerWorker);
+  // Large inputs, or one worker, keep the default; small ones stop at the floor.
+  EXPECT_EQ(ChunkPlan::fitted_chunk_len(Mode::ctr, 1024 * MiB, 16), nominal);
+  EXPECT_EQ(ChunkPlan::fitted_chunk_len(Mode::ctr, 16 * MiB, 1), nominal);
+  EXPECT_EQ(ChunkPlan::fitted_chunk_len(Mode::ctr, 0, 16), nominal / 4);
+  // Scaled like the default for the modes that cost more per byte.
+  EXPECT_EQ(ChunkPlan::fitted_chunk_len(Mode::cfb1, 16 * MiB, 16), ChunkPlan::default_chunk_len(Mode::cfb1));
+  EXPECT_EQ(ChunkPlan::fitted_chunk_len(Mode::cfb8, 1 * MiB, 16), ChunkPlan::default_chunk_len(Mode::cfb8) / 4);
+}
+
 TEST(ChunkPlan, SequentialDirectionsRunInOrder) {
   for (auto [mode, direction] : {std::pair{Mode::cbc, Direction::encrypt},
                                  {Mode::cfb8, Direction::encrypt},
