@@ -6,7 +6,8 @@ every parallel direction runs on a 4 GiB + 1 MiB input and its output is
 checked against the openssl command at windows before, across and after
 2^32 (each window started with the IV or counter it must have there), then
 decrypted back and compared with the input:
-  - CTR, with an IV whose low 64 bits wrap just past byte 2^32;
+  - CTR, with an IV whose low 64 bits wrap just past byte 2^32, also read
+    from a named pipe (as a stream);
   - ECB both ways, CBC and CFB decryption (of zero bytes taken as ciphertext);
   - the sealed format both ways, and a byte flipped past 2^32 refused;
   - the mpi engine (2 ranks) on the same CTR job, when it is built.
@@ -123,6 +124,23 @@ class HugeFiles(unittest.TestCase):
             ["-aes-256-ctr", "-iv", counter_after(IV, off // 16).hex()], bytes(n)))
         self.paes("decrypt", "--mode", "ctr", "--key-file", self.key, "--iv", IV.hex(), out, "-o", back)
         self.assertTrue(equals_zeros(back, BIG_ODD), "CTR round trip differs from the input")
+
+    def test_ctr_past_2_32_bytes_from_a_named_pipe(self):
+        """The same job read as a stream: a FIFO that `cat` fills, as <(...) would."""
+        fifo, out = self.path("in.fifo"), self.path("ctr.fifo")
+        os.mkfifo(fifo)
+        writer = subprocess.Popen(["sh", "-c", 'exec cat "$0" > "$1"', self.zeros_odd, fifo])
+        try:
+            self.paes("encrypt", "--mode", "ctr", "--key-file", self.key, "--iv", IV.hex(), fifo, "-o", out)
+        finally:
+            try:
+                writer.wait(timeout=60)  # done once paes read to the end
+            except subprocess.TimeoutExpired:  # paes failed before reading it all
+                writer.kill()
+                writer.wait()
+        self.assertEqual(writer.returncode, 0, "cat into the FIFO failed")
+        self.check_windows(out, BIG_ODD, lambda off, n: openssl(
+            ["-aes-256-ctr", "-iv", counter_after(IV, off // 16).hex()], bytes(n)))
 
     def test_ecb_both_ways(self):
         out, back = self.path("ecb"), self.path("ecb.back")
