@@ -1,6 +1,7 @@
 # Installing libpaes: the library, its public headers (include/paes, never
-# src/), the paes tool, a CMake package (find_package(paes) gives paes::paes)
-# and a pkg-config file (paes.pc). libpaes is a static library, so whatever
+# src/), the paes tool, a CMake package (find_package(paes) gives paes::paes,
+# and paes::paes_mpi, the mpi engine, where MPI was found) and a pkg-config
+# file (paes.pc, libpaes without MPI). libpaes is a static library, so whatever
 # it links, PRIVATE or PUBLIC, a consumer links too: the package config finds
 # those dependencies again (find_dependency) and paes.pc names them.
 include(GNUInstallDirs)
@@ -8,7 +9,11 @@ include(CMakePackageConfigHelpers)
 
 set(PAES_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/paes)
 
-install(TARGETS paes EXPORT paesTargets
+set(PAES_INSTALLED_LIBRARIES paes)
+if(TARGET paes_mpi)
+  list(APPEND PAES_INSTALLED_LIBRARIES paes_mpi)
+endif()
+install(TARGETS ${PAES_INSTALLED_LIBRARIES} EXPORT paesTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
@@ -16,6 +21,9 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/paes
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
         FILES_MATCHING PATTERN "*.hpp")
 install(TARGETS paes_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+if(TARGET paes_mpi_cli)  # beside paes, which execs it for --engine mpi
+  install(TARGETS paes_mpi_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
 
 install(EXPORT paesTargets NAMESPACE paes:: DESTINATION ${PAES_INSTALL_CMAKEDIR})
 
@@ -54,9 +62,6 @@ endif()
 set(PAES_PC_LIBS ${OpenMP_CXX_FLAGS} -pthread)
 if(PAES_HAVE_IPSEC_MB)
   list(APPEND PAES_PC_LIBS ${PAES_IPSEC_MB_LIBRARY})
-endif()
-if(MPI_CXX_FOUND)
-  list(APPEND PAES_PC_LIBS ${MPI_CXX_LINK_FLAGS} ${MPI_CXX_LIBRARIES})
 endif()
 if(OpenCL_FOUND)
   list(APPEND PAES_PC_LIBS ${OpenCL_LIBRARIES})

@@ -1,7 +1,9 @@
 // MPI support: one session per process, and the hand-off by which rank 0 (the
 // rank that parses the command line, reads keys, asks for passphrases and
-// owns the output) gives the other ranks their part of a job. Present when
-// the library is built with MPI (PAES_HAVE_MPI is defined).
+// owns the output) gives the other ranks their part of a job. In libpaes_mpi
+// (CMake: paes::paes_mpi, which defines PAES_HAVE_MPI), built where MPI was
+// found; libpaes itself never loads MPI. Starting a session is what makes
+// make_engine(EngineKind::mpi) work in this process.
 #pragma once
 
 namespace paes {

@@ -19,8 +19,8 @@
 #include "paes/secret.hpp"
 #include "paes/transform.hpp"
 
-// MpiSession exists only in a library built with MPI; the library's users
-// (CMake's paes::paes, pkg-config's paes) get PAES_HAVE_MPI defined then.
+// MpiSession is in the mpi engine's library, built where MPI was found; its
+// users (CMake's paes::paes_mpi) get PAES_HAVE_MPI defined.
 #ifdef PAES_HAVE_MPI
 #include "paes/mpi.hpp"
 #endif

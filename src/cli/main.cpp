@@ -1,8 +1,10 @@
-// paes: parallel AES for bulk data. main() starts MPI when the command line
-// asks for it, parses and runs the command (cli/command_line.hpp), and turns
+// paes: parallel AES for bulk data (and paes-mpi, the same with the mpi
+// engine). main() starts MPI when the command line asks for it (paes hands
+// such a command line to paes-mpi), parses and runs the command (cli/command_line.hpp), and turns
 // every failure into one line on stderr and an exit status: 0 success,
 // 1 a failed operation, 2 a usage error.
 #include <signal.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <cstdio>
@@ -10,8 +12,10 @@
 #include <iterator>
 #include <new>
 
+#include <cerrno>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "cli/command_line.hpp"
@@ -30,7 +34,6 @@ int fail(const std::string& message, int status) {
   return status;
 }
 
-#ifdef PAES_HAVE_MPI
 // Whether the command line asks for --engine mpi. Checked before parsing,
 // because every rank must initialise MPI before anything else.
 bool mpi_requested(int argc, char** argv) {
@@ -41,6 +44,26 @@ bool mpi_requested(int argc, char** argv) {
     }
   }
   return false;
+}
+
+#ifndef PAES_HAVE_MPI
+// paes has no MPI: a run that doesn't ask for it neither loads nor starts an
+// MPI library. --engine mpi hands the command line to paes-mpi, the same tool
+// with the mpi engine, installed beside it; exec keeps this process (its pid,
+// mpiexec's environment, the signals it ignores), so each rank mpiexec
+// started becomes a rank of paes-mpi. Returns only when that fails.
+int hand_over_to_paes_mpi(char** argv) {
+  char self[4096];
+  const ssize_t len = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  if (len <= 0) return fail("--engine mpi: cannot find paes' own path to start paes-mpi", 1);
+  std::string path(self, static_cast<std::size_t>(len));
+  path = path.substr(0, path.rfind('/') + 1) + "paes-mpi";
+  argv[0] = path.data();
+  ::execv(path.c_str(), argv);
+  if (errno == ENOENT) {
+    return fail("--engine mpi needs paes-mpi beside paes (" + path + "), which this build lacks (no MPI found)", 2);
+  }
+  return fail("--engine mpi: starting " + path + ": " + std::strerror(errno), 1);
 }
 #endif
 
@@ -104,6 +127,7 @@ int main(int argc, char** argv) {
   if (session) session->finish(status);
   return status;
 #else
+  if (mpi_requested(argc, argv)) return hand_over_to_paes_mpi(argv);
   ending_signals.install();
   return run_command_line(argc, argv);
 #endif

@@ -1,20 +1,19 @@
 // The engines this build has, in one table (kEngines): every engine name,
 // make_engine, the stream rule, and the GPU device lists and backends the
 // public API offers come from here, the one file that asks which engines
-// were built (PAES_HAVE_*).
+// were built (PAES_HAVE_*, and PAES_MPI_BUILT: the mpi engine is in
+// libpaes_mpi, which registers it when MPI starts).
 #include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <string>
 
 #include "engine/auto_engine.hpp"
 #include "engine/engines.hpp"
 #include "gpu/gpu_modes.hpp"
 #include "paes/error.hpp"
-#ifdef PAES_HAVE_MPI
-#include "engine/mpi/mpi_engine.hpp"
-#endif
 #if defined(PAES_HAVE_OPENCL) || defined(PAES_HAVE_CUDA)
 #include "engine/gpu/gpu_engine.hpp"
 #endif
@@ -103,6 +102,9 @@ struct EngineRow {
   std::string_view refuses_streams = {};
 };
 
+// Set by MpiSession (libpaes_mpi); see register_mpi_engine.
+std::atomic<MpiEngineMaker> g_mpi_engine{nullptr};
+
 constexpr std::string_view kMpiRefusesStreams =
     "stdin and stdout are refused under MPI: every rank opens the input and output files itself "
     "(give INPUT and -o OUTPUT)";
@@ -117,9 +119,14 @@ constexpr EngineRow kEngines[] = {
     {EngineKind::automatic, "auto", [](unsigned threads, std::optional<unsigned> device) -> std::unique_ptr<Engine> {
        return std::make_unique<AutoEngine>(threads, device);
      }},
-#ifdef PAES_HAVE_MPI
+#ifdef PAES_MPI_BUILT
     {EngineKind::mpi, "mpi", [](unsigned threads, std::optional<unsigned>) -> std::unique_ptr<Engine> {
-       return std::make_unique<MpiEngine>(threads);
+       const MpiEngineMaker make = g_mpi_engine.load();
+       if (!make) {
+         throw usage_error("--engine mpi runs under mpiexec, in paes-mpi (paes hands it the command line): "
+                           "this process started no MPI");
+       }
+       return make(threads);
      }, kMpiRefusesStreams},
 #else
     {EngineKind::mpi, "mpi", nullptr, kMpiRefusesStreams},
@@ -150,6 +157,8 @@ const EngineRow& row_of(EngineKind kind) {
 }
 
 }  // namespace
+
+void register_mpi_engine(MpiEngineMaker make) { g_mpi_engine.store(make); }
 
 std::string_view engine_name(EngineKind kind) { return row_of(kind).name; }
 

@@ -35,6 +35,12 @@ std::uint64_t run_in_order(const Job& job, Source& in, Sink& out, const Progress
 std::size_t transform_in_memory(const Job& job, ChunkWorker& worker, const Chunk& c, Source& in,
                                 Sink& out);
 
+// The mpi engine lives in libpaes_mpi (with the paes-mpi tool), so that a
+// process that doesn't ask for it never loads an MPI library. Starting an
+// MpiSession registers its maker here; until then make_engine(mpi) refuses.
+using MpiEngineMaker = std::unique_ptr<Engine> (*)(unsigned threads_per_rank);
+void register_mpi_engine(MpiEngineMaker make);
+
 // The opencl or cuda engine (kind), its device started and self-tested
 // before it returns, so that --engine auto learns of a device it can't use
 // before any output exists. Throws what starting the device throws (Error),

@@ -29,6 +29,9 @@ Covers:
   6. --json with 3 ranks: one object, engine "mpi", "ranks" with 3 entries of
      {compute_seconds, io_seconds, bytes_in, threads}, balanced bytes_in summing to the
      input size (raw modes, sealed encryption, sealed decryption).
+  7. MPI only when asked: a plain `paes encrypt` has no MPI library in its memory map
+     (paes-mpi, the same check's positive control, has), SIGHUP ignored at its start
+     (nohup) stays ignored, and `mpiexec paes --engine mpi` runs the ranks of paes-mpi.
 
 Python 3.9+ standard library only. Exits non-zero when any test fails; every skip says why
 (no mpiexec, or a paes built without the mpi engine, skips everything).
@@ -39,9 +42,11 @@ import itertools
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
+import time
 import unittest
 from concurrent.futures import ThreadPoolExecutor
 
@@ -658,6 +663,91 @@ class JsonTest(MpiTestCase):
                        f"{cmd}: rank bytes_in {per_rank} sum to {sum(per_rank)}, not the "
                        f"input's {size} bytes less its {prefix}-byte prefix")
         self.finish()
+
+
+# --------------------------------------------------------------------------- 7. MPI only when asked
+
+def mapped_libraries(pid):
+    with open(f"/proc/{pid}/maps") as maps:
+        return {line.split()[-1] for line in maps if "/" in line}
+
+
+def mpi_libraries(paths):
+    return sorted(p for p in paths if any(w in os.path.basename(p) for w in ("mpi", "ucp", "ucs", "uct")))
+
+
+class OnlyWhenAskedTest(MpiTestCase):
+    """7: a run without --engine mpi neither loads nor starts MPI; --engine mpi runs paes-mpi."""
+
+    def run_waiting_on_a_fifo(self, argv, inspect, preexec_fn=None):
+        """Runs argv (which reads the FIFO self.fifo), calls inspect(pid) while it waits for
+        the FIFO's writer, then feeds it; returns (process, stderr)."""
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, preexec_fn=preexec_fn)
+        try:
+            # Opening a FIFO for reading waits for a writer: paes is then past its start.
+            deadline = time.monotonic() + 30
+            while not self.waits_on_fifo(proc.pid) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            inspect(proc.pid)
+            with open(self.fifo, "wb") as w:
+                w.write(self.data)
+            _, err = proc.communicate(timeout=60)
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
+        return proc, err
+
+    def waits_on_fifo(self, pid):
+        try:
+            with open(f"/proc/{pid}/wchan") as f:
+                return f.read().strip() in ("fifo_open", "pipe_read_wait", "wait_for_partner")
+        except OSError:
+            return False
+
+    def setUp(self):
+        super().setUp()
+        self.fifo = self.path("in.fifo")
+        os.mkfifo(self.fifo)
+        self.data = os.urandom(100000)
+        self.key, _ = self.key_file(256)
+
+    def test_a_plain_run_has_no_mpi_in_its_memory(self):
+        out = self.path("plain.paes")
+        seen = {}
+        proc, err = self.run_waiting_on_a_fifo([PAES, "encrypt", "--key-file", self.key, self.fifo, "-o", out],
+                                               lambda pid: seen.update(libs=mapped_libraries(pid)))
+        self.assertEqual(proc.returncode, 0, err)
+        self.assertEqual(mpi_libraries(seen["libs"]), [], "paes without --engine mpi mapped MPI")
+        # The check can fail: paes-mpi, which links MPI, shows it in the same place.
+        paes_mpi = os.path.join(os.path.dirname(os.path.abspath(PAES)), "paes-mpi")
+        os.remove(out)
+        proc, err = self.run_waiting_on_a_fifo([paes_mpi, "encrypt", "--key-file", self.key, self.fifo, "-o", out],
+                                               lambda pid: seen.update(libs=mapped_libraries(pid)))
+        self.assertEqual(proc.returncode, 0, err)
+        self.assertNotEqual(mpi_libraries(seen["libs"]), [], "paes-mpi showed no MPI library: the check is blind")
+
+    def test_nohup_keeps_ignoring_sighup(self):
+        """SIGHUP ignored when paes starts (nohup) stays ignored: the run completes."""
+        out = self.path("nohup.paes")
+
+        def hang_up(pid):
+            os.kill(pid, signal.SIGHUP)
+        proc, err = self.run_waiting_on_a_fifo(
+            [PAES, "encrypt", "--key-file", self.key, self.fifo, "-o", out], hang_up,
+            preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
+        self.assertEqual(proc.returncode, 0, f"exit {proc.returncode}: {err!r}")
+        back = run_local(["decrypt", "--key-file", self.key, out, "-o", "-"])
+        self.assertEqual(back.stdout, self.data)
+
+    def test_engine_mpi_runs_paes_mpi(self):
+        inp = write_file(self.path("in.bin"), self.data)
+        out = self.path("mpi.paes")
+        proc = run_mpi(2, ["encrypt", "--engine", "mpi", "--json", "--key-file", self.key, inp, "-o", out])
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        report = json.loads(proc.stdout.decode().strip().splitlines()[-1])
+        self.assertEqual((report["engine"], len(report["ranks"])), ("mpi", 2), report)
 
 
 # --------------------------------------------------------------------------- main

@@ -46,6 +46,7 @@
 #include <iostream>
 #include <string>
 
+#include "engine/engines.hpp"
 #include "engine/feed.hpp"
 #include "engine/mpi/mpi_engine.hpp"
 #include "job/ticket.hpp"
@@ -373,6 +374,7 @@ MpiSession::MpiSession(int* argc, char*** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
   g_session = this;
+  register_mpi_engine([](unsigned threads) -> std::unique_ptr<Engine> { return std::make_unique<MpiEngine>(threads); });
 }
 
 MpiSession::~MpiSession() {
