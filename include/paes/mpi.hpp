@@ -11,7 +11,7 @@ namespace paes {
 class MpiSession {
  public:
   // Initialises MPI (threads: only the main thread calls MPI). Throws Error
-  // when this build has no MPI.
+  // when the MPI can't give MPI_THREAD_FUNNELED.
   MpiSession(int* argc, char*** argv);
   // Rank 0: releases ranks still waiting for a job (see finish()); then
   // finalises MPI.
@@ -22,21 +22,23 @@ class MpiSession {
   int rank() const { return rank_; }
   int size() const { return size_; }
   // Ranks other than 0: wait for rank 0's job, run this rank's part of it,
-  // and return this process's exit status (0, or 1 when the job failed; the
-  // message is rank 0's to print).
+  // then wait for rank 0's exit status, and return it: every rank exits as
+  // rank 0 does, after its commit (the message is rank 0's to print).
   int serve();
-  // Rank 0: the exit status for ranks that never got a job (rank 0 failed
-  // before the job started, or ran a command without one).
+  // Rank 0: sends its exit status to the other ranks, once: they wait for a
+  // job, or, after one, for the outcome of its commit. Throws nothing.
   void finish(int status);
-  // Rank 0: the other ranks got a job instead, so finish() sends nothing.
+  // Rank 0: the other ranks got a job (they wait for finish() after it).
   void job_sent() { released_ = true; }
 
   static MpiSession* current();
 
  private:
+  int wait_for_status();
   int rank_ = 0;
   int size_ = 1;
-  bool released_ = false;
+  bool released_ = false;  // a job was sent
+  bool finished_ = false;  // the status was sent
 };
 
 }  // namespace paes

@@ -119,7 +119,11 @@ int main(int argc, char** argv) {
   // other ranks, which only serve (see engine/mpi/mpi_engine.cpp).
   std::unique_ptr<paes::MpiSession> session;
   if (mpi_requested(argc, argv)) {
-    session = std::make_unique<paes::MpiSession>(&argc, &argv);
+    try {
+      session = std::make_unique<paes::MpiSession>(&argc, &argv);
+    } catch (const paes::Error& e) {
+      return fail(e.what(), 1);
+    }
     if (session->rank() != 0) return session->serve();
   }
   ending_signals.install();

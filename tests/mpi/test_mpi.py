@@ -32,6 +32,11 @@ Covers:
   7. MPI only when asked: a plain `paes encrypt` has no MPI library in its memory map
      (paes-mpi, the same check's positive control, has), SIGHUP ignored at its start
      (nohup) stays ignored, and `mpiexec paes --engine mpi` runs the ranks of paes-mpi.
+  8. A fault on one rank only (the fault shim preloaded on rank k through mpiexec's
+     MPMD syntax): EIO from fsync on rank 1 (sealed and CTR), ENOSPC writing and EIO
+     reading on rank 2 of 3: every rank exits 1 (each rank's status is recorded),
+     one message names the rank, the output directory stays empty. Without faults
+     every rank exits 0; when rank 0 refuses (an existing output), every rank exits 1.
 
 Python 3.9+ standard library only. Exits non-zero when any test fails; every skip says why
 (no mpiexec, or a paes built without the mpi engine, skips everything).
@@ -57,6 +62,7 @@ from harness import (ScratchTestCase, describe, openssl_enc_command, read_file, 
 PAES = "paes"
 OPENSSL = "openssl"
 MPIEXEC = None
+SHIM = None  # the fault injection library (tests/fault/fault_inject.c), or None
 SKIP_REASON = None  # set by main() when the MPI tests cannot run at all
 
 MODES = ["ecb", "cbc", "cfb", "cfb8", "cfb1", "ofb", "ctr"]
@@ -750,6 +756,88 @@ class OnlyWhenAskedTest(MpiTestCase):
         self.assertEqual((report["engine"], len(report["ranks"])), ("mpi", 2), report)
 
 
+# --------------------------------------------------------------------------- 8. faults on one rank
+
+class OneRankFaultTest(MpiTestCase):
+    """8: a fault on one rank only (the fault shim preloaded where the rank is k): every rank
+    exits 1, the message names the rank, nothing is left in the output directory."""
+
+    RANKS = 3
+    MIB = 1 << 20
+
+    def setUp(self):
+        super().setUp()
+        if not SHIM:
+            self.skipTest("SKIPPED: no fault shim given (--shim)")
+        self.key, _ = self.key_file(256)
+        self.data = os.urandom(6 * self.MIB + 5)
+        self.inp = write_file(self.path("in.bin"), self.data)
+
+    def run_with_fault_on(self, faulty, faults, args, out_dir):
+        """mpiexec with RANKS ranks, the shim and `faults` (PAES_FAULT_*) on rank `faulty`;
+        each rank writes its exit status to a file. Returns (proc, {rank: status})."""
+        statuses = self.path(unique("statuses-"))
+        wrapper = ["sh", "-c", 'status_file=$1; shift; "$@"; s=$?; echo "$PMI_RANK $s" >> "$status_file"; exit $s',
+                   "sh", statuses, PAES] + [str(a) for a in args]
+        env = ["-env", "LD_PRELOAD", SHIM] + [x for k, v in faults.items()
+                                              for x in ("-env", f"PAES_FAULT_{k.upper()}", str(v))]
+        segments = []
+        if faulty > 0:
+            segments += ["-n", str(faulty)] + wrapper + [":"]
+        segments += ["-n", "1"] + env + wrapper
+        if faulty < self.RANKS - 1:
+            segments += [":", "-n", str(self.RANKS - 1 - faulty)] + wrapper
+        proc = subprocess.run([MPIEXEC] + segments, stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
+        seen = {}
+        if os.path.exists(statuses):
+            for line in read_file(statuses).decode().split("\n"):
+                if line.strip():
+                    rank, status = line.split()
+                    seen[int(rank)] = int(status)
+        return proc, seen
+
+    def check_failed_everywhere(self, what, faulty, faults, words, sealed=True):
+        out_dir = self.new_dir(unique("out-"))
+        out = os.path.join(out_dir, "o.bin")
+        mode = [] if sealed else ["--mode", "ctr", "--iv", "00" * 16]
+        args = ["encrypt", "--engine", "mpi", "--key-file", self.key, *mode, self.inp, "-o", out]
+        faults = dict(faults)
+        if "write_errno" in faults or "fsync_errno" in faults:
+            faults["write_dir"] = out_dir
+        proc, seen = self.run_with_fault_on(faulty, faults, args, out_dir)
+        lines = stderr_lines(proc)
+        self.check(seen == {r: 1 for r in range(self.RANKS)},
+                   f"{what}: every rank must exit 1, got {seen} ({describe(proc)})")
+        self.check(len(lines) == 1 and all(w in lines[0] for w in words) and f"(rank {faulty})" in lines[0],
+                   f"{what}: expected one line with {words} and (rank {faulty}), got {lines!r}")
+        self.check(os.listdir(out_dir) == [], f"{what}: left {os.listdir(out_dir)}")
+
+    def test_fsync_error_on_one_rank(self):
+        """A write error the kernel reports only at fsync, on a rank other than 0: before
+        this, only rank 0 synced, and the output was renamed into place."""
+        for sealed in (True, False):
+            self.check_failed_everywhere(f"EIO from fsync on rank 1 (sealed={sealed})", 1,
+                                         {"fsync_errno": 5}, ["Input/output error"], sealed)
+        self.finish()
+
+    def test_write_and_read_errors_on_one_rank(self):
+        # Rank 2 of 3 holds the last third of 6 MiB: output byte 5 MiB is its.
+        self.check_failed_everywhere("ENOSPC writing on rank 2", 2,
+                                     {"write_at": 5 * self.MIB, "write_errno": 28}, ["No space left on device"])
+        self.check_failed_everywhere("EIO reading on rank 2", 2,
+                                     {"read_path": self.inp, "read_at": 5 * self.MIB}, ["Input/output error"])
+        self.finish()
+
+    def test_every_rank_exits_with_rank_0s_status(self):
+        out_dir = self.new_dir("out")
+        args = ["encrypt", "--engine", "mpi", "--key-file", self.key, self.inp, "-o", os.path.join(out_dir, "o")]
+        proc, seen = self.run_with_fault_on(1, {}, args, out_dir)
+        self.assertEqual((proc.returncode, seen), (0, {r: 0 for r in range(self.RANKS)}), describe(proc))
+        # The same command again: the output exists, rank 0 refuses before any job.
+        proc, seen = self.run_with_fault_on(1, {}, args, out_dir)
+        self.assertEqual(seen, {r: 1 for r in range(self.RANKS)}, describe(proc))
+
+
 # --------------------------------------------------------------------------- main
 
 def probe(paes, mpiexec):
@@ -773,11 +861,13 @@ def probe(paes, mpiexec):
 
 
 def main():
-    global PAES, OPENSSL, MPIEXEC, SKIP_REASON
+    global PAES, OPENSSL, MPIEXEC, SHIM, SKIP_REASON
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--mpiexec", default=shutil.which("mpiexec"),
                         help="the mpiexec command (MPICH hydra); default: mpiexec on PATH")
+    parser.add_argument("--shim", help="the fault injection library (tests/fault/fault_inject.c)")
     opts, rest = parser.parse_known_args()
+    SHIM = os.path.abspath(opts.shim) if opts.shim else None
     sys.argv = [sys.argv[0]] + rest  # tool_paths reads --paes and --openssl
     PAES, OPENSSL, rest = tool_paths(__doc__)
     MPIEXEC = shutil.which(opts.mpiexec) if opts.mpiexec else None

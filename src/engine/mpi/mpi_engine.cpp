@@ -34,7 +34,13 @@
 // allreduce (the lowest failing rank wins) and that rank broadcasts its
 // message, so every rank throws the same Error. Rank 0's front door then
 // never commits: OutputFile removes the temporary, and rank 0 alone prints the
-// message. Rank 0 renames the temporary only after all ranks succeeded.
+// message. A rank that can't decode the job (another paes build) fails the
+// first such phase rather than leaving the others waiting in a collective.
+//
+// Commit: each rank syncs the output (MPI_File_sync: its own writes, fsynced
+// on its own host) and checks its closes before the ranks agree; rank 0
+// renames the temporary only after all ranks succeeded, then broadcasts its
+// exit status (the commit's outcome included), which every rank exits with.
 #include <mpi.h>
 #include <omp.h>
 #include <openssl/crypto.h>
@@ -66,11 +72,31 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-std::string mpi_error_text(int code) {
+std::string mpi_error_string(int code) {
   char text[MPI_MAX_ERROR_STRING];
   int len = 0;
   MPI_Error_string(code, text, &len);
   return std::string(text, static_cast<std::size_t>(len));
+}
+
+// One line for paes' one-line errors. MPICH's text is an error stack, e.g.
+// "Other I/O error , error stack:\nADIOI_GEN_FLUSH(27): Other I/O error
+// Input/output error": its last line, less the function and the error
+// class's words, is the system's own message ("Input/output error").
+std::string mpi_error_text(int code) {
+  std::string text = mpi_error_string(code);
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  if (const std::size_t nl = text.rfind('\n'); nl != std::string::npos) text.erase(0, nl + 1);
+  if (const std::size_t call = text.find("): "); call != std::string::npos && text.find(' ') > call) {
+    text.erase(0, call + 3);
+  }
+  int error_class = 0;
+  MPI_Error_class(code, &error_class);
+  const std::string class_text = mpi_error_string(error_class);
+  if (text.size() > class_text.size() && text.compare(0, class_text.size() + 1, class_text + " ") == 0) {
+    text.erase(0, class_text.size() + 1);
+  }
+  return text;
 }
 
 void check_mpi(int code, const std::string& what) {
@@ -204,6 +230,14 @@ class MpiFile {
   ~MpiFile() {
     if (file_ != MPI_FILE_NULL) MPI_File_close(&file_);
   }
+  // Collective, like open: every rank closes, failed or not. A file system
+  // may report a write error only here (NFS: ENOSPC, EDQUOT, EIO at close).
+  void close(const char* what) {
+    check_mpi(MPI_File_close(&file_), what);
+  }
+  // This rank's writes made durable (ROMIO: fsync of its own descriptor), so
+  // that none is missing on another host when rank 0 renames the output.
+  void sync() { check_mpi(MPI_File_sync(file_), "writing the output (sync)"); }
   MpiFile(const MpiFile&) = delete;
   MpiFile& operator=(const MpiFile&) = delete;
   MPI_File get() { return file_; }
@@ -348,8 +382,19 @@ std::uint64_t run_everywhere(const Job& job, const Assignment& a, const Progress
   } catch (...) {
     error = std::current_exception();
   }
-  in.reset();  // MPI_File_close is collective: every rank closes, failed or not
-  out.reset();
+  // Sync and close are collective: every rank calls them, failed or not, and
+  // keeps the first error. Then the ranks agree, and rank 0 commits only when
+  // every rank's bytes are on disk.
+  const auto keep_first = [&error](auto&& step) {
+    try {
+      step();
+    } catch (...) {
+      if (!error) error = std::current_exception();
+    }
+  };
+  keep_first([&] { out->sync(); });
+  keep_first([&] { in->close("reading the input (close)"); });
+  keep_first([&] { out->close("writing the output (close)"); });
   settle(error);
 
   std::uint64_t total = 0;
@@ -373,12 +418,20 @@ MpiSession::MpiSession(int* argc, char*** argv) {
   MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  // Only the main thread calls MPI, but OpenMP threads run beside it: an MPI
+  // that can't promise even that is not one paes may use. Every rank sees the
+  // same library, so every rank stops here alike.
+  if (provided < MPI_THREAD_FUNNELED) {
+    MPI_Finalize();
+    throw Error("this MPI gives threads level " + std::to_string(provided) +
+                "; the mpi engine needs MPI_THREAD_FUNNELED (OpenMP threads beside MPI calls)");
+  }
   g_session = this;
   register_mpi_engine([](unsigned threads) -> std::unique_ptr<Engine> { return std::make_unique<MpiEngine>(threads); });
 }
 
 MpiSession::~MpiSession() {
-  if (rank_ == 0 && !released_) finish(0);
+  if (rank_ == 0) finish(released_ ? 1 : 0);  // a job whose status was never sent failed
   g_session = nullptr;
   MPI_Finalize();
 }
@@ -386,9 +439,15 @@ MpiSession::~MpiSession() {
 MpiSession* MpiSession::current() { return g_session; }
 
 void MpiSession::finish(int status) {
-  if (rank_ != 0 || released_) return;
-  released_ = true;
-  broadcast_message(Message::done, nullptr, static_cast<std::uint64_t>(status));
+  if (rank_ != 0 || finished_) return;
+  finished_ = true;
+  if (!released_) {  // no job: the ranks still wait for one
+    released_ = true;
+    broadcast_message(Message::done, nullptr, static_cast<std::uint64_t>(status));
+    return;
+  }
+  std::uint64_t final_status = static_cast<std::uint64_t>(status);  // see wait_for_status
+  MPI_Bcast(&final_status, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
 }
 
 int MpiSession::serve() {
@@ -398,21 +457,35 @@ int MpiSession::serve() {
   SecretBytes payload(head[1]);
   MPI_Bcast(payload.data(), static_cast<int>(payload.size()), MPI_BYTE, 0, MPI_COMM_WORLD);
   try {
-    const Assignment a = decode(payload);
-    // Every backend gives the same bytes, so a rank whose host can't run rank
-    // 0's choice (no ipsec-mb there, no AES-NI) runs auto's instead of failing.
+    std::exception_ptr error;
+    Assignment a;
+    std::unique_ptr<Job> job;
     try {
-      select_cipher_backend(a.backend);
-    } catch (const Error&) {
-      select_cipher_backend(kAutoBackend);
+      a = decode(payload);
+      // Every backend gives the same bytes, so a rank whose host can't run
+      // rank 0's choice (no ipsec-mb there, no AES-NI) runs auto's instead.
+      try {
+        select_cipher_backend(a.backend);
+      } catch (const Error&) {
+        select_cipher_backend(kAutoBackend);
+      }
+      job = job_from_ticket(a.ticket);
+    } catch (...) {
+      error = std::current_exception();
     }
-    const auto job = job_from_ticket(a.ticket);
+    settle(error);  // rank 0 settles its side in MpiEngine::run
     std::vector<Engine::RankTiming> unused;
     run_everywhere(*job, a, nullptr, unused);
-    return 0;
   } catch (const Error&) {
-    return 1;  // rank 0 prints the message every rank agreed on
+    // Rank 0 prints the message every rank agreed on, and sends its status.
   }
+  return wait_for_status();
+}
+
+int MpiSession::wait_for_status() {
+  std::uint64_t status = 1;
+  MPI_Bcast(&status, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  return static_cast<int>(status);
 }
 
 MpiEngine::MpiEngine(unsigned threads) : threads_(threads) {
@@ -438,6 +511,7 @@ std::uint64_t MpiEngine::run(const Job& job, Source& in, Sink& out) {
   const SecretBytes payload = encode(a);
   session.job_sent();
   broadcast_message(Message::job, &payload, 0);
+  settle(nullptr);  // the other ranks' decoding of the job (MpiSession::serve)
   return run_everywhere(job, a, [this](std::uint64_t bytes) { report(bytes); }, timings_);
 }
 
