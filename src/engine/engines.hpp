@@ -28,6 +28,17 @@ class ThreadsEngine final : public Engine {
   unsigned threads_;
 };
 
+// Chunks [first, first + count) of a parallel job, by `workers` threads at
+// once: the threads engine's path over files and memory (see the comment at
+// the top of threads_engine.cpp), and each MPI rank's over its own range.
+// Returns the bytes written.
+struct ChunkRange {
+  std::uint64_t first = 0;
+  std::uint64_t count = 0;
+};
+std::uint64_t run_chunks_in_parallel(const Job& job, Source& in, Sink& out, ChunkRange range, unsigned workers,
+                                     const ProgressCallback& progress);
+
 // Shared by both engines: every chunk in order on the calling thread. Memory
 // inputs and outputs are transformed in place of their views, without copies.
 std::uint64_t run_in_order(const Job& job, Source& in, Sink& out, const ProgressCallback& progress);

@@ -44,25 +44,32 @@ std::uint64_t ThreadsEngine::run(const Job& job, Source& in, Sink& out) {
     SinkDrain drain(out);
     return run_pipeline(job, feed, drain, 1, progress);
   }
-  unsigned workers = workers_for(job, in.size());
+  const unsigned workers = workers_for(job, in.size());
+  if (workers <= 1) return run_in_order(job, in, out, progress);
+  const std::uint64_t count = job.chunk_count(in.size());
+  return run_chunks_in_parallel(job, in, out, {0, count}, workers, progress);
+}
+
+std::uint64_t run_chunks_in_parallel(const Job& job, Source& in, Sink& out, ChunkRange range, unsigned workers,
+                                     const ProgressCallback& progress) {
+  const bool in_memory = in.in_memory() && out.in_memory();
+  const std::uint64_t count = job.chunk_count(in.size());
   // Each worker over files holds one chunk buffer: no more of them than fit
   // the budget (memory workers transform in place of their views).
   if (!in_memory) workers = static_cast<unsigned>(slots_within_budget(job, workers, 1));
-  if (workers <= 1) return run_in_order(job, in, out, progress);
-
-  const std::uint64_t count = job.chunk_count(in.size());
+  workers = static_cast<unsigned>(std::clamp<std::uint64_t>(range.count, 1, workers));
   std::vector<std::unique_ptr<ChunkWorker>> chunk_workers(workers);
   std::vector<Slot> slots(workers);
   std::atomic<std::uint64_t> written{0};
   FirstError error;
 
 #pragma omp parallel for num_threads(workers) schedule(dynamic, 1)
-  for (std::int64_t i = 0; i < static_cast<std::int64_t>(count); ++i) {
+  for (std::int64_t i = 0; i < static_cast<std::int64_t>(range.count); ++i) {
     if (error.failed()) continue;
     const auto w = static_cast<std::size_t>(omp_get_thread_num());
     try {
       if (!chunk_workers[w]) chunk_workers[w] = job.make_worker();
-      const Chunk c = chunk_of(job, in.size(), count, static_cast<std::uint64_t>(i));
+      const Chunk c = chunk_of(job, in.size(), count, range.first + static_cast<std::uint64_t>(i));
       if (in_memory) {
         written += transform_in_memory(job, *chunk_workers[w], c, in, out);
       } else {
@@ -72,7 +79,7 @@ std::uint64_t ThreadsEngine::run(const Job& job, Source& in, Sink& out) {
         out.write_at(c.out_offset, {slot.data(), slot.produced});
         written += slot.produced;
       }
-      report(c.in_len);
+      if (progress) progress(c.in_len);
     } catch (...) {
       error.capture();
     }
