@@ -71,8 +71,8 @@ class Engine {
   // Per-process timings of the last run: one entry per MPI rank for the mpi
   // engine, none for the others.
   struct RankTiming {
-    double compute_seconds = 0;
-    double io_seconds = 0;
+    double compute_seconds = 0;  // its range: reading, cipher and writing, overlapped
+    double io_seconds = 0;       // opening the files, and making its writes durable
     std::uint64_t bytes_in = 0;
     unsigned threads = 0;
   };

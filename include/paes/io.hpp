@@ -200,6 +200,27 @@ struct OutputOptions {
   bool keep_replaced = true;
 };
 
+// An existing regular file written in place at offsets, by one of several
+// processes that share it: an MPI rank's view of the temporary output rank 0
+// created (OutputFile), on a file system every rank mounts. Writes start their
+// writeback at once, as OutputFile's do; close() makes them durable (fdatasync)
+// and reports what the file system reports only then (NFS: ENOSPC, EDQUOT,
+// EIO at close). It never creates, renames or removes the file.
+class SharedOutputFile final : public Sink {
+ public:
+  explicit SharedOutputFile(const std::string& path);
+  ~SharedOutputFile() override;
+  SharedOutputFile(const SharedOutputFile&) = delete;
+  SharedOutputFile& operator=(const SharedOutputFile&) = delete;
+  void write_at(std::uint64_t offset, std::span<const std::uint8_t> src) override;
+  // fdatasync, then close; throws Error naming the path on failure.
+  void close();
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
 // Removes the temporary of the OutputFile being written, if there is one.
 // Async-signal-safe: for a program's handler of the signals that end it (the
 // library installs none; the paes tool handles SIGINT, SIGTERM, SIGHUP and

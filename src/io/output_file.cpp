@@ -185,22 +185,63 @@ void OutputFile::discard() noexcept {
   }
 }
 
-void OutputFile::write_at(std::uint64_t offset, std::span<const std::uint8_t> src) {
+namespace {
+
+// Writes all of `src` at `offset` of `fd`; with `start_writeback`, starts
+// writing these pages to disk now, while the cipher works on the next chunks,
+// so that the final fsync waits only for the tail. That is a hint: its
+// errors, if any, come back from the fsync.
+void write_all_at(int fd, std::uint64_t offset, std::span<const std::uint8_t> src, bool start_writeback,
+                  const std::string& path) {
   std::size_t done = 0;
   while (done < src.size()) {
-    const ssize_t n = ::pwrite(fd_, src.data() + done, src.size() - done,
-                               static_cast<off_t>(offset + done));
+    const ssize_t n = ::pwrite(fd, src.data() + done, src.size() - done, static_cast<off_t>(offset + done));
     if (n < 0) {
       if (errno == EINTR) continue;
-      throw system_error("writing " + path_);
+      throw system_error("writing " + path);
     }
     done += static_cast<std::size_t>(n);
   }
-  // Start writing these pages to disk now, while the cipher works on the next
-  // chunks, so the fsync in commit() waits only for the tail. A hint: its
-  // errors, if any, come back from that fsync.
-  if (!temp_path_.empty()) {
-    ::sync_file_range(fd_, static_cast<off_t>(offset), static_cast<off_t>(src.size()), SYNC_FILE_RANGE_WRITE);
+  if (start_writeback) {
+    ::sync_file_range(fd, static_cast<off_t>(offset), static_cast<off_t>(src.size()), SYNC_FILE_RANGE_WRITE);
+  }
+}
+
+}  // namespace
+
+void OutputFile::write_at(std::uint64_t offset, std::span<const std::uint8_t> src) {
+  write_all_at(fd_, offset, src, !temp_path_.empty(), path_);  // not on a device
+}
+
+SharedOutputFile::SharedOutputFile(const std::string& path) : path_(path) {
+  // O_NOFOLLOW: rank 0 made this file; a link put in its place meanwhile is
+  // not it.
+  fd_ = ::open(path.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd_ < 0) throw system_error("opening the output " + path);
+  struct stat st {};
+  const bool seen = ::fstat(fd_, &st) == 0;
+  if (!seen || !S_ISREG(st.st_mode)) {
+    const Error error = seen ? Error(path + ": not a regular file") : system_error("opening the output " + path);
+    ::close(fd_);
+    throw error;
+  }
+}
+
+SharedOutputFile::~SharedOutputFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void SharedOutputFile::write_at(std::uint64_t offset, std::span<const std::uint8_t> src) {
+  write_all_at(fd_, offset, src, true, path_);
+}
+
+void SharedOutputFile::close() {
+  const int fd = std::exchange(fd_, -1);
+  int error = ::fdatasync(fd) == 0 ? 0 : errno;
+  if (::close(fd) != 0 && error == 0) error = errno;
+  if (error != 0) {
+    errno = error;
+    throw system_error("writing " + path_);
   }
 }
 
