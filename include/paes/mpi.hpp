@@ -6,6 +6,9 @@
 // make_engine(EngineKind::mpi) work in this process.
 #pragma once
 
+#include <memory>
+#include <string>
+
 namespace paes {
 
 class MpiSession {
@@ -30,11 +33,16 @@ class MpiSession {
   void finish(int status);
   // Rank 0: the other ranks got a job (they wait for finish() after it).
   void job_sent() { released_ = true; }
+  // Rank 0: removes the temporary output at `path` if this process dies
+  // before finish() (see TemporaryWatch in mpi_engine.cpp).
+  void watch_temporary(const std::string& path);
 
   static MpiSession* current();
 
  private:
   int wait_for_status();
+  struct Watch;
+  std::unique_ptr<Watch> watch_;
   int rank_ = 0;
   int size_ = 1;
   bool released_ = false;  // a job was sent

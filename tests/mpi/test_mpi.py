@@ -37,6 +37,11 @@ Covers:
      reading on rank 2 of 3: every rank exits 1 (each rank's status is recorded),
      one message names the rank, the output directory stays empty. Without faults
      every rank exits 0; when rank 0 refuses (an existing output), every rank exits 1.
+  9. Two hosts on this machine (127.0.0.1 and 127.0.0.2, launched by fork, no shared
+     memory between ranks: MPIR_CVAR_NOLOCAL=1, UCX over TCP): sealed and CTR round trips
+     across them (each rank, alone on its host, takes every CPU), and SIGKILL of rank 1
+     mid-run (paused by the fault shim), after which nothing is left in the output
+     directory.
 
 Python 3.9+ standard library only. Exits non-zero when any test fails; every skip says why
 (no mpiexec, or a paes built without the mpi engine, skips everything).
@@ -836,6 +841,81 @@ class OneRankFaultTest(MpiTestCase):
         # The same command again: the output exists, rank 0 refuses before any job.
         proc, seen = self.run_with_fault_on(1, {}, args, out_dir)
         self.assertEqual(seen, {r: 1 for r in range(self.RANKS)}, describe(proc))
+
+
+# --------------------------------------------------------------------------- 9. two hosts
+
+class TwoHostsTest(MpiTestCase):
+    """9: ranks as if on two hosts: two names for this machine (127.0.0.1, 127.0.0.2),
+    launched by fork, MPI's shared-memory transport off (MPIR_CVAR_NOLOCAL) and UCX on
+    TCP only. Encrypts and decrypts across them; kills one rank mid-run."""
+
+    HOSTS = ["-launcher", "fork", "-hosts", "127.0.0.1,127.0.0.2", "-ppn", "1"]
+    ENV = {"MPIR_CVAR_NOLOCAL": "1", "UCX_TLS": "tcp,self"}
+
+    def mpiexec(self, segments, timeout=120):
+        return subprocess.run([MPIEXEC] + self.HOSTS + segments, stdin=subprocess.DEVNULL, capture_output=True,
+                              timeout=timeout, env=dict(os.environ, **self.ENV))
+
+    def test_round_trips_across_two_hosts(self):
+        key, _ = self.key_file(256)
+        data = os.urandom(5 * (1 << 20) + 3)
+        inp = write_file(self.path("in.bin"), data)
+        sealed, back, ctr = self.path("s.paes"), self.path("back"), self.path("ctr")
+        proc = self.mpiexec(["-n", "2", PAES, "encrypt", "--engine", "mpi", "--json", "--key-file", key, inp,
+                             "-o", sealed])
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        report = json.loads(proc.stdout.decode().strip().splitlines()[-1])
+        # Alone on its "host", each rank takes every CPU (one host would split them).
+        cpus = len(os.sched_getaffinity(0))
+        self.assertEqual([r["threads"] for r in report["ranks"]], [cpus, cpus], report)
+        proc = self.mpiexec(["-n", "2", PAES, "decrypt", "--engine", "mpi", "--key-file", key, sealed, "-o", back])
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.assertEqual(read_file(back), data)
+        iv = os.urandom(16)
+        proc = self.mpiexec(["-n", "2", PAES, "encrypt", "--engine", "mpi", "--mode", "ctr", "--iv", iv.hex(),
+                             "--key-file", key, inp, "-o", ctr])
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.assertEqual(read_file(ctr), openssl_ok("ctr", _key(key), iv, data))
+
+    def test_a_rank_killed_mid_run_leaves_nothing(self):
+        """SIGKILL of rank 1 while it reads: mpiexec kills rank 0 with SIGKILL too; rank 0's
+        watcher removes the temporary output."""
+        if not SHIM:
+            self.skipTest("SKIPPED: no fault shim given (--shim)")
+        key, _ = self.key_file(256)
+        inp = write_file(self.path("in.bin"), os.urandom(24 << 20))
+        out_dir = self.new_dir("out")
+        pause, pid_file = self.path("paused"), self.path("rank1.pid")
+        args = ["encrypt", "--engine", "mpi", "--key-file", key, inp, "-o", os.path.join(out_dir, "o")]
+        rank1 = ["-n", "1", "-env", "LD_PRELOAD", SHIM, "-env", "PAES_FAULT_READ_PATH", inp,
+                 "-env", "PAES_FAULT_PAUSE_AT", str(20 << 20), "-env", "PAES_FAULT_PAUSE_FILE", pause,
+                 "sh", "-c", 'echo $$ > "$0"; shift; exec "$@"', pid_file, "-", PAES] + args
+        proc = subprocess.Popen([MPIEXEC] + self.HOSTS + ["-n", "1", PAES] + args + [":"] + rank1,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env=dict(os.environ, **self.ENV))
+        try:
+            deadline = time.monotonic() + 60
+            while not os.path.exists(pause) and time.monotonic() < deadline and proc.poll() is None:
+                time.sleep(0.05)
+            self.assertTrue(os.path.exists(pause), "rank 1 never reached the pause")
+            self.assertNotEqual(os.listdir(out_dir), [], "no temporary output mid-run")
+            with open(pid_file) as f:
+                os.kill(int(f.read()), signal.SIGKILL)
+            proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        self.assertNotEqual(proc.returncode, 0)
+        deadline = time.monotonic() + 10  # the watcher runs as rank 0 dies
+        while os.listdir(out_dir) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(os.listdir(out_dir), [], "a killed rank left the temporary output")
+
+
+def _key(path):
+    return bytes.fromhex(read_file(path).decode().strip())
 
 
 # --------------------------------------------------------------------------- main

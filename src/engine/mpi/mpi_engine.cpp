@@ -48,11 +48,16 @@
 // checks its close before the ranks agree; rank 0 renames the temporary only
 // after all ranks succeeded, then broadcasts its exit status (the commit's
 // outcome included), which every rank exits with.
+#include <fcntl.h>
 #include <mpi.h>
+#include <spawn.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <iostream>
 #include <string>
@@ -314,6 +319,57 @@ std::uint64_t run_everywhere(const Job& job, const Assignment& a, const Progress
 
 }  // namespace
 
+// When one rank dies (SIGKILL, a node lost), mpiexec kills every other rank
+// with SIGKILL, rank 0 too, which can then remove nothing: the temporary
+// output stayed behind. So rank 0 starts a watcher first: a shell in a
+// session of its own (so mpiexec's kill doesn't reach it), reading a pipe
+// only rank 0 writes. If rank 0 ends without saying "done", the pipe closes
+// and the watcher removes the temporary. The temporary's name is unique
+// (mkstemp), and after the commit it no longer exists, so a late removal
+// can't touch anything else.
+struct MpiSession::Watch {
+  explicit Watch(const std::string& path) {
+    int ends[2];
+    if (::pipe2(ends, O_CLOEXEC) != 0) return;  // no watcher: as before, a kill may leave it
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attributes;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, ends[0], STDIN_FILENO);
+    posix_spawnattr_init(&attributes);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSID);
+    const char* script = "IFS= read -r word; [ \"$word\" = done ] || rm -f -- \"$1\"";
+    char* const argv[] = {const_cast<char*>("sh"), const_cast<char*>("-c"), const_cast<char*>(script),
+                          const_cast<char*>("paes-watch"), const_cast<char*>(path.c_str()), nullptr};
+    if (::posix_spawn(&pid_, "/bin/sh", &actions, &attributes, argv, environ) == 0) {
+      fd_ = ends[1];
+    } else {
+      pid_ = -1;
+      ::close(ends[1]);
+    }
+    ::close(ends[0]);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attributes);
+  }
+  // Rank 0 ends normally: the temporary is committed, or removed by OutputFile.
+  ~Watch() {
+    if (fd_ < 0) return;
+    [[maybe_unused]] const ssize_t n = ::write(fd_, "done\n", 5);
+    ::close(fd_);
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  Watch(const Watch&) = delete;
+  Watch& operator=(const Watch&) = delete;
+
+  pid_t pid_ = -1;
+  int fd_ = -1;
+};
+
+void MpiSession::watch_temporary(const std::string& path) {
+  if (rank_ == 0 && !watch_) watch_ = std::make_unique<Watch>(path);
+}
+
 MpiSession::MpiSession(int* argc, char*** argv) {
   int provided = 0;
   MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
@@ -342,6 +398,7 @@ MpiSession* MpiSession::current() { return g_session; }
 void MpiSession::finish(int status) {
   if (rank_ != 0 || finished_) return;
   finished_ = true;
+  watch_.reset();  // the job, its commit included, is over
   if (!released_) {  // no job: the ranks still wait for one
     released_ = true;
     broadcast_message(Message::done, nullptr, static_cast<std::uint64_t>(status));
@@ -410,6 +467,7 @@ std::uint64_t MpiEngine::run(const Job& job, Source& in, Sink& out) {
   Assignment a{job.ticket(), *input, *output, in.size(), FileIdentity::of(input->path), threads_,
                selected_cipher_backend()};
   const SecretBytes payload = encode(a);
+  session.watch_temporary(output->path);
   session.job_sent();
   broadcast_message(Message::job, &payload, 0);
   settle(nullptr);  // the other ranks' decoding of the job (MpiSession::serve)
