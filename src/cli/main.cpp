@@ -13,6 +13,7 @@
 #include <new>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -46,26 +47,6 @@ bool mpi_requested(int argc, char** argv) {
   return false;
 }
 
-#ifndef PAES_HAVE_MPI
-// paes has no MPI: a run that doesn't ask for it neither loads nor starts an
-// MPI library. --engine mpi hands the command line to paes-mpi, the same tool
-// with the mpi engine, installed beside it; exec keeps this process (its pid,
-// mpiexec's environment, the signals it ignores), so each rank mpiexec
-// started becomes a rank of paes-mpi. Returns only when that fails.
-int hand_over_to_paes_mpi(char** argv) {
-  char self[4096];
-  const ssize_t len = ::readlink("/proc/self/exe", self, sizeof self - 1);
-  if (len <= 0) return fail("--engine mpi: cannot find paes' own path to start paes-mpi", 1);
-  std::string path(self, static_cast<std::size_t>(len));
-  path = path.substr(0, path.rfind('/') + 1) + "paes-mpi";
-  argv[0] = path.data();
-  ::execv(path.c_str(), argv);
-  if (errno == ENOENT) {
-    return fail("--engine mpi needs paes-mpi beside paes (" + path + "), which this build lacks (no MPI found)", 2);
-  }
-  return fail("--engine mpi: starting " + path + ": " + std::strerror(errno), 1);
-}
-#endif
 
 int run_command_line(int argc, char** argv);
 
@@ -73,7 +54,7 @@ int run_command_line(int argc, char** argv);
 // they would have. A signal ignored when paes started (nohup, a script's
 // background job) stays ignored: the caller asked paes to survive it. Which
 // ones were ignored is read before MPI starts, since an MPI library may
-// install handlers of its own.
+// install handlers of its own (and paes-mpi learns it from paes, below).
 constexpr int kEndingSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
 extern "C" void remove_output_and_die(int sig) {
@@ -82,6 +63,12 @@ extern "C" void remove_output_and_die(int sig) {
   std::raise(sig);
 }
 
+// paes-mpi links MPICH and UCX, whose load-time set-up replaces SIGHUP's
+// disposition (UCX's debug signal) before main() can look at it. paes, which
+// loads no MPI, hands its own snapshot to paes-mpi through this variable
+// (the ending signals it found ignored, as a mask of kEndingSignals' indexes).
+constexpr const char* kIgnoredAtStart = "PAES_SIGNALS_IGNORED_AT_START";
+
 class EndingSignals {
  public:
   EndingSignals() {
@@ -89,19 +76,57 @@ class EndingSignals {
       struct sigaction previous {};
       ignored_[i] = sigaction(kEndingSignals[i], nullptr, &previous) == 0 && previous.sa_handler == SIG_IGN;
     }
+    if (const char* handed = std::getenv(kIgnoredAtStart)) {
+      const unsigned long mask = std::strtoul(handed, nullptr, 10);
+      for (std::size_t i = 0; i < std::size(kEndingSignals); ++i) ignored_[i] = ignored_[i] || (mask >> i & 1) != 0;
+      ::unsetenv(kIgnoredAtStart);  // for this process only, not its children
+    }
   }
+  // Ignored signals are ignored again (a library may have replaced that);
+  // the others remove the output and end paes.
   void install() const {
     struct sigaction action {};
     action.sa_handler = remove_output_and_die;
     sigemptyset(&action.sa_mask);
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
     for (std::size_t i = 0; i < std::size(kEndingSignals); ++i) {
-      if (!ignored_[i]) sigaction(kEndingSignals[i], &action, nullptr);
+      sigaction(kEndingSignals[i], ignored_[i] ? &ignore : &action, nullptr);
     }
+  }
+  // The snapshot, for a program this one execs (kIgnoredAtStart).
+  void hand_down() const {
+    unsigned long mask = 0;
+    for (std::size_t i = 0; i < std::size(kEndingSignals); ++i) mask |= (ignored_[i] ? 1ul : 0ul) << i;
+    ::setenv(kIgnoredAtStart, std::to_string(mask).c_str(), 1);
   }
 
  private:
   bool ignored_[std::size(kEndingSignals)] = {};
 };
+
+#ifndef PAES_HAVE_MPI
+// paes has no MPI: a run that doesn't ask for it neither loads nor starts an
+// MPI library. --engine mpi hands the command line to paes-mpi, the same tool
+// with the mpi engine, installed beside it; exec keeps this process (its pid,
+// mpiexec's environment, the signals it ignores, which EndingSignals also
+// hands down), so each rank mpiexec started becomes a rank of paes-mpi. Returns only when that fails.
+int hand_over_to_paes_mpi(char** argv, const EndingSignals& ending_signals) {
+  char self[4096];
+  const ssize_t len = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  if (len <= 0) return fail("--engine mpi: cannot find paes' own path to start paes-mpi", 1);
+  std::string path(self, static_cast<std::size_t>(len));
+  path = path.substr(0, path.rfind('/') + 1) + "paes-mpi";
+  argv[0] = path.data();
+  ending_signals.hand_down();
+  ::execv(path.c_str(), argv);
+  if (errno == ENOENT) {
+    return fail("--engine mpi needs paes-mpi beside paes (" + path + "), which this build lacks (no MPI found)", 2);
+  }
+  return fail("--engine mpi: starting " + path + ": " + std::strerror(errno), 1);
+}
+#endif
 
 }  // namespace
 
@@ -131,7 +156,7 @@ int main(int argc, char** argv) {
   if (session) session->finish(status);
   return status;
 #else
-  if (mpi_requested(argc, argv)) return hand_over_to_paes_mpi(argv);
+  if (mpi_requested(argc, argv)) return hand_over_to_paes_mpi(argv, ending_signals);
   ending_signals.install();
   return run_command_line(argc, argv);
 #endif

@@ -31,7 +31,8 @@ Covers:
      input size (raw modes, sealed encryption, sealed decryption).
   7. MPI only when asked: a plain `paes encrypt` has no MPI library in its memory map
      (paes-mpi, the same check's positive control, has), SIGHUP ignored at its start
-     (nohup) stays ignored, and `mpiexec paes --engine mpi` runs the ranks of paes-mpi.
+     (nohup) stays ignored, also in paes-mpi under mpiexec (UCX installs a SIGHUP
+     handler as it loads), and `mpiexec paes --engine mpi` runs the ranks of paes-mpi.
   8. A fault on one rank only (the fault shim preloaded on rank k through mpiexec's
      MPMD syntax): EIO from fsync on rank 1 (sealed and CTR), ENOSPC writing and EIO
      reading on rank 2 of 3: every rank exits 1 (each rank's status is recorded),
@@ -751,6 +752,41 @@ class OnlyWhenAskedTest(MpiTestCase):
         self.assertEqual(proc.returncode, 0, f"exit {proc.returncode}: {err!r}")
         back = run_local(["decrypt", "--key-file", self.key, out, "-o", "-"])
         self.assertEqual(back.stdout, self.data)
+
+    def test_nohup_under_mpi(self):
+        """SIGHUP ignored when mpiexec starts paes stays ignored in paes-mpi, although UCX
+        installs a SIGHUP handler when it loads: rank 0, paused mid-run by the fault shim,
+        ignores SIGHUP and completes."""
+        if not SHIM:
+            self.skipTest("SKIPPED: no fault shim given (--shim)")
+        inp = write_file(self.path("in.bin"), os.urandom(8 << 20))
+        out = self.path("mpi-nohup.paes")
+        pause, pid_file = self.path("paused"), self.path("rank0.pid")
+        env = dict(os.environ, LD_PRELOAD=SHIM, PAES_FAULT_READ_PATH=inp, PAES_FAULT_PAUSE_AT=str(2 << 20),
+                   PAES_FAULT_PAUSE_FILE=pause)
+        proc = subprocess.Popen([MPIEXEC, "-n", "1", "sh", "-c", 'echo $$ > "$0"; shift; exec "$@"', pid_file, "-",
+                                 PAES, "encrypt", "--engine", "mpi", "--key-file", self.key, inp, "-o", out],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                                preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
+        try:
+            deadline = time.monotonic() + 60
+            while not os.path.exists(pause) and time.monotonic() < deadline and proc.poll() is None:
+                time.sleep(0.05)
+            self.assertTrue(os.path.exists(pause), "rank 0 never reached the pause")
+            with open(pid_file) as f:
+                pid = int(f.read())
+            with open(f"/proc/{pid}/status") as f:
+                ignored = int(next(l for l in f if l.startswith("SigIgn:")).split()[1], 16)
+            self.assertTrue(ignored >> (signal.SIGHUP - 1) & 1, "paes-mpi does not ignore SIGHUP")
+            os.kill(pid, signal.SIGHUP)
+            os.remove(pause)
+            _, err = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        self.assertEqual(proc.returncode, 0, err)
+        self.assertEqual(run_local(["decrypt", "--key-file", self.key, out, "-o", "-"]).stdout, read_file(inp))
 
     def test_engine_mpi_runs_paes_mpi(self):
         inp = write_file(self.path("in.bin"), self.data)
