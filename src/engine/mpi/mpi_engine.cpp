@@ -53,7 +53,6 @@
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -152,43 +151,14 @@ Assignment decode(const SecretBytes& bytes) {
   return a;
 }
 
-// Collectives that wait without spinning. A rank waits long in some: for
-// rank 0's job (rank 0 may be asking for a passphrase), while rank 0 runs a
-// sequential job alone, during rank 0's commit. Blocking MPI calls poll at
-// full speed there (MPICH: a core per waiting rank, taken from rank 0's
-// threads on the same node), so these start the nonblocking form and test
-// it with growing sleeps, 50 us to 5 ms: a phase ends at most 5 ms later.
-// Every rank uses these for the same calls (a blocking and a nonblocking
-// collective never match).
-void wait_quietly(MPI_Request& request) {
-  long sleep_ns = 50'000;
-  for (;;) {
-    int done = 0;
-    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-    if (done) return;
-    const timespec pause{0, sleep_ns};
-    ::nanosleep(&pause, nullptr);
-    sleep_ns = std::min(sleep_ns * 2, 5'000'000L);
-  }
-}
-
-void quiet_bcast(void* data, int count, MPI_Datatype type, int root) {
-  MPI_Request request;
-  MPI_Ibcast(data, count, type, root, MPI_COMM_WORLD, &request);
-  wait_quietly(request);
-}
-
-void quiet_allreduce(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op) {
-  MPI_Request request;
-  MPI_Iallreduce(in, out, count, type, op, MPI_COMM_WORLD, &request);
-  wait_quietly(request);
-}
-
 // Rank 0 broadcasts a message kind and a payload (or a status).
 void broadcast_message(Message kind, const SecretBytes* payload, std::uint64_t status) {
   std::uint64_t head[2] = {static_cast<std::uint64_t>(kind), payload ? payload->size() : status};
-  quiet_bcast(head, 2, MPI_UINT64_T, 0);
-  if (payload) quiet_bcast(const_cast<std::uint8_t*>(payload->data()), static_cast<int>(payload->size()), MPI_BYTE, 0);
+  MPI_Bcast(head, 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  if (payload) {
+    MPI_Bcast(const_cast<std::uint8_t*>(payload->data()), static_cast<int>(payload->size()), MPI_BYTE, 0,
+              MPI_COMM_WORLD);
+  }
 }
 
 // Combines every rank's outcome of a phase. Returns when all succeeded;
@@ -211,12 +181,12 @@ void settle(const std::exception_ptr& local_error) {
   }
   const int mine = local_error ? rank : size;
   int first = size;
-  quiet_allreduce(&mine, &first, 1, MPI_INT, MPI_MIN);
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (first == size) return;
   std::uint64_t head[2] = {message.size(), static_cast<std::uint64_t>(usage)};
-  quiet_bcast(head, 2, MPI_UINT64_T, first);
+  MPI_Bcast(head, 2, MPI_UINT64_T, first, MPI_COMM_WORLD);
   message.resize(head[0]);
-  quiet_bcast(message.data(), static_cast<int>(head[0]), MPI_CHAR, first);
+  MPI_Bcast(message.data(), static_cast<int>(head[0]), MPI_CHAR, first, MPI_COMM_WORLD);
   const std::string where = size > 1 ? " (rank " + std::to_string(first) + ")" : "";
   throw Error(message + where, head[1] != 0 ? ErrorKind::usage : ErrorKind::failure);
 }
@@ -435,15 +405,15 @@ void MpiSession::finish(int status) {
     return;
   }
   std::uint64_t final_status = static_cast<std::uint64_t>(status);  // see wait_for_status
-  quiet_bcast(&final_status, 1, MPI_UINT64_T, 0);
+  MPI_Bcast(&final_status, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
 }
 
 int MpiSession::serve() {
   std::uint64_t head[2] = {0, 0};
-  quiet_bcast(head, 2, MPI_UINT64_T, 0);
+  MPI_Bcast(head, 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
   if (static_cast<Message>(head[0]) == Message::done) return static_cast<int>(head[1]);
   SecretBytes payload(head[1]);
-  quiet_bcast(payload.data(), static_cast<int>(payload.size()), MPI_BYTE, 0);
+  MPI_Bcast(payload.data(), static_cast<int>(payload.size()), MPI_BYTE, 0, MPI_COMM_WORLD);
   try {
     std::exception_ptr error;
     Assignment a;
@@ -472,7 +442,7 @@ int MpiSession::serve() {
 
 int MpiSession::wait_for_status() {
   std::uint64_t status = 1;
-  quiet_bcast(&status, 1, MPI_UINT64_T, 0);
+  MPI_Bcast(&status, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
   return static_cast<int>(status);
 }
 
