@@ -186,7 +186,7 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
   auto* progress = cmd->add_flag("--progress", args.progress, "Show progress on stderr even when it is not a terminal");
   auto* no_progress = cmd->add_flag("--no-progress", args.no_progress, "Never show progress");
   progress->excludes(no_progress);
-  cmd->add_option("input", args.input, "Input file; '-' or none: stdin")->type_name("INPUT");
+  cmd->add_option("input", args.input, "Input file; '-' or none: stdin. A named pipe or <(...) is read as a stream, like stdin")->type_name("INPUT");
   cmd->add_option("-o,--output", args.output,
                   enc ? "Output file (written only when complete); '-' or none: stdout"
                       : "Output file (written only when complete, mode 0600); '-' or none: stdout")

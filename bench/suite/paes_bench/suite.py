@@ -74,11 +74,14 @@ class Suite:
         src = Path(self.args.paes).resolve()
         if not src.is_file():
             sys.exit(f"run_suite: {src} not found: build paes first (cmake --preset release && cmake --build --preset release)")
-        # A private copy, so that a rebuild during the run neither breaks nor changes it.
+        # A private copy, so that a rebuild during the run neither breaks nor changes it,
+        # with paes-mpi beside it where it was built (paes hands --engine mpi to it).
         self.paes = str(self.work / "paes")
         for attempt in range(10):
             try:
                 shutil.copy2(src, self.paes)
+                if (src.parent / "paes-mpi").is_file():
+                    shutil.copy2(src.parent / "paes-mpi", self.work / "paes-mpi")
                 run_checked([self.paes, "--version"])
                 break
             except (OSError, CommandFailed):
