@@ -215,6 +215,17 @@ class Pipeline:
                 p.wait()
 
 
+def ended_within(proc, seconds):
+    """Waits for proc; kills it (and returns False) when it runs longer than `seconds`."""
+    try:
+        proc.wait(timeout=seconds)
+        return True
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        return False
+
+
 def pipe(cmds, **kw):
     pl = Pipeline(cmds, **{k: v for k, v in kw.items() if k in
                            ("data", "stdin", "stdout", "env", "slow_read")})
@@ -574,11 +585,7 @@ class PipeTest(PaesTestCase):
                                     restore_signals=not ignore_sigpipe)
             head = proc.stdout.read(1000)
             proc.stdout.close()
-            try:
-                proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            if not ended_within(proc, 60):
                 self.check(False, f"SIGPIPE ignored={ignore_sigpipe}: still running after the reader left")
                 continue
             err = proc.stderr.read()
@@ -650,11 +657,7 @@ class PipeTest(PaesTestCase):
                 proc.stdin.flush()  # and keep the pipe open, as a stalled producer does
                 # Not communicate(): it would close stdin. Its output is one line, so
                 # the pipes can't fill while it runs.
-                try:
-                    proc.wait(timeout=60)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+                if not ended_within(proc, 60):
                     self.check(False, f"{what}: still running 60 s after the bad segment")
                 out, err = proc.stdout.read(), proc.stderr.read()
                 for stream in (proc.stdin, proc.stdout, proc.stderr):
