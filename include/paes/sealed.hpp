@@ -2,6 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -43,5 +46,44 @@ struct SealedSpec {
 // verified segments before it were written. Throws Error.
 TransformReport run_sealed(const SealedSpec& spec, const std::string& input_path,
                            const std::string& output_path, const TransformOptions& options);
+
+// Random access to the plaintext of a sealed file (paes or bare Tink format;
+// spec's direction is ignored). Opening it reads and authenticates the header
+// and the final segment, so a truncated or foreign file, or a wrong key, is
+// refused here; read_at() then reads, decrypts and verifies only the segments
+// that hold the bytes asked for, on `threads` threads (0: every CPU).
+// Thread-safe: read_at may run in several threads at once. Throws Error; a
+// usage Error when the input is not a file (a pipe can't be read at offsets).
+class SealedReader {
+ public:
+  SealedReader(const SealedSpec& spec, const std::string& path, unsigned threads = 0);
+  ~SealedReader();
+  SealedReader(const SealedReader&) = delete;
+  SealedReader& operator=(const SealedReader&) = delete;
+
+  // The plaintext's length.
+  std::uint64_t size() const;
+  // Fills `out` with plaintext from `offset` on. Returns the bytes filled:
+  // all of `out`, fewer only where the plaintext ends (0 from size() on).
+  // Throws Error when a segment it needs fails authentication.
+  std::size_t read_at(std::uint64_t offset, std::span<std::uint8_t> out) const;
+  // Ciphertext bytes read so far (the header, the final segment, and each
+  // segment every read_at needed), for reports.
+  std::uint64_t bytes_read() const;
+  // The file's segment size (ciphertext bytes per segment).
+  std::uint32_t segment_size() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// `paes decrypt --range`: writes plaintext bytes [offset, offset + length) of
+// the sealed file at input_path to output_path (a file, committed as
+// run_sealed's are, or "-" for stdout). Without a length, to the end; a
+// length past the end stops at the end; an offset past the end is an Error.
+TransformReport read_sealed_range(const SealedSpec& spec, const std::string& input_path,
+                                  const std::string& output_path, std::uint64_t offset,
+                                  std::optional<std::uint64_t> length, const TransformOptions& options);
 
 }  // namespace paes

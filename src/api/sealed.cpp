@@ -3,6 +3,11 @@
 // engine as a SegmentJob.
 #include "paes/sealed.hpp"
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+
 #include "api/job_runner.hpp"
 #include "cipher/kdf.hpp"
 #include "format/sealed_format.hpp"
@@ -89,10 +94,17 @@ TransformReport seal(const SealedSpec& spec, const std::string& input_path,
   return report;
 }
 
-TransformReport open(const SealedSpec& spec, const std::string& input_path,
-                     const std::string& output_path, const TransformOptions& options) {
-  JobRunner runner(options);
-  InputEndpoint in(input_path, true);
+// What opening a sealed input learns before its body: the segment key and
+// geometry. Reads the preamble (paes format) and the Tink header from `in`.
+struct OpenedHeader {
+  std::uint8_t key_len = 0;
+  std::uint32_t segment_len = 0;
+  SecretBytes segment_key;
+  NoncePrefix nonce_prefix{};
+  std::uint64_t body_offset = 0;
+};
+
+OpenedHeader read_header(const SealedSpec& spec, InputEndpoint& in) {
   std::array<std::uint8_t, kPreambleLen> preamble_bytes{};
   Preamble preamble;
   SecretBytes ikm;
@@ -114,18 +126,59 @@ TransformReport open(const SealedSpec& spec, const std::string& input_path,
   std::vector<std::uint8_t> header_bytes(StreamHeader::length(preamble.key_len));
   if (in.read_prefix(header_bytes) != header_bytes.size()) throw Error(in.name() + ": truncated header");
   const StreamHeader header = StreamHeader::decode(header_bytes, preamble.key_len);
-  const SecretBytes segment_key = hkdf_sha256(ikm, header.salt, associated_data(spec, bound), preamble.key_len);
-  const SegmentJob job(Direction::decrypt, preamble.key_len, preamble.segment_len, segment_key,
+  OpenedHeader opened;
+  opened.key_len = preamble.key_len;
+  opened.segment_len = preamble.segment_len;
+  opened.segment_key = hkdf_sha256(ikm, header.salt, associated_data(spec, bound), preamble.key_len);
+  opened.nonce_prefix = header.nonce_prefix;
+  opened.body_offset = bound.size() + header_bytes.size();
+  return opened;
+}
+
+TransformReport open(const SealedSpec& spec, const std::string& input_path,
+                     const std::string& output_path, const TransformOptions& options) {
+  JobRunner runner(options);
+  InputEndpoint in(input_path, true);
+  const OpenedHeader header = read_header(spec, in);
+  const SegmentJob job(Direction::decrypt, header.key_len, header.segment_len, header.segment_key,
                        header.nonce_prefix);
-  const std::uint64_t body_offset = bound.size() + header_bytes.size();
-  if (const auto size = in.size()) job.chunk_count(*size - body_offset);
+  if (const auto size = in.size()) job.chunk_count(*size - header.body_offset);
 
   OutputEndpoint out(output_path, output_options(options, Direction::decrypt, in), false);
   TransformReport report;
-  report.chunk_len = preamble.segment_len;
-  runner.run(job, in, body_offset, out, 0, report);
+  report.chunk_len = header.segment_len;
+  runner.run(job, in, header.body_offset, out, 0, report);
   return report;
 }
+
+// Segments [first, first + count) of an opening SegmentJob as a job of their
+// own, so that an engine runs just them: chunk i is segment first + i, with
+// its own index and last flag (its nonce), and offsets from the window's start.
+class SegmentWindow final : public Job {
+ public:
+  SegmentWindow(const SegmentJob& body, std::uint64_t body_count, std::uint64_t first, std::uint64_t count)
+      : body_(body), body_count_(body_count), first_(first), count_(count),
+        in_base_(body.in_offset(first)), out_base_(body.chunk(first, 0, false).out_offset) {}
+
+  bool parallel() const override { return true; }
+  std::size_t lookback_len() const override { return 0; }
+  std::uint64_t in_offset(std::uint64_t i) const override { return body_.in_offset(first_ + i) - in_base_; }
+  std::uint64_t nominal_in_len(std::uint64_t i) const override { return body_.nominal_in_len(first_ + i); }
+  Chunk chunk(std::uint64_t i, std::uint64_t in_len, bool) const override {
+    Chunk c = body_.chunk(first_ + i, in_len, first_ + i + 1 == body_count_);
+    c.in_offset -= in_base_;
+    c.out_offset -= out_base_;
+    return c;
+  }
+  std::size_t out_capacity(const Chunk& c) const override { return body_.out_capacity(c); }
+  std::uint64_t chunk_count(std::uint64_t) const override { return count_; }
+  std::unique_ptr<ChunkWorker> make_worker() const override { return body_.make_worker(); }
+  SecretBytes ticket() const override { throw Error("internal: a segment window is not sent to MPI ranks"); }
+
+ private:
+  const SegmentJob& body_;
+  std::uint64_t body_count_, first_, count_, in_base_, out_base_;
+};
 
 }  // namespace
 
@@ -135,6 +188,116 @@ TransformReport run_sealed(const SealedSpec& spec, const std::string& input_path
                            const std::string& output_path, const TransformOptions& options) {
   return spec.direction == Direction::encrypt ? seal(spec, input_path, output_path, options)
                                               : open(spec, input_path, output_path, options);
+}
+
+struct SealedReader::State {
+  State(const SealedSpec& spec, const std::string& path, unsigned threads_wanted)
+      : in(path, false), header(read_header(spec, in)),
+        job(Direction::decrypt, header.key_len, header.segment_len, header.segment_key, header.nonce_prefix),
+        threads(threads_wanted != 0 ? threads_wanted : online_cpus()) {}
+
+  // Decrypts and verifies segments [first, first + count) into a buffer.
+  std::vector<std::uint8_t> segments(std::uint64_t first, std::uint64_t count) const {
+    const SegmentWindow window(job, segment_count, first, count);
+    OffsetSource source(in_file(), header.body_offset + job.in_offset(first));
+    std::vector<std::uint8_t> plain(static_cast<std::size_t>(output_capacity(window, source.size())));
+    MemorySink sink(plain);
+    // About four segments per thread, as the threads engine fits chunks: a
+    // segment takes ~50 us, and starting a thread team in a fresh process
+    // costs more than a few of them (1 MiB at the middle of a file: 10.8 ms
+    // on one thread, 19.4 ms on two, 2-core VM).
+    const auto workers = static_cast<unsigned>(std::clamp<std::uint64_t>(count / 4, 1, threads));
+    const auto engine = make_engine(EngineKind::threads, workers);
+    plain.resize(static_cast<std::size_t>(engine->run(window, source, sink)));
+    std::uint64_t read = 0;
+    for (std::uint64_t i = 0; i < count; ++i) read += chunk_of(window, source.size(), count, i).in_len;
+    bytes_read += read;
+    return plain;
+  }
+  InputFile& in_file() const { return const_cast<InputEndpoint&>(in).file(); }  // pread: no state
+
+  InputEndpoint in;
+  OpenedHeader header;
+  SegmentJob job;  // refers to header.segment_key
+  unsigned threads;
+  std::uint64_t segment_count = 0;
+  std::uint64_t plain_size = 0;
+  mutable std::atomic<std::uint64_t> bytes_read{0};
+};
+
+SealedReader::SealedReader(const SealedSpec& spec, const std::string& path, unsigned threads) {
+  if (names_stdio(path) || names_stream(path)) {
+    throw usage_error("random access needs a sealed file to read at offsets, not a pipe or stdin");
+  }
+  state_ = std::make_unique<State>(spec, path, threads);
+  State& s = *state_;
+  const std::uint64_t size = s.in.size().value_or(0);
+  const std::uint64_t body_len = size - std::min(size, s.header.body_offset);
+  s.segment_count = s.job.chunk_count(body_len);  // throws for a truncated body
+  const Chunk last = chunk_of(s.job, body_len, s.segment_count, s.segment_count - 1);
+  s.plain_size = last.out_offset + last.in_len - kTagLen;  // chunk_count checked in_len >= kTagLen
+  s.bytes_read += s.header.body_offset;
+  s.segments(s.segment_count - 1, 1);  // the final segment: a file cut at a boundary fails here
+}
+
+SealedReader::~SealedReader() = default;
+
+std::uint64_t SealedReader::size() const { return state_->plain_size; }
+
+std::uint64_t SealedReader::bytes_read() const { return state_->bytes_read.load(); }
+
+std::uint32_t SealedReader::segment_size() const { return state_->header.segment_len; }
+
+std::size_t SealedReader::read_at(std::uint64_t offset, std::span<std::uint8_t> out) const {
+  const State& s = *state_;
+  if (offset >= s.plain_size || out.empty()) return 0;
+  const std::uint64_t len = std::min<std::uint64_t>(out.size(), s.plain_size - offset);
+  const std::uint64_t last = s.job.segment_holding(offset + len - 1);
+  // A few segments per thread at a time: parallel, in bounded memory.
+  const std::uint64_t batch = 4 * static_cast<std::uint64_t>(s.threads);
+  for (std::uint64_t first = s.job.segment_holding(offset); first <= last; first += batch) {
+    const std::uint64_t count = std::min(batch, last - first + 1);
+    const std::vector<std::uint8_t> plain = s.segments(first, count);
+    const std::uint64_t start = s.job.chunk(first, 0, false).out_offset;  // plaintext offset of `first`
+    const std::uint64_t from = std::max(offset, start);
+    const std::uint64_t to = std::min(offset + len, start + plain.size());
+    if (to <= from) throw Error("internal: segments " + std::to_string(first) + "+ hold less than their size");
+    std::memcpy(out.data() + (from - offset), plain.data() + (from - start), static_cast<std::size_t>(to - from));
+  }
+  return static_cast<std::size_t>(len);
+}
+
+TransformReport read_sealed_range(const SealedSpec& spec, const std::string& input_path,
+                                  const std::string& output_path, std::uint64_t offset,
+                                  std::optional<std::uint64_t> length, const TransformOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  const SealedReader reader(spec, input_path, options.threads);
+  if (offset > reader.size()) {
+    throw Error("--range starts at byte " + std::to_string(offset) + ", past the end of the plaintext (" +
+                std::to_string(reader.size()) + " bytes)");
+  }
+  const std::uint64_t end = length ? std::min(reader.size(), offset + std::min(*length, reader.size() - offset))
+                                   : reader.size();
+  InputEndpoint in(input_path, true);  // for the output's permissions, as a whole decryption's
+  OutputEndpoint out(output_path, output_options(options, Direction::decrypt, in), false);
+  std::vector<std::uint8_t> buffer(static_cast<std::size_t>(std::min<std::uint64_t>(end - offset, 16 << 20)));
+  for (std::uint64_t at = offset; at < end;) {
+    const auto part = static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), end - at));
+    reader.read_at(at, std::span(buffer).first(part));
+    out.write_prefix(std::span(buffer).first(part));
+    if (options.progress) options.progress(part);
+    at += part;
+  }
+  out.commit();
+  TransformReport report;
+  report.bytes_in = reader.bytes_read();
+  report.bytes_out = end - offset;
+  report.chunk_len = reader.segment_size();
+  report.parallel = true;
+  report.engine = EngineKind::threads;
+  report.workers = options.threads != 0 ? options.threads : online_cpus();
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return report;
 }
 
 }  // namespace paes

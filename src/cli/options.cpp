@@ -41,4 +41,14 @@ CLI::Option* add_backend_option(CLI::App& command, std::string& backend) {
 
 std::uint64_t size_value(const std::string& text) { return parse_size(text).value_or(0); }
 
+std::optional<std::pair<std::uint64_t, std::optional<std::uint64_t>>> parse_range(const std::string& text) {
+  const std::size_t colon = text.find(':');
+  const auto offset = parse_size(text.substr(0, colon));
+  if (!offset) return std::nullopt;
+  if (colon == std::string::npos || colon + 1 == text.size()) return std::pair{*offset, std::optional<std::uint64_t>{}};
+  const auto length = parse_size(text.substr(colon + 1));
+  if (!length) return std::nullopt;
+  return std::pair{*offset, std::optional<std::uint64_t>{*length}};
+}
+
 }  // namespace paes::cli

@@ -55,6 +55,8 @@ constexpr const char* kDecryptFooter = R"TXT(Examples:
   openssl enc -aes-256-ctr -pbkdf2 -pass env:PASS -in a -out a.enc
   paes decrypt --mode ctr --pbkdf2 --passphrase-env PASS a.enc -o a
 
+  paes decrypt --key-file backup.key --range 2G:1M data.tar.paes -o part.bin
+
 Sealed input is verified segment by segment. To a file, nothing appears under
 the output name unless every segment verified. To a pipe, each segment is
 written only after it verified; on a failure paes stops, exits 1, and what it
@@ -103,8 +105,11 @@ bool valid_engine(std::string_view name) { return parse_engine(name).has_value()
 bool valid_format(std::string_view name) { return name == "paes" || name == "tink"; }
 
 // Options that belong to the other kind of job are refused, not ignored.
+// Refuses `option` when given. One that this command lacks (--range on
+// encrypt) can't have been given.
 void refuse(const CLI::App& command, const char* option, const char* why) {
-  if (command.count(option) != 0) throw usage_error(std::string(option) + " " + why);
+  const CLI::Option* known = command.get_option_no_throw(option);
+  if (known != nullptr && known->count() != 0) throw usage_error(std::string(option) + " " + why);
 }
 
 }  // namespace
@@ -178,6 +183,25 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
          "Raw modes: bytes a worker takes at a time (default 1M, cfb8 64K, cfb1 16K; for files, down to a quarter of that so each thread gets 4 chunks)")
       ->type_name("SIZE")
       ->check(chunk_size_validator());
+  if (!enc) {
+    cmd->add_option_function<std::string>(
+           "--range",
+           [&args](const std::string& text) {
+             const auto range = parse_range(text);
+             args.range_offset = range->first;
+             args.range_length = range->second;
+           },
+           "Sealed: only plaintext bytes OFFSET to OFFSET+LENGTH (sizes: 4096, 64K, 1G; no LENGTH: to the "
+           "end), reading and verifying just the segments that hold them and the last one. A LENGTH past "
+           "the end stops at the end; an OFFSET past it is an error. Input: a file, not a pipe")
+        ->type_name("OFFSET[:LENGTH]")
+        ->check(CLI::Validator(
+            [](std::string& text) -> std::string {
+              return parse_range(text) ? std::string()
+                                       : "'" + text + "' is not OFFSET[:LENGTH] (examples: 1G:1M, 4096:100, 2G)";
+            },
+            "OFFSET[:LENGTH]"));
+  }
   cmd->add_flag("-f,--force", args.force,
                 "Replace an existing output file or symbolic link (keeping the file's mode, owner and group); "
                 "write a device in place");
@@ -269,7 +293,7 @@ SealedSpec sealed_spec(Direction direction, const TransformArgs& args, const CLI
 // A raw mode's spec without its key and IV; refuses sealed-format options and
 // notes a sequential direction given threads.
 CipherSpec raw_spec(Direction direction, const TransformArgs& args, const CLI::App& command, EngineKind engine) {
-  for (const char* option : {"--aad", "--segment-size", "--scrypt-log-n"}) {
+  for (const char* option : {"--aad", "--segment-size", "--scrypt-log-n", "--range"}) {
     refuse(command, option, "is for the sealed format; raw modes (--mode) don't take it");
   }
   if (command.count("--format") != 0) throw usage_error("--format is for the sealed format, not raw modes (--mode)");
@@ -315,6 +339,13 @@ TransformReport run_job(Direction direction, const TransformArgs& args, const CL
     description.mode = spec.format == SealedFormat::tink ? "tink" : "sealed";
     description.backend = segment_backend_name();
     description.key_bits = static_cast<unsigned>((spec.passphrase.empty() ? spec.key.size() : spec.key_len) * 8);
+    if (args.range_offset) {
+      if (options.engine != EngineKind::threads && options.engine != EngineKind::automatic) {
+        throw usage_error("--range runs on the threads engine: drop --engine " +
+                          std::string(engine_name(options.engine)));
+      }
+      return read_sealed_range(spec, args.input, args.output, *args.range_offset, args.range_length, options);
+    }
     return run_sealed(spec, args.input, args.output, options);
   }
   CipherSpec spec = raw_spec(direction, args, command, options.engine);
@@ -387,7 +418,10 @@ int run_transform(Direction direction, const TransformArgs& args, const CLI::App
   select_cipher_backend(args.backend);
   TransformOptions options = transform_options(args, engine);
   std::optional<std::uint64_t> input_size;
-  if (!names_stdio(args.input) && !names_stream(args.input)) input_size = InputFile(args.input).size();
+  // A --range reads a part of the input: its progress has no total to show.
+  if (!names_stdio(args.input) && !names_stream(args.input) && !args.range_offset) {
+    input_size = InputFile(args.input).size();
+  }
   Progress progress(input_size.value_or(0), progress_mode(args),
                     direction == Direction::encrypt ? "encrypting " : "decrypting ");
   options.progress = [&progress](std::uint64_t bytes) { progress.advance(bytes); };

@@ -173,6 +173,10 @@ std::uint64_t SegmentJob::cipher_offset(std::uint64_t index) const {
   return index == 0 ? 0 : (segment_len_ - header_len_) + (index - 1) * segment_len_;
 }
 
+std::uint64_t SegmentJob::segment_holding(std::uint64_t plain) const {
+  return plain < first_plain_len_ ? 0 : 1 + (plain - first_plain_len_) / plain_len_;
+}
+
 std::uint64_t SegmentJob::in_offset(std::uint64_t index) const {
   return direction_ == Direction::encrypt ? plain_offset(index) : cipher_offset(index);
 }

@@ -94,6 +94,8 @@ class SegmentJob final : public Job {
   std::uint64_t chunk_count(std::uint64_t input_len) const override;
   std::unique_ptr<ChunkWorker> make_worker() const override;
   SecretBytes ticket() const override;
+  // Opening: the segment that holds plaintext byte `offset`.
+  std::uint64_t segment_holding(std::uint64_t plain_offset) const;
 
  private:
   // Plaintext and ciphertext bytes segment `index` starts at.

@@ -1,0 +1,167 @@
+// SealedReader: random access to a sealed file's plaintext, against a whole
+// decryption, around every segment and header boundary; damage inside and
+// outside the range; truncation; the bare Tink format; reads from threads.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+#include <vector>
+
+#include "paes/error.hpp"
+#include "paes/sealed.hpp"
+#include "paes/secret.hpp"
+
+namespace paes {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::uint32_t kSegment = 4096;
+constexpr std::size_t kTag = 16;
+
+class SealedReaderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("paes-reader-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    key_ = SecretBytes(32);
+    random_bytes({key_.data(), key_.size()});
+    plain_.resize(10 * kSegment + 1234);
+    random_bytes(plain_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  SealedSpec spec(SealedFormat format = SealedFormat::paes) const {
+    SealedSpec s;
+    s.format = format;
+    s.key = key_.clone();
+    s.segment_len = kSegment;
+    s.aad = {'r', 'a', 'n', 'g', 'e'};
+    return s;
+  }
+  // Seals plain_ into a file; returns its path.
+  std::string seal(SealedFormat format = SealedFormat::paes) {
+    const fs::path in = dir_ / "plain.bin";
+    std::ofstream(in, std::ios::binary).write(reinterpret_cast<const char*>(plain_.data()),
+                                              static_cast<std::streamsize>(plain_.size()));
+    const fs::path out = dir_ / (format == SealedFormat::paes ? "sealed.paes" : "sealed.tink");
+    SealedSpec s = spec(format);
+    s.direction = Direction::encrypt;
+    run_sealed(s, in.string(), out.string(), {});
+    return out.string();
+  }
+  static std::vector<std::uint8_t> read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), {}};
+  }
+  static void write_file(const std::string& path, const std::vector<std::uint8_t>& bytes) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc)
+        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  }
+  // Plaintext offsets where a segment starts (the first holds less: the header).
+  std::vector<std::uint64_t> boundaries(std::size_t header_len) const {
+    std::vector<std::uint64_t> at{0};
+    for (std::uint64_t p = kSegment - header_len - kTag; p < plain_.size(); p += kSegment - kTag) at.push_back(p);
+    at.push_back(plain_.size());
+    return at;
+  }
+
+  fs::path dir_;
+  SecretBytes key_;
+  std::vector<std::uint8_t> plain_;
+};
+
+TEST_F(SealedReaderTest, EveryRangeAroundSegmentBoundariesEqualsTheWholeDecryption) {
+  for (const SealedFormat format : {SealedFormat::paes, SealedFormat::tink}) {
+    const SealedReader reader(spec(format), seal(format), 3);
+    ASSERT_EQ(reader.size(), plain_.size());
+    const std::size_t header_len = 1 + 32 + 7;  // Tink's header for a 32-byte key
+    std::vector<std::uint8_t> got;
+    for (const std::uint64_t edge : boundaries(header_len)) {
+      for (const std::int64_t shift : {-17, -16, -1, 0, 1, 15, 16}) {
+        const std::int64_t at = static_cast<std::int64_t>(edge) + shift;
+        if (at < 0) continue;
+        const auto offset = static_cast<std::uint64_t>(at);
+        for (const std::size_t len : {std::size_t{0}, std::size_t{1}, std::size_t{17}, std::size_t{kSegment - 16},
+                                      std::size_t{kSegment}, std::size_t{3 * kSegment + 5}, plain_.size()}) {
+          got.assign(len, 0xee);
+          const std::size_t n = reader.read_at(offset, got);
+          const std::size_t want = offset >= plain_.size() ? 0 : std::min<std::size_t>(len, plain_.size() - offset);
+          ASSERT_EQ(n, want) << "offset " << offset << " length " << len;
+          ASSERT_TRUE(std::equal(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(n),
+                                 plain_.begin() + static_cast<std::ptrdiff_t>(std::min<std::uint64_t>(offset, plain_.size()))))
+              << "offset " << offset << " length " << len;
+        }
+      }
+    }
+  }
+}
+
+TEST_F(SealedReaderTest, DamageInsideTheRangeFailsAndOutsideItDoesNot) {
+  const std::string path = seal();
+  std::vector<std::uint8_t> sealed = read_file(path);
+  const std::size_t body = 32 + 1 + 32 + 7;
+  sealed[body + (kSegment - (1 + 32 + 7)) + 4 * kSegment + 100] ^= 0x01;  // inside segment 5
+  write_file(path, sealed);
+  const SealedReader reader(spec(), path);
+  std::vector<std::uint8_t> got(kSegment);
+  const std::uint64_t segment5 = (kSegment - (1 + 32 + 7) - kTag) + 4 * (kSegment - kTag);
+  EXPECT_THROW(reader.read_at(segment5 + 10, got), Error);
+  EXPECT_EQ(reader.read_at(0, got), got.size());  // segment 0 is intact
+  EXPECT_TRUE(std::equal(got.begin(), got.end(), plain_.begin()));
+  EXPECT_EQ(reader.read_at(plain_.size() - 10, got), 10u);  // the last one too
+}
+
+TEST_F(SealedReaderTest, TruncationAWrongKeyAndADamagedHeaderAreRefusedWhenOpened) {
+  const std::string path = seal();
+  const std::vector<std::uint8_t> sealed = read_file(path);
+  const std::size_t body = 32 + 1 + 32 + 7;
+  // Cut at a segment boundary: every remaining segment is whole, but the last
+  // one lacks its final flag.
+  write_file(path, {sealed.begin(), sealed.begin() + static_cast<std::ptrdiff_t>(body + 6 * kSegment - (1 + 32 + 7))});
+  EXPECT_THROW(SealedReader(spec(), path), Error);
+  write_file(path, {sealed.begin(), sealed.end() - 3});
+  EXPECT_THROW(SealedReader(spec(), path), Error);
+  write_file(path, sealed);
+  SealedSpec wrong = spec();
+  wrong.key.data()[0] ^= 1;
+  EXPECT_THROW(SealedReader(wrong, path), Error);
+  std::vector<std::uint8_t> header = sealed;
+  header[32 + 5] ^= 0x80;  // the HKDF salt
+  write_file(path, header);
+  EXPECT_THROW(SealedReader(spec(), path), Error);
+}
+
+TEST_F(SealedReaderTest, ReadsFromSeveralThreadsAtOnceAndCountsWhatItRead) {
+  const SealedReader reader(spec(), seal(), 2);
+  const std::uint64_t opened = reader.bytes_read();
+  EXPECT_LT(opened, 2 * kSegment);  // the header and the final segment only
+  std::vector<std::thread> threads;
+  std::vector<int> ok(4, 0);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      std::vector<std::uint8_t> got(2 * kSegment + 7);
+      bool same = true;
+      for (std::uint64_t offset = static_cast<std::uint64_t>(t) * 1000; offset < plain_.size(); offset += 5000) {
+        const std::size_t n = reader.read_at(offset, got);
+        same = same && std::equal(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(n),
+                                  plain_.begin() + static_cast<std::ptrdiff_t>(offset));
+      }
+      ok[static_cast<std::size_t>(t)] = same ? 1 : 0;
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(ok, std::vector<int>(4, 1));
+  EXPECT_GT(reader.bytes_read(), opened);
+}
+
+TEST_F(SealedReaderTest, APipeIsRefused) {
+  EXPECT_THROW(SealedReader(spec(), "-"), Error);
+}
+
+}  // namespace
+}  // namespace paes
