@@ -31,10 +31,15 @@ InputEndpoint::InputEndpoint(const std::string& path, bool refuse_terminal) {
     name_ = path;
     return;
   }
-  if (refuse_terminal && ::isatty(fd)) {
-    throw usage_error("refusing to read ciphertext from a terminal: give an input file or a pipe");
+  try {
+    if (refuse_terminal && ::isatty(fd)) {
+      throw usage_error("refusing to read ciphertext from a terminal: give an input file or a pipe");
+    }
+    stream_ = std::make_unique<StreamReader>(fd, name_);
+  } catch (...) {
+    if (owned_fd_ >= 0) ::close(owned_fd_);  // no destructor runs for a constructor that throws
+    throw;
   }
-  stream_ = std::make_unique<StreamReader>(fd, name_);
 }
 
 InputEndpoint::~InputEndpoint() {
