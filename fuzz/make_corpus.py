@@ -56,6 +56,15 @@ class Maker:
         return self.run([self.paes, "encrypt", "--passphrase-env", "FUZZ_PASS", "--scrypt-log-n", "10",
                          "--key-bits", "128"], data, env)
 
+    def seal_recipients(self, data, count):
+        """Sealed to `count` fresh X25519 recipients (format version 2)."""
+        recipients = []
+        for i in range(count):
+            proc = subprocess.run([self.paes, "keygen", "--x25519", "-f", "-o",
+                                   os.path.join(self.scratch, f"id{i}")], check=True, capture_output=True)
+            recipients += ["-r", proc.stdout.decode().strip()]
+        return self.run([self.paes, "encrypt", *recipients], data)
+
     def salted(self, mode, key_bits, data, nopad=False):
         command = [self.openssl, "enc", f"-aes-{key_bits}-{OPENSSL_MODE.get(mode, mode)}", "-pbkdf2",
                    "-iter", "1", "-pass", f"pass:{PASSPHRASE}"]
@@ -112,6 +121,7 @@ def header_seeds(m):
     sealed128 = m.seal(plaintext(10), 16)
     with_passphrase = m.seal_passphrase(plaintext(10))
     tink = m.seal(plaintext(10), 32, ["--format", "tink"])
+    recipients = m.seal_recipients(plaintext(10), 2)
     bad_version = bytearray(sealed256[:73])
     bad_version[4] = 2
     return {
@@ -124,6 +134,7 @@ def header_seeds(m):
         "truncated-header": sealed256[:32 + 40],
         "version-2": bytes(bad_version),
         "tink-header-aes256": tink[:41],
+        "recipients-2-preamble-block-header": recipients[:32 + 1 + 2 * 80 + 41],
     }
 
 

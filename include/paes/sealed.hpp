@@ -1,6 +1,7 @@
 // The sealed format: authenticated, streaming, parallel (docs/FORMAT.md).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -26,6 +27,14 @@ inline constexpr std::uint8_t kMaxScryptLog2N = 20;
 // That cap: the most memory, in bytes, scrypt may take when paes opens a file.
 std::uint64_t max_scrypt_memory();
 
+// An X25519 public key (a recipient), 32 bytes as RFC 7748 encodes it.
+using X25519PublicKey = std::array<std::uint8_t, 32>;
+
+// A new X25519 identity (private key, 32 random bytes) for recipients.
+SecretBytes x25519_generate_identity();
+// The public key (recipient) of an identity. Throws Error unless it is 32 bytes.
+X25519PublicKey x25519_public_key(const SecretBytes& identity);
+
 struct SealedSpec {
   Direction direction = Direction::encrypt;
   SealedFormat format = SealedFormat::paes;
@@ -37,6 +46,14 @@ struct SealedSpec {
   std::uint8_t scrypt_log2_n = 18;  // with a passphrase, when sealing; at most kMaxScryptLog2N
   std::vector<std::uint8_t> aad;
   std::uint32_t segment_len = 1u << 20;  // sealing, and opening a bare Tink stream
+  // Public-key recipients (paes format only, docs/FORMAT.md section 8): sealing
+  // to recipients takes no key or passphrase; a random AES-256 file key is
+  // wrapped to each of them (at most 255), so whoever seals needs no secret
+  // that opens the file.
+  std::vector<X25519PublicKey> recipients;
+  // Opening a file sealed to recipients: X25519 private keys, tried in order
+  // against every recipient stanza; the first that unwraps the file key wins.
+  std::vector<SecretBytes> identities;
 };
 
 // Seals or opens input into output. Opening verifies every segment and

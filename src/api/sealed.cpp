@@ -10,6 +10,7 @@
 
 #include "api/job_runner.hpp"
 #include "cipher/kdf.hpp"
+#include "format/recipients.hpp"
 #include "format/sealed_format.hpp"
 #include "paes/endpoint.hpp"
 #include "paes/error.hpp"
@@ -27,9 +28,37 @@ std::vector<std::uint8_t> associated_data(const SealedSpec& spec, std::span<cons
   return ad;
 }
 
-// The input keying material: the raw key, or the key scrypt derives from the
-// passphrase with the preamble's parameters.
-SecretBytes input_key(const SealedSpec& spec, const Preamble& preamble, const std::string& name) {
+// The file key of a recipients file: the first identity that unwraps a stanza.
+SecretBytes unwrap_with_identities(const SealedSpec& spec, const RecipientsBlock& block, const std::string& name) {
+  for (const SecretBytes& identity : spec.identities) {
+    const X25519PublicKey own = x25519_public_key(identity);
+    for (const Stanza& stanza : block.stanzas) {
+      if (auto file_key = unwrap_file_key(stanza, identity, own)) return std::move(*file_key);
+    }
+  }
+  const std::size_t n = block.stanzas.size();
+  throw Error("no identity matches any of the " + std::to_string(n) + (n == 1 ? " recipient of " : " recipients of ") +
+              name);
+}
+
+// The input keying material: the raw key, the key scrypt derives from the
+// passphrase with the preamble's parameters, or the file key an identity
+// unwraps from the recipients block.
+SecretBytes input_key(const SealedSpec& spec, const Preamble& preamble, const RecipientsBlock* block,
+                      const std::string& name) {
+  const bool file_wants_identity = preamble.key_source == KeySource::x25519_recipients;
+  if (file_wants_identity) {
+    if (spec.identities.empty()) {
+      throw usage_error(name + " was sealed to public-key recipients: give the identity with -i "
+                        "(--identity), not a key or passphrase");
+    }
+    return unwrap_with_identities(spec, *block, name);
+  }
+  if (!spec.identities.empty()) {
+    throw usage_error(name + " was sealed with a " +
+                      (preamble.key_source == KeySource::scrypt_passphrase ? "passphrase" : "key") +
+                      ", not to recipients: drop -i and give the key or passphrase");
+  }
   const bool file_wants_passphrase = preamble.key_source == KeySource::scrypt_passphrase;
   if (file_wants_passphrase && spec.passphrase.empty()) {
     throw usage_error(name + " was sealed with a passphrase: give --passphrase-file, "
@@ -51,6 +80,18 @@ SecretBytes input_key(const SealedSpec& spec, const Preamble& preamble, const st
 TransformReport seal(const SealedSpec& spec, const std::string& input_path,
                      const std::string& output_path, const TransformOptions& options) {
   const bool with_passphrase = !spec.passphrase.empty();
+  const bool with_recipients = !spec.recipients.empty();
+  if (!spec.identities.empty()) throw usage_error("identities open files; sealing takes recipients");
+  if (with_recipients && (with_passphrase || !spec.key.empty())) {
+    throw usage_error("recipients (-r, -R) seal with a random file key: give no key or passphrase with them");
+  }
+  if (with_recipients && spec.format == SealedFormat::tink) {
+    throw usage_error("--format tink takes a raw key; recipients (-r, -R) need the paes format");
+  }
+  if (spec.recipients.size() > kMaxRecipients) {
+    throw usage_error("at most " + std::to_string(kMaxRecipients) + " recipients, got " +
+                      std::to_string(spec.recipients.size()));
+  }
   if (with_passphrase && spec.format == SealedFormat::tink) {
     throw usage_error("--format tink takes a raw key (--key-file or --key-env), not a passphrase");
   }
@@ -58,7 +99,7 @@ TransformReport seal(const SealedSpec& spec, const std::string& input_path,
     throw usage_error("scrypt cost log2 N must be between 1 and " + std::to_string(kMaxScryptLog2N) + ", got " +
                       std::to_string(spec.scrypt_log2_n));
   }
-  const std::size_t key_len = with_passphrase ? spec.key_len : spec.key.size();
+  const std::size_t key_len = with_recipients ? kFileKeyLen : with_passphrase ? spec.key_len : spec.key.size();
   check_sealed_params(key_len, spec.segment_len);
   JobRunner runner(options);
   InputEndpoint in(input_path, false);
@@ -67,7 +108,14 @@ TransformReport seal(const SealedSpec& spec, const std::string& input_path,
   preamble.key_len = static_cast<std::uint8_t>(key_len);
   preamble.segment_len = spec.segment_len;
   SecretBytes ikm;
-  if (with_passphrase) {
+  RecipientsBlock recipients;
+  if (with_recipients) {
+    // The file key is the IKM exactly as a raw key is in version 1.
+    preamble.key_source = KeySource::x25519_recipients;
+    ikm = SecretBytes(kFileKeyLen);
+    random_bytes({ikm.data(), ikm.size()});
+    for (const X25519PublicKey& recipient : spec.recipients) recipients.stanzas.push_back(wrap_file_key(ikm, recipient));
+  } else if (with_passphrase) {
     preamble.key_source = KeySource::scrypt_passphrase;
     preamble.scrypt = {spec.scrypt_log2_n, kScryptR, kScryptP};
     random_bytes(preamble.scrypt_salt);
@@ -75,17 +123,25 @@ TransformReport seal(const SealedSpec& spec, const std::string& input_path,
   } else {
     ikm = spec.key.clone();
   }
-  const auto preamble_bytes = preamble.encode();
   const bool paes_format = spec.format == SealedFormat::paes;
-  const std::span<const std::uint8_t> bound =
-      paes_format ? std::span<const std::uint8_t>(preamble_bytes) : std::span<const std::uint8_t>();
+  // What precedes the Tink header and is bound into its key: the preamble,
+  // and in version 2 the recipients block, whose stanzas are so authenticated.
+  std::vector<std::uint8_t> bound;
+  if (paes_format) {
+    const auto preamble_bytes = preamble.encode();
+    bound.assign(preamble_bytes.begin(), preamble_bytes.end());
+    if (with_recipients) {
+      const auto block = recipients.encode();
+      bound.insert(bound.end(), block.begin(), block.end());
+    }
+  }
   const StreamHeader header = StreamHeader::random(key_len);
   const SecretBytes segment_key = hkdf_sha256(ikm, header.salt, associated_data(spec, bound), key_len);
   const SegmentJob job(Direction::encrypt, key_len, spec.segment_len, segment_key, header.nonce_prefix);
   if (const auto size = in.size()) job.chunk_count(*size);  // refuse before creating the output
 
   OutputEndpoint out(output_path, output_options(options, Direction::encrypt, in), true);
-  if (paes_format) out.write_prefix(preamble_bytes);
+  if (paes_format) out.write_prefix(bound);
   const auto header_bytes = header.encode();
   out.write_prefix(header_bytes);
   TransformReport report;
@@ -108,16 +164,29 @@ OpenedHeader read_header(const SealedSpec& spec, InputEndpoint& in) {
   std::array<std::uint8_t, kPreambleLen> preamble_bytes{};
   Preamble preamble;
   SecretBytes ikm;
-  std::span<const std::uint8_t> bound;
+  std::vector<std::uint8_t> bound;  // preamble, and a version-2 file's recipients block
   if (spec.format == SealedFormat::paes) {
     const std::size_t got = in.read_prefix(preamble_bytes);
     preamble = Preamble::decode(std::span(preamble_bytes).first(got), in.name());
-    ikm = input_key(spec, preamble, in.name());
-    bound = preamble_bytes;
+    bound.assign(preamble_bytes.begin(), preamble_bytes.end());
+    std::optional<RecipientsBlock> block;
+    if (preamble.key_source == KeySource::x25519_recipients) {
+      // The count byte, then its stanzas: read in two steps, as a pipe gives them.
+      std::uint8_t count = 0;
+      const std::size_t got_count = in.read_prefix({&count, 1});
+      std::vector<std::uint8_t> block_bytes(RecipientsBlock::length(count));
+      block_bytes[0] = count;
+      const std::size_t got_stanzas = got_count == 0 ? 0 : in.read_prefix(std::span(block_bytes).subspan(1));
+      block_bytes.resize(got_count + got_stanzas);
+      block = RecipientsBlock::decode(block_bytes, in.name());
+      bound.insert(bound.end(), block_bytes.begin(), block_bytes.end());
+    }
+    ikm = input_key(spec, preamble, block ? &*block : nullptr, in.name());
   } else {
     if (!spec.passphrase.empty()) {
       throw usage_error("--format tink takes a raw key (--key-file or --key-env), not a passphrase");
     }
+    if (!spec.identities.empty()) throw usage_error("--format tink takes a raw key, not identities (-i)");
     check_sealed_params(spec.key.size(), spec.segment_len);
     preamble.key_len = static_cast<std::uint8_t>(spec.key.size());
     preamble.segment_len = spec.segment_len;

@@ -20,6 +20,11 @@ struct TransformArgs {
   std::string mode;  // empty: the sealed format
   std::string format = "paes";
   KeySources keys;
+  // Sealed, paes format: encrypt to X25519 recipients (-r strings, -R files),
+  // decrypt with identity files (-i).
+  std::vector<std::string> recipients;
+  std::vector<std::string> recipients_files;
+  std::vector<std::string> identities;
   std::string iv_hex;
   bool no_pad = false;
   bool pbkdf2 = false;
@@ -72,6 +77,7 @@ CLI::App* add_info_command(CLI::App& app, InfoArgs& args);
 struct KeygenArgs {
   std::string output;
   unsigned key_bits = 256;
+  bool x25519 = false;  // an X25519 identity instead of an AES key
   bool force = false;
 };
 CLI::App* add_keygen_command(CLI::App& app, KeygenArgs& args);

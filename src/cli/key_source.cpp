@@ -8,9 +8,11 @@
 #include <cstdlib>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 
 #include "cli/passphrase.hpp"
+#include "format/recipients.hpp"
 #include "paes/error.hpp"
 #include "util/hex.hpp"
 
@@ -49,6 +51,9 @@ SecretBytes decode_key_file(const SecretBytes& content, const std::string& path)
                  "to be printable must be given as hex: xxd -p -c 64 " + path);
   };
   const bool text_only = looks_like_text(content.view());
+  if (text.find(kIdentityPrefix) != std::string_view::npos) {
+    throw usage_error("key file " + path + " is an X25519 identity ('paes keygen --x25519'): give it with -i");
+  }
   if (hex_length) {
     if (auto key = decode_hex(text)) return std::move(*key);
     if (text_only) throw not_a_key();
@@ -89,6 +94,86 @@ SecretBytes load_passphrase(const KeySources& sources, bool confirm, PassphraseF
   if (!sources.passphrase_file.empty()) return passphrase_from_file(sources.passphrase_file, file_rule);
   if (!sources.passphrase_env.empty()) return passphrase_from_env(sources.passphrase_env);
   return passphrase_from_terminal(confirm);
+}
+
+namespace {
+
+std::string_view trimmed(std::string_view line) {
+  while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.remove_suffix(1);
+  while (!line.empty() && std::isspace(static_cast<unsigned char>(line.front()))) line.remove_prefix(1);
+  return line;
+}
+
+bool skipped_line(std::string_view line) { return line.empty() || line.front() == '#'; }
+
+X25519PublicKey recipient_or_throw(std::string_view text, const std::string& where) {
+  if (auto key = parse_recipient(text)) return *key;
+  throw usage_error(where + "'" + std::string(text) + "' is not a recipient (expected " +
+                    std::string(kRecipientPrefix) + " and 64 hex digits, as 'paes keygen --x25519' prints)");
+}
+
+}  // namespace
+
+std::vector<X25519PublicKey> load_recipients(const std::vector<std::string>& recipients,
+                                             const std::vector<std::string>& files) {
+  std::vector<X25519PublicKey> keys;
+  for (const std::string& text : recipients) keys.push_back(recipient_or_throw(trimmed(text), ""));
+  for (const std::string& path : files) {
+    std::ifstream in(path);
+    if (!in) throw Error("can't read recipients file " + path + ": " + std::strerror(errno));
+    std::string line;
+    std::size_t number = 0;
+    std::size_t found = 0;
+    while (std::getline(in, line)) {
+      ++number;
+      const std::string_view text = trimmed(line);
+      if (skipped_line(text)) continue;
+      keys.push_back(recipient_or_throw(text, "recipients file " + path + ", line " + std::to_string(number) + ": "));
+      ++found;
+    }
+    if (in.bad()) throw Error("can't read recipients file " + path);
+    if (found == 0) throw usage_error("recipients file " + path + " holds no recipient");
+  }
+  if (keys.size() > kMaxRecipients) {
+    throw usage_error("at most " + std::to_string(kMaxRecipients) + " recipients, got " + std::to_string(keys.size()));
+  }
+  return keys;
+}
+
+std::vector<SecretBytes> decode_identity_file(const SecretBytes& content, const std::string& path) {
+  std::string_view rest(reinterpret_cast<const char*>(content.data()), content.size());
+  std::vector<SecretBytes> identities;
+  std::size_t number = 0;
+  while (!rest.empty()) {
+    const std::size_t end = rest.find('\n');
+    const std::string_view line = trimmed(rest.substr(0, end));
+    rest.remove_prefix(end == std::string_view::npos ? rest.size() : end + 1);
+    ++number;
+    if (skipped_line(line)) continue;
+    // The line is secret: errors name its number, never its text.
+    const auto bad = [&] {
+      return Error("identity file " + path + ", line " + std::to_string(number) + ": not a " +
+                   std::string(kIdentityPrefix) + " line with 64 hex digits (an identity from 'paes keygen --x25519')");
+    };
+    if (line.substr(0, kIdentityPrefix.size()) != kIdentityPrefix) throw bad();
+    const std::string_view digits = line.substr(kIdentityPrefix.size());
+    if (digits.size() != 2 * kX25519KeyLen) throw bad();
+    auto key = decode_hex(digits);
+    if (!key) throw bad();
+    identities.push_back(std::move(*key));
+  }
+  if (identities.empty()) throw Error("identity file " + path + " holds no identity");
+  return identities;
+}
+
+std::vector<SecretBytes> load_identities(const std::vector<std::string>& paths) {
+  std::vector<SecretBytes> identities;
+  for (const std::string& path : paths) {
+    for (SecretBytes& key : decode_identity_file(read_secret_file(path, kMaxKeyFileLen, "identity file " + path), path)) {
+      identities.push_back(std::move(key));
+    }
+  }
+  return identities;
 }
 
 Block parse_iv(Mode mode, const std::string& iv_hex) {

@@ -5,9 +5,11 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "cli/passphrase.hpp"
 #include "paes/mode.hpp"
+#include "paes/sealed.hpp"
 
 namespace paes::cli {
 
@@ -35,6 +37,18 @@ SecretBytes load_passphrase(const KeySources& sources, bool confirm, PassphraseF
 // whitespace ignored) or else raw bytes (16, 24 or 32 of them) that are not
 // all printable ASCII and whitespace. Throws Error otherwise.
 SecretBytes decode_key_file(const SecretBytes& content, const std::string& path);
+
+// Public-key recipients from -r strings and -R files (one recipient a line;
+// blank lines and lines starting with '#' ignored). Throws a usage Error that
+// quotes a malformed recipient (it is public), and Error for an unreadable file.
+std::vector<X25519PublicKey> load_recipients(const std::vector<std::string>& recipients,
+                                             const std::vector<std::string>& files);
+
+// The X25519 private keys of -i identity files, as 'paes keygen --x25519'
+// writes them: "paes-x25519-secret:<64 hex>" lines, '#' comments and blank
+// lines. Throws Error naming the file, never quoting its content.
+std::vector<SecretBytes> load_identities(const std::vector<std::string>& paths);
+std::vector<SecretBytes> decode_identity_file(const SecretBytes& content, const std::string& path);
 
 // The IV for `mode` from --iv: required (32 hex digits) unless the mode is ECB,
 // which refuses one. Throws a usage Error.

@@ -33,6 +33,10 @@ constexpr const char* kEncryptFooter = R"TXT(Examples:
   paes encrypt --key-file backup.key data.tar -o data.tar.paes
   # With a passphrase (scrypt), from a pipe to a pipe:
   tar c dir | paes encrypt --passphrase-file pass.txt > dir.tar.paes
+  # To public-key recipients: this machine needs no secret that can decrypt
+  paes keygen --x25519 -o alice.key          # prints alice's recipient, paes-x25519:...
+  paes encrypt -r paes-x25519:<64 hex> -r paes-x25519:<64 hex> data.tar -o data.tar.paes
+  paes encrypt -R recipients.txt data.tar -o data.tar.paes   # one recipient a line, '#' comments
   # A bare Tink stream that Tink's StreamingAead reads:
   paes encrypt --format tink --key-file tink.key --aad "backup 2026" in -o out.tink
   # Raw AES-256-CTR, byte-identical to 'openssl enc -aes-256-ctr -K .. -iv ..':
@@ -51,6 +55,7 @@ the umask.)TXT";
 constexpr const char* kDecryptFooter = R"TXT(Examples:
   paes decrypt --key-file backup.key data.tar.paes -o data.tar
   paes decrypt --passphrase-file pass.txt < dir.tar.paes | tar x
+  paes decrypt -i alice.key data.tar.paes -o data.tar      # sealed to recipients (-r)
   paes decrypt --mode ctr --key-file aes256.key --iv 00112233445566778899aabbccddeeff big.ctr -o big.bin
   openssl enc -aes-256-ctr -pbkdf2 -pass env:PASS -in a -out a.enc
   paes decrypt --mode ctr --pbkdf2 --passphrase-env PASS a.enc -o a
@@ -139,6 +144,28 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
       cmd->add_option("--passphrase-file", args.keys.passphrase_file, "File whose first line is the passphrase (with --pbkdf2: as openssl reads it, below)")->type_name("PATH"),
       cmd->add_option("--passphrase-env", args.keys.passphrase_env, "Environment variable holding the passphrase")->type_name("VAR")};
   for (CLI::Option* option : key_options) option->group("Key (at most one; default: ask for a passphrase)");
+  // Public-key recipients replace the key: a usage error with any key option
+  // (sealed_spec), checked there so that the message can say why.
+  if (enc) {
+    cmd->add_option("-r,--recipient", args.recipients,
+                    "Sealed: encrypt to this X25519 recipient (paes-x25519:<64 hex>, from 'paes keygen --x25519'); "
+                    "repeat for several, at most 255 in all; no key or passphrase")
+        ->type_name("RECIPIENT")
+        ->allow_extra_args(false)  // one value each time: "-r A in.txt" must not take in.txt too
+        ->group("Public-key recipients (instead of a key)");
+    cmd->add_option("-R,--recipients-file", args.recipients_files,
+                    "Sealed: file of recipients, one a line ('#' comments and blank lines ignored); repeatable")
+        ->type_name("PATH")
+        ->allow_extra_args(false)
+        ->group("Public-key recipients (instead of a key)");
+  } else {
+    cmd->add_option("-i,--identity", args.identities,
+                    "Sealed to recipients: identity file from 'paes keygen --x25519'; repeatable, the first "
+                    "that matches a recipient opens the file")
+        ->type_name("PATH")
+        ->allow_extra_args(false)
+        ->group("Public-key recipients (instead of a key)");
+  }
   cmd->final_callback([key_options] {
     const auto given = std::count_if(std::begin(key_options), std::end(key_options),
                                      [](const CLI::Option* option) { return option->count() != 0; });
@@ -274,6 +301,23 @@ SealedSpec sealed_spec(Direction direction, const TransformArgs& args, const CLI
     refuse(command, "--key-bits", "is read from the sealed file (or the key's length): drop it");
     refuse(command, "--scrypt-log-n", "is read from the sealed file's preamble: drop it");
   }
+  const bool to_recipients = !args.recipients.empty() || !args.recipients_files.empty();
+  if (to_recipients || !args.identities.empty()) {
+    const std::string what = to_recipients ? "recipients (-r, -R)" : "identities (-i)";
+    if (args.keys.has_key() || !args.keys.passphrase_file.empty() || !args.keys.passphrase_env.empty()) {
+      throw usage_error(what + " can't be combined with --key-file, --key-env, --key-hex or a passphrase: "
+                        "a file is sealed either to recipients or with a key or passphrase");
+    }
+    if (spec.format == SealedFormat::tink) throw usage_error(what + " need the paes format, not --format tink");
+    refuse(command, "--key-bits", "doesn't go with recipients: their files are always AES-256");
+    refuse(command, "--scrypt-log-n", "sets a passphrase's scrypt cost; recipients need none");
+    if (to_recipients) {
+      spec.recipients = load_recipients(args.recipients, args.recipients_files);
+    } else {
+      spec.identities = load_identities(args.identities);
+    }
+    return spec;
+  }
   if (args.keys.has_key()) {
     refuse(command, "--key-bits", "sets a passphrase's key size; a key's size is its length");
     refuse(command, "--scrypt-log-n", "sets a passphrase's scrypt cost; a key needs none");
@@ -293,7 +337,8 @@ SealedSpec sealed_spec(Direction direction, const TransformArgs& args, const CLI
 // A raw mode's spec without its key and IV; refuses sealed-format options and
 // notes a sequential direction given threads.
 CipherSpec raw_spec(Direction direction, const TransformArgs& args, const CLI::App& command, EngineKind engine) {
-  for (const char* option : {"--aad", "--segment-size", "--scrypt-log-n", "--range"}) {
+  for (const char* option : {"--aad", "--segment-size", "--scrypt-log-n", "--range", "--recipient",
+                             "--recipients-file", "--identity"}) {
     refuse(command, option, "is for the sealed format; raw modes (--mode) don't take it");
   }
   if (command.count("--format") != 0) throw usage_error("--format is for the sealed format, not raw modes (--mode)");
@@ -338,7 +383,9 @@ TransformReport run_job(Direction direction, const TransformArgs& args, const CL
     const SealedSpec spec = sealed_spec(direction, args, command);
     description.mode = spec.format == SealedFormat::tink ? "tink" : "sealed";
     description.backend = segment_backend_name();
-    description.key_bits = static_cast<unsigned>((spec.passphrase.empty() ? spec.key.size() : spec.key_len) * 8);
+    const bool public_key = !spec.recipients.empty() || !spec.identities.empty();  // always AES-256
+    description.key_bits =
+        public_key ? 256u : static_cast<unsigned>((spec.passphrase.empty() ? spec.key.size() : spec.key_len) * 8);
     if (args.range_offset) {
       if (options.engine != EngineKind::threads && options.engine != EngineKind::automatic) {
         throw usage_error("--range runs on the threads engine: drop --engine " +

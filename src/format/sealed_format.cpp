@@ -48,10 +48,14 @@ class SegmentWorker final : public ChunkWorker {
 
 }  // namespace
 
+std::uint8_t Preamble::version() const {
+  return key_source == KeySource::x25519_recipients ? kRecipientsFormatVersion : kFormatVersion;
+}
+
 std::array<std::uint8_t, kPreambleLen> Preamble::encode() const {
   std::array<std::uint8_t, kPreambleLen> out{};
   std::memcpy(out.data(), kMagic, 4);
-  out[4] = kFormatVersion;
+  out[4] = version();
   out[5] = static_cast<std::uint8_t>(key_source);
   out[6] = key_len;
   out[7] = scrypt.log2_n;
@@ -70,20 +74,30 @@ Preamble Preamble::decode(std::span<const std::uint8_t> bytes, const std::string
   if (std::memcmp(bytes.data(), kMagic, magic_len) != 0) throw Error(name + ": not a paes file (bad magic)");
   if (bytes.size() < 4) throw Error(name + (bytes.empty() ? ": empty, not a paes file" : ": truncated preamble"));
   if (bytes.size() < 5) throw Error(name + ": truncated preamble");
-  if (bytes[4] != kFormatVersion) {
+  if (bytes[4] != kFormatVersion && bytes[4] != kRecipientsFormatVersion) {
     throw Error(name + ": unsupported paes format version " + std::to_string(bytes[4]) +
-                " (this paes reads version " + std::to_string(kFormatVersion) + ")");
+                " (this paes reads versions " + std::to_string(kFormatVersion) + " and " +
+                std::to_string(kRecipientsFormatVersion) + ")");
   }
   if (bytes.size() < kPreambleLen) throw Error(name + ": truncated preamble");
   Preamble p;
   const auto corrupt = [&](const std::string& what) { return Error(name + ": corrupt preamble (" + what + ")"); };
   if (bytes[5] != static_cast<std::uint8_t>(KeySource::raw_key) &&
-      bytes[5] != static_cast<std::uint8_t>(KeySource::scrypt_passphrase)) {
+      bytes[5] != static_cast<std::uint8_t>(KeySource::scrypt_passphrase) &&
+      bytes[5] != static_cast<std::uint8_t>(KeySource::x25519_recipients)) {
     throw corrupt("unknown key source " + std::to_string(bytes[5]));
   }
   p.key_source = static_cast<KeySource>(bytes[5]);
+  // Every byte must encode back as read: a version that doesn't go with its
+  // key source is refused, not silently taken.
+  if (bytes[4] != p.version()) {
+    throw corrupt("key source " + std::to_string(bytes[5]) + " in a version " + std::to_string(bytes[4]) + " file");
+  }
   p.key_len = bytes[6];
   if (p.key_len != 16 && p.key_len != 32) throw corrupt("key length " + std::to_string(p.key_len));
+  if (p.key_source == KeySource::x25519_recipients && p.key_len != 32) {
+    throw corrupt("key length " + std::to_string(p.key_len) + " with recipients (AES-256 only)");
+  }
   p.scrypt = {bytes[7], bytes[8], bytes[9]};
   if (bytes[10] != 0 || bytes[11] != 0) throw corrupt("reserved bytes are not zero");
   p.segment_len = load_be32(bytes.data() + 12);
@@ -91,10 +105,14 @@ Preamble Preamble::decode(std::span<const std::uint8_t> bytes, const std::string
     throw corrupt("segment size " + std::to_string(p.segment_len) + " out of range");
   }
   std::memcpy(p.scrypt_salt.data(), bytes.data() + 16, kScryptSaltLen);
-  const bool raw = p.key_source == KeySource::raw_key;
+  // A recipients file's key is random, like a raw key: no scrypt either.
+  const bool raw = p.key_source != KeySource::scrypt_passphrase;
   const bool scrypt_zero = p.scrypt.log2_n == 0 && p.scrypt.r == 0 && p.scrypt.p == 0 &&
                            std::all_of(p.scrypt_salt.begin(), p.scrypt_salt.end(), [](auto b) { return b == 0; });
-  if (raw && !scrypt_zero) throw corrupt("scrypt parameters on a raw-key file");
+  if (raw && !scrypt_zero) {
+    throw corrupt(p.key_source == KeySource::raw_key ? "scrypt parameters on a raw-key file"
+                                                      : "scrypt parameters on a recipients file");
+  }
   if (!raw && (p.scrypt.log2_n == 0 || p.scrypt.r == 0 || p.scrypt.p == 0)) {
     throw corrupt("missing scrypt parameters");
   }

@@ -1,8 +1,9 @@
 // The sealed container: a 32-byte paes preamble, then a body in Tink's
 // AES-GCM-HKDF streaming AEAD wire format (docs/FORMAT.md has it byte by byte).
 //
-//   preamble   "PAES" | version 1 | key source | key length | scrypt log2 N, r, p
+//   preamble   "PAES" | version (1; 2 for recipients) | key source | key length | scrypt log2 N, r, p
 //              | 2 zero bytes | segment size (u32 BE) | scrypt salt (16)
+//   (version 2: the recipients block, format/recipients.hpp)
 //   body       header_len (1) | HKDF salt (key length) | nonce prefix (7)
 //              | segment 0 | segment 1 | ... (each AES-GCM ciphertext + tag)
 //
@@ -27,6 +28,8 @@ namespace paes {
 
 inline constexpr std::size_t kPreambleLen = 32;
 inline constexpr std::uint8_t kFormatVersion = 1;
+// Files sealed to X25519 recipients (format/recipients.hpp) are version 2.
+inline constexpr std::uint8_t kRecipientsFormatVersion = 2;
 inline constexpr std::size_t kScryptSaltLen = 16;
 // scrypt's block size and parallelism in every passphrase file (age's choice);
 // only N is a parameter.
@@ -41,7 +44,9 @@ inline constexpr std::uint32_t kMaxSegmentLen = 64u << 20;
 // Segment indices are 32 bits in the nonce: a body has at most 2^32 segments.
 inline constexpr std::uint64_t kMaxSegments = std::uint64_t{1} << 32;
 
-enum class KeySource : std::uint8_t { raw_key = 1, scrypt_passphrase = 2 };
+// x25519_recipients only in version 2, which is only for it (format/recipients.hpp):
+// files sealed with a key or passphrase stay version 1, byte for byte.
+enum class KeySource : std::uint8_t { raw_key = 1, scrypt_passphrase = 2, x25519_recipients = 3 };
 
 struct Preamble {
   KeySource key_source = KeySource::raw_key;
@@ -50,9 +55,12 @@ struct Preamble {
   std::uint32_t segment_len = kDefaultSegmentLen;
   std::array<std::uint8_t, kScryptSaltLen> scrypt_salt{};
 
+  // Version 2 for x25519_recipients, else version 1.
+  std::uint8_t version() const;
   std::array<std::uint8_t, kPreambleLen> encode() const;
   // Throws Error: "not a paes file (bad magic)", "unsupported version N",
-  // "corrupt preamble (...)" for values no paes writes.
+  // "corrupt preamble (...)" for values no paes writes (a key source that
+  // doesn't go with the version among them).
   static Preamble decode(std::span<const std::uint8_t> bytes, const std::string& name);
 };
 

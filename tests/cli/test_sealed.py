@@ -27,6 +27,8 @@ Covers:
   6. Memory: 2 GiB sealed from a pipe and opened from a pipe, each paes under 128 MiB RSS.
   7. --progress (a line with "%" and "/s"), silence without it, -v's one summary line.
   8. keygen: mode 0600 whatever the umask, hex digits and a newline, no overwrite without -f.
+  9. X25519 recipients: keygen --x25519, encrypt -r/-R, decrypt -i, wrong identity, mixing
+     recipients or identities with keys (usage errors), no secret in any output.
 
 Python 3.9+ standard library only. Exits non-zero when any test fails; every skip says why.
 """
@@ -887,8 +889,11 @@ class TamperTest(PaesTestCase):
         cases.append(("bad magic", bad_magic, "not a paes file"))
         cases.append(("openssl-looking input", b"Salted__" + bytes(sealed[8:]), "not a paes file"))
         v2 = bytearray(sealed)
-        v2[4] = 2
-        cases.append(("version 2", v2, "unsupported"))
+        v2[4] = 2  # version 2 is for recipients only: a raw-key preamble can't be one
+        cases.append(("version 2", v2, "corrupt preamble"))
+        v3 = bytearray(sealed)
+        v3[4] = 3
+        cases.append(("version 3", v3, "unsupported"))
         v0 = bytearray(sealed)
         v0[4] = 0
         cases.append(("version 0", v0, "unsupported"))
@@ -1434,6 +1439,113 @@ class KeygenTest(PaesTestCase):
         o = subprocess.run([OPENSSL, "enc", "-aes-256-ctr", "-K", hex_key, "-iv", iv, "-in", inp],
                            capture_output=True)
         self.assertEqual(o.stdout, read_file(self.path("enc")))
+
+
+# --------------------------------------------------------------------------- 9. recipients
+
+RECIPIENT_RE = r"\Apaes-x25519:[0-9a-f]{64}\n\Z"
+
+
+class RecipientsTest(PaesTestCase):
+    """9: X25519 recipients (format version 2): keygen --x25519, -r, -R, -i."""
+
+    def identity(self, name):
+        """Makes an identity; returns (path, recipient, secret hex), checking keygen's output."""
+        path = self.path(name)
+        proc = run(["keygen", "--x25519", "-o", path])
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.assertRegex(proc.stdout.decode(), RECIPIENT_RE, "keygen --x25519 stdout")
+        self.assertEqual(proc.stderr, b"")
+        recipient = proc.stdout.decode().strip()
+        text = read_file(path).decode()
+        m = re.fullmatch(r"# public key: (paes-x25519:[0-9a-f]{64})\npaes-x25519-secret:([0-9a-f]{64})\n", text)
+        self.assertIsNotNone(m, f"identity file {text!r}")
+        self.assertEqual(m.group(1), recipient)
+        self.assertNotIn(m.group(2), recipient)
+        self.assertEqual(stat.S_IMODE(os.stat(path).st_mode), 0o600)
+        return path, recipient, m.group(2)
+
+    def no_secret_in(self, proc, secrets, what):
+        for secret in secrets:
+            for stream in (proc.stdout, proc.stderr):
+                self.assertNotIn(secret.encode(), stream.lower(), f"{what}: a secret key in the output")
+
+    def test_keygen(self):
+        path, recipient, secret = self.identity("id.key")
+        _, other, _ = self.identity("id2.key")
+        self.assertNotEqual(recipient, other)
+        self.assert_fails(["keygen", "--x25519", "-o", path], 1, "exists")
+        proc = run(["keygen", "--x25519", "-f", "-o", path])
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.assertNotIn(secret.encode(), read_file(path), "-f kept the old identity")
+        self.assert_fails(["keygen", "--x25519", "--key-bits", "128", "-o", self.path("k")], 2, "key-bits")
+
+    def test_round_trip_to_two_recipients(self):
+        (a, ra, sa), (b, rb, sb) = self.identity("a.key"), self.identity("b.key")
+        data = os.urandom(300_000)
+        sealed = self.seal(data, ["-r", ra, "-r", rb], ["--segment-size", "64K"])
+        self.assertEqual(sealed[4:7], b"\x02\x03\x20")
+        self.assertEqual(sealed[PREAMBLE], 2)
+        for ident in (a, b):
+            proc, got = self.open_sealed(sealed, ["-i", ident])
+            self.check(proc.returncode == 0 and got == data, f"-i {ident}: {describe(proc)}")
+            self.no_secret_in(proc, (sa, sb), "decrypt")
+        proc, got = self.open_sealed(sealed, ["-i", self.identity("c.key")[0], "-i", b])
+        self.check(proc.returncode == 0 and got == data, f"two -i: {describe(proc)}")
+        inp = write_file(self.path("r.paes"), sealed)
+        proc = run(["decrypt", "-i", a, "--range", "100000:10", inp])
+        self.check(proc.returncode == 0 and proc.stdout == data[100000:100010], f"--range: {describe(proc)}")
+        self.finish()
+
+    def test_recipients_file(self):
+        (a, ra, _), (b, rb, _) = self.identity("a.key"), self.identity("b.key")
+        rfile = write_file(self.path("recipients.txt"),
+                           f"# the backup readers\n\n{ra}\n   \n# bob\n  {rb}  \r\n".encode())
+        data = b"to several readers\n"
+        sealed = self.seal(data, ["-R", rfile])
+        self.assertEqual(sealed[PREAMBLE], 2)
+        for ident in (a, b):
+            proc, got = self.open_sealed(sealed, ["-i", ident])
+            self.check(proc.returncode == 0 and got == data, f"-R, -i {ident}: {describe(proc)}")
+        self.finish()
+        bad = write_file(self.path("bad.txt"), f"{ra}\nnot-a-recipient\n".encode())
+        self.assert_fails(["encrypt", "-R", bad, rfile, "-o", self.path("x")], 2, "not-a-recipient",
+                          out_dir=self.tmp)
+
+    def test_wrong_identity(self):
+        (_, ra, sa), (c, _, sc) = self.identity("a.key"), self.identity("c.key")
+        sealed = write_file(self.path("s.paes"), self.seal(b"secret data", ["-r", ra]))
+        out_dir = self.new_dir("out")
+        proc = self.assert_fails(["decrypt", "-i", c, sealed, "-o", os.path.join(out_dir, "x")], 1,
+                                 "no identity matches any of the 1 recipient", out_dir=out_dir)
+        self.no_secret_in(proc, (sa, sc), "wrong identity")
+
+    def test_usage_errors(self):
+        (a, ra, sa) = self.identity("a.key")
+        key = self.keygen(256)
+        inp = write_file(self.path("in"), b"data")
+        out_dir = self.new_dir("out")
+        out = os.path.join(out_dir, "x")
+        self.assert_fails(["encrypt", "-r", ra, "--key-file", key, inp, "-o", out], 2, "can't be combined",
+                          out_dir=out_dir)
+        self.assert_fails(["encrypt", "-r", ra, "--passphrase-env", "P", inp, "-o", out], 2, "can't be combined",
+                          out_dir=out_dir, env={"P": "pass"})
+        self.assert_fails(["encrypt", "-r", ra, "--format", "tink", inp, "-o", out], 2, "paes format",
+                          out_dir=out_dir)
+        self.assert_fails(["encrypt", "-r", "paes-x25519:1234", inp, "-o", out], 2, "paes-x25519:1234",
+                          out_dir=out_dir)
+        self.assert_fails(["encrypt", "--mode", "ctr", "--iv", "00" * 16, "--key-file", key, "-r", ra, inp,
+                           "-o", out], 2, "sealed format", out_dir=out_dir)
+        key_sealed = write_file(self.path("k.paes"), self.seal(b"data", ["--key-file", key]))
+        self.assert_fails(["decrypt", "-i", a, key_sealed, "-o", out], 2, "not to recipients", out_dir=out_dir)
+        rec_sealed = write_file(self.path("r.paes"), self.seal(b"data", ["-r", ra]))
+        for key_args in (["--key-file", key], ["--passphrase-env", "P"]):
+            proc = self.assert_fails(["decrypt", *key_args, rec_sealed, "-o", out], 2, "-i", out_dir=out_dir,
+                                     env={"P": "pass"})
+            self.no_secret_in(proc, (sa, read_file(key).decode().strip()), "key on a recipients file")
+        proc = self.assert_fails(["decrypt", "--key-file", a, rec_sealed, "-o", out], 2, "-i", out_dir=out_dir)
+        self.no_secret_in(proc, (sa,), "identity as --key-file")
+        self.assert_fails(["decrypt", "-i", key, rec_sealed, "-o", out], 1, "identity file", out_dir=out_dir)
 
 
 # --------------------------------------------------------------------------- main

@@ -46,9 +46,12 @@ TEST(Preamble, RefusesWhatNoPaesWrites) {
   std::vector<std::uint8_t> b(good.begin(), good.end());
   auto with = [&](std::size_t at, std::uint8_t v) { auto c = b; c[at] = v; return c; };
   expect_error(with(0, 'X'), "not a paes file");
-  expect_error(with(4, 2), "unsupported paes format version 2");
+  expect_error(with(4, 3), "unsupported paes format version 3");
+  // Version 2 is for recipients only (key source 3), and key source 3 only in version 2.
+  expect_error(with(4, 2), "key source 1 in a version 2 file");
   expect_error(std::vector<std::uint8_t>(b.begin(), b.begin() + 20), "truncated preamble");
-  expect_error(with(5, 3), "unknown key source");
+  expect_error(with(5, 4), "unknown key source");
+  expect_error(with(5, 3), "key source 3 in a version 1 file");
   expect_error(with(6, 24), "key length 24");
   expect_error(with(10, 1), "reserved");
   expect_error(with(7, 18), "scrypt parameters on a raw-key file");
