@@ -17,22 +17,13 @@ namespace {
 constexpr std::size_t kGcmTagLen = 16;
 constexpr std::string_view kWrapInfo = "paes x25519 file key v2";
 
-struct PkeyFree {
-  void operator()(EVP_PKEY* key) const { EVP_PKEY_free(key); }
-};
-struct PkeyCtxFree {
-  void operator()(EVP_PKEY_CTX* ctx) const { EVP_PKEY_CTX_free(ctx); }
-};
-using PkeyPtr = std::unique_ptr<EVP_PKEY, PkeyFree>;
-using PkeyCtxPtr = std::unique_ptr<EVP_PKEY_CTX, PkeyCtxFree>;
-
 // OpenSSL keeps its copy of a raw private key in its secure heap and clears it
 // when the EVP_PKEY is freed, so the key stays out of ordinary memory.
-PkeyPtr private_pkey(const SecretBytes& key) {
+EvpPkeyPtr private_pkey(const SecretBytes& key) {
   if (key.size() != kX25519KeyLen) {
     throw Error("an X25519 identity is 32 bytes, this one has " + std::to_string(key.size()));
   }
-  PkeyPtr pkey(EVP_PKEY_new_raw_private_key(EVP_PKEY_X25519, nullptr, key.data(), key.size()));
+  EvpPkeyPtr pkey(EVP_PKEY_new_raw_private_key(EVP_PKEY_X25519, nullptr, key.data(), key.size()));
   if (!pkey) throw_openssl_error("X25519 is not available");
   return pkey;
 }
@@ -49,9 +40,9 @@ X25519PublicKey public_of(EVP_PKEY* pkey) {
 // X25519(private, peer). A peer key of low order gives the all-zero secret,
 // which any attacker can predict: refused (OpenSSL refuses it too).
 SecretBytes shared_secret(EVP_PKEY* private_key, const X25519PublicKey& peer) {
-  const PkeyPtr peer_key(EVP_PKEY_new_raw_public_key(EVP_PKEY_X25519, nullptr, peer.data(), peer.size()));
+  const EvpPkeyPtr peer_key(EVP_PKEY_new_raw_public_key(EVP_PKEY_X25519, nullptr, peer.data(), peer.size()));
   if (!peer_key) throw_openssl_error("X25519 public key");
-  const PkeyCtxPtr ctx(EVP_PKEY_CTX_new(private_key, nullptr));
+  const EvpPkeyCtxPtr ctx(EVP_PKEY_CTX_new(private_key, nullptr));
   if (!ctx) throw_openssl_error("out of memory for X25519");
   SecretBytes shared(kX25519KeyLen);
   std::size_t len = shared.size();
@@ -124,7 +115,7 @@ RecipientsBlock RecipientsBlock::decode(std::span<const std::uint8_t> bytes, con
 Stanza wrap_file_key(const SecretBytes& file_key, const X25519PublicKey& recipient) {
   if (file_key.size() != kFileKeyLen) throw Error("internal: a file key is 32 bytes");
   const SecretBytes ephemeral_key = x25519_generate_identity();
-  const PkeyPtr ephemeral = private_pkey(ephemeral_key);
+  const EvpPkeyPtr ephemeral = private_pkey(ephemeral_key);
   Stanza stanza;
   stanza.ephemeral = public_of(ephemeral.get());
   const SecretBytes key = wrap_key(shared_secret(ephemeral.get(), recipient), stanza.ephemeral, recipient);
@@ -141,7 +132,7 @@ Stanza wrap_file_key(const SecretBytes& file_key, const X25519PublicKey& recipie
 
 std::optional<SecretBytes> unwrap_file_key(const Stanza& stanza, const SecretBytes& identity,
                                            const X25519PublicKey& identity_public) {
-  const PkeyPtr own = private_pkey(identity);
+  const EvpPkeyPtr own = private_pkey(identity);
   const SecretBytes key = wrap_key(shared_secret(own.get(), stanza.ephemeral), stanza.ephemeral, identity_public);
   const EvpCtxPtr ctx = gcm_ctx(key, Direction::decrypt);
   SecretBytes file_key(kFileKeyLen);

@@ -13,6 +13,7 @@
 #include "cli/passphrase.hpp"
 #include "cli/progress.hpp"
 #include "paes/error.hpp"
+#include "test_support.hpp"
 
 namespace paes::cli {
 namespace {
@@ -179,21 +180,13 @@ TEST(OpensslPassphraseLength, StopsAt1023BytesAndAtANul) {
 
 // ---- passphrase_from_file ----------------------------------------------------
 
-class PassphraseFileTest : public ::testing::Test {
+class PassphraseFileTest : public test::ScratchDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("paes-passphrase-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
   std::string write_file(const std::string& content) const {
     const fs::path path = dir_ / "passphrase";
     std::ofstream(path, std::ios::binary) << content;
     return path.string();
   }
-  fs::path dir_;
 };
 
 TEST_F(PassphraseFileTest, TakesTheFirstLineSpacesIncluded) {

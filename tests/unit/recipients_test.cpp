@@ -15,6 +15,7 @@
 #include "paes/error.hpp"
 #include "paes/sealed.hpp"
 #include "paes/secret.hpp"
+#include "test_support.hpp"
 #include "util/hex.hpp"
 
 namespace paes {
@@ -24,22 +25,15 @@ namespace fs = std::filesystem;
 
 constexpr std::size_t kBlockAt = 32;  // the recipients block follows the preamble
 
-class RecipientsTest : public ::testing::Test {
+class RecipientsTest : public test::ScratchDirTest {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("paes-recipients-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    ScratchDirTest::SetUp();
     plain_.resize(3 * 4096 + 777);
     random_bytes(plain_);
-    write_file(path("plain.bin"), plain_);
+    write_bytes(path("plain.bin"), plain_);
     for (int i = 0; i < 3; ++i) identities_.push_back(x25519_generate_identity());
   }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
   // Seals plain_ to the first `count` identities' recipients; returns the file.
   std::string seal(std::size_t count) {
     SealedSpec spec;
@@ -68,29 +62,20 @@ class RecipientsTest : public ::testing::Test {
       EXPECT_FALSE(fs::exists(out)) << "a failed opening released " << out;
       throw;
     }
-    return read_file(out);
-  }
-  static std::vector<std::uint8_t> read_file(const std::string& p) {
-    std::ifstream in(p, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), {}};
-  }
-  static void write_file(const std::string& p, const std::vector<std::uint8_t>& bytes) {
-    std::ofstream(p, std::ios::binary | std::ios::trunc)
-        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    return read_bytes(out);
   }
   // Expects opening `bytes` (written to a file) with identity 0 to fail.
   void expect_refused(const std::vector<std::uint8_t>& bytes, const std::string& what) {
-    write_file(path("bad.paes"), bytes);
+    write_bytes(path("bad.paes"), bytes);
     EXPECT_THROW(open(path("bad.paes"), opener(identities_[0])), Error) << what;
   }
 
-  fs::path dir_;
   std::vector<std::uint8_t> plain_;
   std::vector<SecretBytes> identities_;
 };
 
 TEST_F(RecipientsTest, OneRecipientRoundTripAndLayout) {
-  const std::vector<std::uint8_t> sealed = read_file(seal(1));
+  const std::vector<std::uint8_t> sealed = read_bytes(seal(1));
   ASSERT_GE(sealed.size(), kBlockAt + 1 + kStanzaLen);
   EXPECT_EQ(sealed[4], 2);   // version
   EXPECT_EQ(sealed[5], 3);   // key source: x25519 recipients
@@ -104,7 +89,7 @@ TEST_F(RecipientsTest, OneRecipientRoundTripAndLayout) {
 
 TEST_F(RecipientsTest, EachOfThreeRecipientsOpensIt) {
   const std::string sealed = seal(3);
-  EXPECT_EQ(read_file(sealed)[kBlockAt], 3);
+  EXPECT_EQ(read_bytes(sealed)[kBlockAt], 3);
   for (const SecretBytes& identity : identities_) EXPECT_EQ(open(sealed, opener(identity)), plain_);
   // Several identities: the one that matches is found whatever its place.
   SealedSpec spec = opener(x25519_generate_identity());
@@ -136,7 +121,7 @@ TEST_F(RecipientsTest, WrongIdentityAadKeyOrPassphraseFails) {
 }
 
 TEST_F(RecipientsTest, EveryStanzaIsAuthenticated) {
-  const std::vector<std::uint8_t> good = read_file(seal(3));
+  const std::vector<std::uint8_t> good = read_bytes(seal(3));
   const std::size_t first = kBlockAt + 1;
   // A flipped bit anywhere in a stanza: the one identity 0 opens, and another.
   for (const std::size_t at : {first, first + 40, first + kStanzaLen - 1, first + kStanzaLen + 3,
@@ -166,7 +151,7 @@ TEST_F(RecipientsTest, EveryStanzaIsAuthenticated) {
   }
   std::vector<std::uint8_t> none = good;
   none[kBlockAt] = 0;
-  write_file(path("bad.paes"), none);
+  write_bytes(path("bad.paes"), none);
   try {
     open(path("bad.paes"), opener(identities_[0]));
     ADD_FAILURE() << "a count of 0 was accepted";
@@ -176,7 +161,7 @@ TEST_F(RecipientsTest, EveryStanzaIsAuthenticated) {
   // Cut inside the block.
   expect_refused(std::vector<std::uint8_t>(good.begin(), good.begin() + kBlockAt + 1 + 100), "cut in the block");
   // Untouched, it still opens.
-  write_file(path("good.paes"), good);
+  write_bytes(path("good.paes"), good);
   EXPECT_EQ(open(path("good.paes"), opener(identities_[0])), plain_);
 }
 
@@ -205,7 +190,7 @@ TEST_F(RecipientsTest, SealingRefusesMixedOrTooManyRecipients) {
   EXPECT_FALSE(fs::exists(path("x.paes")));
   spec.recipients.resize(255);
   run_sealed(spec, path("plain.bin"), path("x.paes"), {});
-  EXPECT_EQ(read_file(path("x.paes"))[kBlockAt], 255);
+  EXPECT_EQ(read_bytes(path("x.paes"))[kBlockAt], 255);
 }
 
 TEST(Recipients, StringsAndLowOrderKeys) {
@@ -226,7 +211,7 @@ TEST(Recipients, StringsAndLowOrderKeys) {
 
 // tests/data/x25519: an identity, a plaintext and a file sealed to the
 // identity's recipient once, committed, so the format can't drift unnoticed.
-TEST(RecipientsVector, CommittedFileOpens) {
+TEST_F(RecipientsTest, CommittedVectorOpens) {
   const std::string dir = std::string(PAES_TEST_DATA_DIR) + "/x25519/";
   std::ifstream id_in(dir + "identity.key");
   std::string line;
@@ -238,15 +223,10 @@ TEST(RecipientsVector, CommittedFileOpens) {
   SealedSpec spec;
   spec.direction = Direction::decrypt;
   spec.identities.push_back(std::move(identity));
-  const fs::path out = fs::temp_directory_path() / ("paes-x25519-vector-" + std::to_string(::getpid()));
-  fs::remove(out);
-  run_sealed(spec, dir + "sealed.paes", out.string(), {});
-  std::ifstream got_in(out, std::ios::binary), want_in(dir + "plain.txt", std::ios::binary);
-  const std::string got{std::istreambuf_iterator<char>(got_in), {}};
-  const std::string want{std::istreambuf_iterator<char>(want_in), {}};
-  fs::remove(out);
-  EXPECT_EQ(want, "paes x25519 test vector\n");
-  EXPECT_EQ(got, want);
+  run_sealed(spec, dir + "sealed.paes", path("vector.out"), {});
+  const std::vector<std::uint8_t> want = read_bytes(dir + "plain.txt");
+  EXPECT_EQ(std::string(want.begin(), want.end()), "paes x25519 test vector\n");
+  EXPECT_EQ(read_bytes(path("vector.out")), want);
 }
 
 }  // namespace

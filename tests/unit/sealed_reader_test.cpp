@@ -4,36 +4,29 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <filesystem>
-#include <fstream>
 #include <thread>
 #include <vector>
 
 #include "paes/error.hpp"
 #include "paes/sealed.hpp"
 #include "paes/secret.hpp"
+#include "test_support.hpp"
 
 namespace paes {
 namespace {
 
-namespace fs = std::filesystem;
-
 constexpr std::uint32_t kSegment = 4096;
 constexpr std::size_t kTag = 16;
 
-class SealedReaderTest : public ::testing::Test {
+class SealedReaderTest : public test::ScratchDirTest {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("paes-reader-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    ScratchDirTest::SetUp();
     key_ = SecretBytes(32);
     random_bytes({key_.data(), key_.size()});
     plain_.resize(10 * kSegment + 1234);
     random_bytes(plain_);
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   SealedSpec spec(SealedFormat format = SealedFormat::paes) const {
     SealedSpec s;
@@ -45,22 +38,12 @@ class SealedReaderTest : public ::testing::Test {
   }
   // Seals plain_ into a file; returns its path.
   std::string seal(SealedFormat format = SealedFormat::paes) {
-    const fs::path in = dir_ / "plain.bin";
-    std::ofstream(in, std::ios::binary).write(reinterpret_cast<const char*>(plain_.data()),
-                                              static_cast<std::streamsize>(plain_.size()));
-    const fs::path out = dir_ / (format == SealedFormat::paes ? "sealed.paes" : "sealed.tink");
+    write_bytes(path("plain.bin"), plain_);
+    const std::string out = path(format == SealedFormat::paes ? "sealed.paes" : "sealed.tink");
     SealedSpec s = spec(format);
     s.direction = Direction::encrypt;
-    run_sealed(s, in.string(), out.string(), {});
-    return out.string();
-  }
-  static std::vector<std::uint8_t> read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), {}};
-  }
-  static void write_file(const std::string& path, const std::vector<std::uint8_t>& bytes) {
-    std::ofstream(path, std::ios::binary | std::ios::trunc)
-        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    run_sealed(s, path("plain.bin"), out, {});
+    return out;
   }
   // Plaintext offsets where a segment starts (the first holds less: the header).
   std::vector<std::uint64_t> boundaries(std::size_t header_len) const {
@@ -70,7 +53,6 @@ class SealedReaderTest : public ::testing::Test {
     return at;
   }
 
-  fs::path dir_;
   SecretBytes key_;
   std::vector<std::uint8_t> plain_;
 };
@@ -103,10 +85,10 @@ TEST_F(SealedReaderTest, EveryRangeAroundSegmentBoundariesEqualsTheWholeDecrypti
 
 TEST_F(SealedReaderTest, DamageInsideTheRangeFailsAndOutsideItDoesNot) {
   const std::string path = seal();
-  std::vector<std::uint8_t> sealed = read_file(path);
+  std::vector<std::uint8_t> sealed = read_bytes(path);
   const std::size_t body = 32 + 1 + 32 + 7;
   sealed[body + (kSegment - (1 + 32 + 7)) + 4 * kSegment + 100] ^= 0x01;  // inside segment 5
-  write_file(path, sealed);
+  write_bytes(path, sealed);
   const SealedReader reader(spec(), path);
   std::vector<std::uint8_t> got(kSegment);
   const std::uint64_t segment5 = (kSegment - (1 + 32 + 7) - kTag) + 4 * (kSegment - kTag);
@@ -118,21 +100,21 @@ TEST_F(SealedReaderTest, DamageInsideTheRangeFailsAndOutsideItDoesNot) {
 
 TEST_F(SealedReaderTest, TruncationAWrongKeyAndADamagedHeaderAreRefusedWhenOpened) {
   const std::string path = seal();
-  const std::vector<std::uint8_t> sealed = read_file(path);
+  const std::vector<std::uint8_t> sealed = read_bytes(path);
   const std::size_t body = 32 + 1 + 32 + 7;
   // Cut at a segment boundary: every remaining segment is whole, but the last
   // one lacks its final flag.
-  write_file(path, {sealed.begin(), sealed.begin() + static_cast<std::ptrdiff_t>(body + 6 * kSegment - (1 + 32 + 7))});
+  write_bytes(path, {sealed.begin(), sealed.begin() + static_cast<std::ptrdiff_t>(body + 6 * kSegment - (1 + 32 + 7))});
   EXPECT_THROW(SealedReader(spec(), path), Error);
-  write_file(path, {sealed.begin(), sealed.end() - 3});
+  write_bytes(path, {sealed.begin(), sealed.end() - 3});
   EXPECT_THROW(SealedReader(spec(), path), Error);
-  write_file(path, sealed);
+  write_bytes(path, sealed);
   SealedSpec wrong = spec();
   wrong.key.data()[0] ^= 1;
   EXPECT_THROW(SealedReader(wrong, path), Error);
   std::vector<std::uint8_t> header = sealed;
   header[32 + 5] ^= 0x80;  // the HKDF salt
-  write_file(path, header);
+  write_bytes(path, header);
   EXPECT_THROW(SealedReader(spec(), path), Error);
 }
 

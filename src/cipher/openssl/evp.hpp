@@ -17,8 +17,16 @@ struct EvpCipherFree {
 struct EvpCtxFree {
   void operator()(EVP_CIPHER_CTX* ctx) const { EVP_CIPHER_CTX_free(ctx); }
 };
+struct EvpPkeyFree {
+  void operator()(EVP_PKEY* key) const { EVP_PKEY_free(key); }
+};
+struct EvpPkeyCtxFree {
+  void operator()(EVP_PKEY_CTX* ctx) const { EVP_PKEY_CTX_free(ctx); }
+};
 using EvpCipherPtr = std::unique_ptr<EVP_CIPHER, EvpCipherFree>;
 using EvpCtxPtr = std::unique_ptr<EVP_CIPHER_CTX, EvpCtxFree>;
+using EvpPkeyPtr = std::unique_ptr<EVP_PKEY, EvpPkeyFree>;  // X25519 keys (format/recipients.cpp)
+using EvpPkeyCtxPtr = std::unique_ptr<EVP_PKEY_CTX, EvpPkeyCtxFree>;
 
 // Fetches AES-<key bits>-<mode> once, so per-chunk inits skip the name lookup.
 EvpCipherPtr fetch_aes(Mode mode, std::size_t key_len);
