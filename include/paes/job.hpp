@@ -50,7 +50,8 @@ class Job {
   virtual std::uint64_t nominal_in_len(std::uint64_t index) const = 0;
   // Chunk `index` holding `in_len` input bytes, the last chunk if `last`.
   virtual Chunk chunk(std::uint64_t index, std::uint64_t in_len, bool last) const = 0;
-  // Output bytes a worker may produce for the chunk.
+  // Output bytes a worker may produce for the chunk: never fewer than its
+  // in_len, so that a chunk can be read into its output and transformed there.
   virtual std::size_t out_capacity(const Chunk& chunk) const = 0;
   // How many chunks an input of `input_len` bytes makes. Throws Error when no
   // valid input has that length (it was truncated, or is not of this kind).

@@ -16,11 +16,23 @@ std::size_t transform_in_memory(const Job& job, ChunkWorker& worker, const Chunk
 std::uint64_t run_in_order(const Job& job, Source& in, Sink& out, const ProgressCallback& progress) {
   const auto worker = job.make_worker();
   std::uint64_t written = 0;
-  if (in.in_memory() && out.in_memory()) {
+  // Into memory, chunk by chunk in its place in the output: from memory
+  // straight; from a file (with no lookback), read there and transformed in
+  // place, so that no chunk buffer is touched (fresh pages cost a fault each)
+  // and nothing is copied twice. A chunk's read may cover the start of the
+  // next one's output (a sealed segment's tag), which is why this runs in
+  // order: that next chunk overwrites it.
+  if (out.in_memory() && (in.in_memory() || job.lookback_len() == 0)) {
     const std::uint64_t count = job.chunk_count(in.size());
     for (std::uint64_t i = 0; i < count; ++i) {
       const Chunk c = chunk_of(job, in.size(), count, i);
-      written += transform_in_memory(job, *worker, c, in, out);
+      if (in.in_memory()) {
+        written += transform_in_memory(job, *worker, c, in, out);
+      } else {
+        std::uint8_t* place = out.view(c.out_offset, job.out_capacity(c));  // >= in_len (Job)
+        in.read_at(c.in_offset, {place, static_cast<std::size_t>(c.in_len)});
+        written += worker->transform(c, place, place);
+      }
       if (progress) progress(c.in_len);
     }
     return written;
