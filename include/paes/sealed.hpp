@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -84,6 +85,13 @@ class SealedReader {
   // all of `out`, fewer only where the plaintext ends (0 from size() on).
   // Throws Error when a segment it needs fails authentication.
   std::size_t read_at(std::uint64_t offset, std::span<std::uint8_t> out) const;
+  // The same without a buffer of the caller's: hands the plaintext from
+  // `offset` on, `length` bytes or up to its end, to `consume` in order, in
+  // parts of a few segments per thread, each verified before it is handed
+  // over. Returns the bytes handed over. On an Error, parts handed over
+  // before it stay valid plaintext.
+  std::uint64_t read_range(std::uint64_t offset, std::uint64_t length,
+                           const std::function<void(std::span<const std::uint8_t>)>& consume) const;
   // Ciphertext bytes read so far (the header, the final segment, and each
   // segment every read_at needed), for reports.
   std::uint64_t bytes_read() const;

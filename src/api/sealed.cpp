@@ -7,6 +7,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <utility>
 
 #include "api/job_runner.hpp"
 #include "cipher/kdf.hpp"
@@ -265,23 +269,83 @@ struct SealedReader::State {
         job(Direction::decrypt, header.key_len, header.segment_len, header.segment_key, header.nonce_prefix),
         threads(threads_wanted != 0 ? threads_wanted : online_cpus()) {}
 
-  // Decrypts and verifies segments [first, first + count) into a buffer.
-  std::vector<std::uint8_t> segments(std::uint64_t first, std::uint64_t count) const {
+  // A buffer for a window of segments' plaintext; not zeroed first, since
+  // every byte used is written.
+  struct Buffer {
+    std::unique_ptr<std::uint8_t[]> bytes;
+    std::size_t capacity = 0;
+  };
+  // The buffer of the last read is kept for the next: its pages are touched
+  // already, and a fresh page costs a fault (~1.3 us on a VM: a segment's
+  // worth takes as long as decrypting it). Reads that overlap in time take
+  // fresh buffers. Sized for a whole batch of segments, so that the final
+  // segment's check at opening leaves one the first read fits in (untouched
+  // pages cost nothing).
+  Buffer take_buffer(std::size_t capacity) const {
+    {
+      const std::lock_guard lock(spare_mutex);
+      if (spare.bytes && spare.capacity >= capacity) return std::exchange(spare, {});
+    }
+    const std::size_t batch_capacity = static_cast<std::size_t>(batch() * job.nominal_in_len(1));
+    const std::size_t reserve = std::max(capacity, batch_capacity);
+    return {std::make_unique_for_overwrite<std::uint8_t[]>(reserve), reserve};
+  }
+  void give_back(Buffer&& buffer) const {
+    const std::lock_guard lock(spare_mutex);
+    if (buffer.capacity > spare.capacity || !spare.bytes) spare = std::move(buffer);
+  }
+  // About four segments per worker, as the threads engine fits chunks: a
+  // segment takes ~50 us, and starting a thread team in a fresh process
+  // costs more than a few of them (1 MiB at the middle of a file: 10.8 ms
+  // on one thread, 19.4 ms on two, 2-core VM).
+  static constexpr std::uint64_t kSegmentsPerWorker = 4;
+  std::uint64_t batch() const { return kSegmentsPerWorker * threads; }
+
+  // Segments [first, first + count), decrypted and verified: their plaintext,
+  // which starts at plaintext offset `start`. Its buffer goes back to the
+  // spare when it ends.
+  struct Plain {
+    const State& owner;
+    Buffer buffer;
+    std::size_t size = 0;
+    std::uint64_t start = 0;
+    Plain(const State& s, Buffer b, std::uint64_t at) : owner(s), buffer(std::move(b)), start(at) {}
+    Plain(const Plain&) = delete;
+    Plain& operator=(const Plain&) = delete;
+    ~Plain() { owner.give_back(std::move(buffer)); }
+    const std::uint8_t* bytes() const { return buffer.bytes.get(); }
+  };
+  std::unique_ptr<Plain> segments(std::uint64_t first, std::uint64_t count) const {
     const SegmentWindow window(job, segment_count, first, count);
     OffsetSource source(in_file(), header.body_offset + job.in_offset(first));
-    std::vector<std::uint8_t> plain(static_cast<std::size_t>(output_capacity(window, source.size())));
-    MemorySink sink(plain);
-    // About four segments per thread, as the threads engine fits chunks: a
-    // segment takes ~50 us, and starting a thread team in a fresh process
-    // costs more than a few of them (1 MiB at the middle of a file: 10.8 ms
-    // on one thread, 19.4 ms on two, 2-core VM).
-    const auto workers = static_cast<unsigned>(std::clamp<std::uint64_t>(count / 4, 1, threads));
+    const auto capacity = static_cast<std::size_t>(output_capacity(window, source.size()));
+    auto plain = std::make_unique<Plain>(*this, take_buffer(capacity), job.chunk(first, 0, false).out_offset);
+    MemorySink sink({plain->buffer.bytes.get(), capacity});
+    const auto workers =
+        static_cast<unsigned>(std::clamp<std::uint64_t>(count / kSegmentsPerWorker, 1, threads));
     const auto engine = make_engine(EngineKind::threads, workers);
-    plain.resize(static_cast<std::size_t>(engine->run(window, source, sink)));
+    plain->size = static_cast<std::size_t>(engine->run(window, source, sink));
     std::uint64_t read = 0;
     for (std::uint64_t i = 0; i < count; ++i) read += chunk_of(window, source.size(), count, i).in_len;
     bytes_read += read;
     return plain;
+  }
+  // Hands plaintext [offset, offset + len) (within the plaintext) to `consume`
+  // in order, a few segments per thread at a time: parallel, in bounded memory.
+  void read_range(std::uint64_t offset, std::uint64_t len,
+                  const std::function<void(std::span<const std::uint8_t>)>& consume) const {
+    const std::uint64_t last = job.segment_holding(offset + len - 1);
+    for (std::uint64_t first = job.segment_holding(offset), count = 0; first <= last; first += count) {
+      // Fewer segments than two workers take run on one, so one at a time:
+      // each then reuses the last one's buffer.
+      const std::uint64_t left = last - first + 1;
+      count = left < 2 * kSegmentsPerWorker ? 1 : std::min(batch(), left);
+      const auto plain = segments(first, count);
+      const std::uint64_t from = std::max(offset, plain->start);
+      const std::uint64_t to = std::min(offset + len, plain->start + plain->size);
+      if (to <= from) throw Error("internal: segments " + std::to_string(first) + "+ hold less than their size");
+      consume({plain->bytes() + (from - plain->start), static_cast<std::size_t>(to - from)});
+    }
   }
   InputFile& in_file() const { return const_cast<InputEndpoint&>(in).file(); }  // pread: no state
 
@@ -292,6 +356,8 @@ struct SealedReader::State {
   std::uint64_t segment_count = 0;
   std::uint64_t plain_size = 0;
   mutable std::atomic<std::uint64_t> bytes_read{0};
+  mutable std::mutex spare_mutex;
+  mutable Buffer spare;
 };
 
 SealedReader::SealedReader(const SealedSpec& spec, const std::string& path, unsigned threads) {
@@ -321,19 +387,21 @@ std::size_t SealedReader::read_at(std::uint64_t offset, std::span<std::uint8_t> 
   const State& s = *state_;
   if (offset >= s.plain_size || out.empty()) return 0;
   const std::uint64_t len = std::min<std::uint64_t>(out.size(), s.plain_size - offset);
-  const std::uint64_t last = s.job.segment_holding(offset + len - 1);
-  // A few segments per thread at a time: parallel, in bounded memory.
-  const std::uint64_t batch = 4 * static_cast<std::uint64_t>(s.threads);
-  for (std::uint64_t first = s.job.segment_holding(offset); first <= last; first += batch) {
-    const std::uint64_t count = std::min(batch, last - first + 1);
-    const std::vector<std::uint8_t> plain = s.segments(first, count);
-    const std::uint64_t start = s.job.chunk(first, 0, false).out_offset;  // plaintext offset of `first`
-    const std::uint64_t from = std::max(offset, start);
-    const std::uint64_t to = std::min(offset + len, start + plain.size());
-    if (to <= from) throw Error("internal: segments " + std::to_string(first) + "+ hold less than their size");
-    std::memcpy(out.data() + (from - offset), plain.data() + (from - start), static_cast<std::size_t>(to - from));
-  }
-  return static_cast<std::size_t>(len);
+  std::size_t filled = 0;
+  s.read_range(offset, len, [&](std::span<const std::uint8_t> part) {
+    std::memcpy(out.data() + filled, part.data(), part.size());
+    filled += part.size();
+  });
+  return filled;
+}
+
+std::uint64_t SealedReader::read_range(std::uint64_t offset, std::uint64_t length,
+                                       const std::function<void(std::span<const std::uint8_t>)>& consume) const {
+  const State& s = *state_;
+  if (offset >= s.plain_size || length == 0) return 0;
+  const std::uint64_t len = std::min(length, s.plain_size - offset);
+  s.read_range(offset, len, consume);
+  return len;
 }
 
 TransformReport read_sealed_range(const SealedSpec& spec, const std::string& input_path,
@@ -349,14 +417,10 @@ TransformReport read_sealed_range(const SealedSpec& spec, const std::string& inp
                                    : reader.size();
   InputEndpoint in(input_path, true);  // for the output's permissions, as a whole decryption's
   OutputEndpoint out(output_path, output_options(options, Direction::decrypt, in), false);
-  std::vector<std::uint8_t> buffer(static_cast<std::size_t>(std::min<std::uint64_t>(end - offset, 16 << 20)));
-  for (std::uint64_t at = offset; at < end;) {
-    const auto part = static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), end - at));
-    reader.read_at(at, std::span(buffer).first(part));
-    out.write_prefix(std::span(buffer).first(part));
-    if (options.progress) options.progress(part);
-    at += part;
-  }
+  reader.read_range(offset, end - offset, [&](std::span<const std::uint8_t> part) {
+    out.write_prefix(part);
+    if (options.progress) options.progress(part.size());
+  });
   out.commit();
   TransformReport report;
   report.bytes_in = reader.bytes_read();

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -139,6 +140,37 @@ TEST_F(SealedReaderTest, ReadsFromSeveralThreadsAtOnceAndCountsWhatItRead) {
   for (auto& thread : threads) thread.join();
   EXPECT_EQ(ok, std::vector<int>(4, 1));
   EXPECT_GT(reader.bytes_read(), opened);
+}
+
+TEST_F(SealedReaderTest, ReadRangeHandsOverVerifiedPartsInOrder) {
+  const std::string path = seal();
+  const SealedReader reader(spec(), path, 1);
+  std::vector<std::uint8_t> got;
+  std::size_t parts = 0;
+  const auto append = [&](std::span<const std::uint8_t> part) {
+    got.insert(got.end(), part.begin(), part.end());
+    ++parts;
+  };
+  EXPECT_EQ(reader.read_range(100, plain_.size(), append), plain_.size() - 100);  // clamped at the end
+  EXPECT_GT(parts, 1u);  // 11 segments: never all at once
+  EXPECT_TRUE(std::equal(got.begin(), got.end(), plain_.begin() + 100, plain_.end()));
+  got.clear();
+  parts = 0;
+  EXPECT_EQ(reader.read_range(plain_.size(), 10, append), 0u);
+  EXPECT_EQ(reader.read_range(5, 0, append), 0u);
+  EXPECT_EQ(parts, 0u);
+
+  // Damage in segment 9: what came before it is handed over, then it throws,
+  // and nothing of segment 9 is handed over.
+  std::vector<std::uint8_t> sealed = read_bytes(path);
+  sealed[sealed.size() - kSegment / 2] ^= 0x01;  // the final segment (10) holds less than kSegment / 2
+  write_bytes(path, sealed);
+  const SealedReader damaged(spec(), path, 1);
+  const std::size_t segment9 = (kSegment - (1 + 32 + 7) - kTag) + 8 * (kSegment - kTag);
+  EXPECT_THROW(damaged.read_range(0, plain_.size(), append), Error);
+  EXPECT_LE(got.size(), segment9);
+  EXPECT_GE(got.size(), segment9 - 4 * (kSegment - kTag));  // at most a window of four is lost
+  EXPECT_TRUE(std::equal(got.begin(), got.end(), plain_.begin()));
 }
 
 TEST_F(SealedReaderTest, APipeIsRefused) {

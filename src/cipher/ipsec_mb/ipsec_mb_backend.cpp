@@ -133,8 +133,9 @@ const Probe& probe() {
     Probe p;
     try {
       IMB_ARCH arch = IMB_ARCH_NONE;
-      const ManagerPtr manager = new_manager(&arch);
+      ManagerPtr manager = new_manager(&arch);
       const std::uint64_t features = manager->features;
+      manager_pool().give_back(std::move(manager));  // the first worker's, set up already
       p.detail = std::string(IMB_VERSION_STR) + ", " + arch_name(arch);
       if (features & IMB_FEATURE_VAES) p.detail += " with VAES";
       if (features & IMB_FEATURE_VPCLMULQDQ) p.detail += ", VPCLMULQDQ";
