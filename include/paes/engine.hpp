@@ -77,6 +77,8 @@ class Engine {
     unsigned threads = 0;
   };
   virtual std::vector<RankTiming> rank_timings() const { return {}; }
+  // Why this engine ran the last job, where it chose one (auto), for -v.
+  virtual std::string choice() const { return {}; }
 
  protected:
   void report(std::uint64_t bytes) const {
@@ -114,6 +116,17 @@ class GpuBackend {
   // Device time in kernels since the backend opened or reset_stats().
   virtual double kernel_seconds() const = 0;
   virtual void reset_stats() = 0;
+  // What the page-locked link moves, bytes per second, on `bytes` each way:
+  // up alone, down alone, and each way while both run. The best of `repeats`.
+  struct LinkRates {
+    double up = 0;
+    double down = 0;
+    double both = 0;
+  };
+  virtual LinkRates measure_link(std::size_t bytes, unsigned repeats) = 0;
+  // Seconds the kernel of `spec` takes alone on `bytes` already on the device,
+  // by the device's own events: no transfers. The best of `repeats`.
+  virtual double kernel_only_seconds(const CipherSpec& spec, std::size_t bytes, unsigned repeats) = 0;
 };
 
 // The backend of the opencl or cuda engine (kind) on `device` (as --device;

@@ -37,6 +37,7 @@ struct TransformReport {
   std::uint64_t chunk_len = 0;  // as the job used it: rounded down to whole blocks
   double seconds = 0;  // open to commit, I/O included
   std::vector<Engine::RankTiming> ranks;  // per MPI rank (mpi engine only)
+  std::string engine_choice;  // why --engine auto ran this engine (Engine::choice)
 };
 
 // Encrypts or decrypts input into output with a raw mode. Nothing appears

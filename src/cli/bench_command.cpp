@@ -144,8 +144,8 @@ or bit.)");
       ->delimiter(',')
       ->check(CLI::IsMember({std::string(kAutoBackend), std::string("openssl"), std::string("ipsec-mb")}));
   cmd->add_option("--engine", args.engine,
-                  "opencl or cuda: GPU figures (kernel-only, with transfers, end-to-end file) per work size "
-                  "(--size lists the work sizes)");
+                  "opencl or cuda: the GPU's page-locked link, then per work size kernel-only, with transfers and "
+                  "end-to-end file figures (--size lists the work sizes; bench/gpu/run.sh runs the set)");
   cmd->add_option("--device", args.device, "With --engine: the GPU's index in 'paes info'");
   cmd->add_flag("--json", args.json, "Print a JSON array of records instead of the table");
   return cmd;
@@ -279,23 +279,23 @@ namespace {
 
 // The GPU figures of one case at one work size, each a list of --repeat timings.
 struct GpuTimings {
-  std::vector<double> kernel;     // device time in kernels (profiling events)
+  std::vector<double> kernel;     // the kernel alone on `work` bytes on the device (its events)
   std::vector<double> transfers;  // wall time of the in-memory transform, copies included
   std::vector<double> file;       // transform_file through the engine, page cache warm
 };
 
-// Kernel-only and with-transfers timings of one GPU backend whose batches
-// are `work` bytes, after a warm-up transform.
+// Kernel-only timings of `work` bytes on the device, and with-transfers
+// timings of the whole input through a backend whose batches are `work`
+// bytes, after a warm-up transform.
 void time_gpu_memory(GpuTimings& timings, const BenchArgs& args, EngineKind kind, const BenchCase& c,
                      std::uint64_t work, std::vector<std::uint8_t>& output) {
   const std::unique_ptr<GpuBackend> gpu = open_gpu_backend(kind, args.device, static_cast<std::size_t>(work));
   gpu->transform(*c.spec, output.data(), c.input.data(), c.input.size());  // warm-up
   for (unsigned r = 0; r < args.repeat; ++r) {
-    gpu->reset_stats();
     const auto start = std::chrono::steady_clock::now();
     gpu->transform(*c.spec, output.data(), c.input.data(), c.input.size());
     timings.transfers.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    timings.kernel.push_back(gpu->kernel_seconds());
+    timings.kernel.push_back(gpu->kernel_only_seconds(*c.spec, static_cast<std::size_t>(work), 1));
   }
 }
 
@@ -316,16 +316,19 @@ void report_gpu_figures(nlohmann::json& records, const BenchArgs& args, EngineKi
                         const std::string& direction_text, unsigned bits, std::uint64_t work, std::uint64_t bytes,
                         const GpuTimings& timings) {
   const std::uint64_t gpu_threads = work / kBlockLen / 8;
-  for (const auto& [figure, seconds] : {std::pair<const char*, double>{"kernel", median(timings.kernel)},
-                                        {"transfers", median(timings.transfers)}, {"file", median(timings.file)}}) {
+  const std::pair<const char*, std::uint64_t> figures[] = {{"kernel", work}, {"transfers", bytes}, {"file", bytes}};
+  const std::vector<double>* seconds_of[] = {&timings.kernel, &timings.transfers, &timings.file};
+  for (std::size_t f = 0; f < 3; ++f) {
+    const auto [figure, figure_bytes] = figures[f];
+    const double seconds = median(*seconds_of[f]);
     records.push_back({{"mode", mode}, {"direction", direction_text}, {"key_bits", bits},
                        {"engine", engine_name(kind)}, {"threads", gpu_threads}, {"figure", figure},
-                       {"work_bytes", work}, {"bytes", bytes}, {"repeat", args.repeat},
-                       {"seconds", seconds}, {"gbps", gbps(bytes, seconds)}});
+                       {"work_bytes", work}, {"bytes", figure_bytes}, {"repeat", args.repeat},
+                       {"seconds", seconds}, {"gbps", gbps(figure_bytes, seconds)}});
     if (!args.json) {
       std::printf("%-4s %-7s %4u work %9llu B (%8llu GPU threads)  %-9s %8.3f GB/s\n", mode.c_str(),
                   direction_text.c_str(), bits, static_cast<unsigned long long>(work),
-                  static_cast<unsigned long long>(gpu_threads), figure, gbps(bytes, seconds));
+                  static_cast<unsigned long long>(gpu_threads), figure, gbps(figure_bytes, seconds));
     }
   }
 }
@@ -353,10 +356,11 @@ void bench_gpu_case(nlohmann::json& records, const BenchArgs& args, EngineKind k
 
 }  // namespace
 
-// The GPU figures of `paes bench --engine opencl|cuda`, for each work size
-// (bytes per kernel launch): kernel-only (device time in kernels, from
-// profiling events), with transfers (wall time of the in-memory transform,
-// copies included), and end to end on a file (transform_file through the
+// The GPU figures of `paes bench --engine opencl|cuda`: the page-locked link
+// (up, down, both ways at once), then for each work size (bytes per kernel
+// launch) kernel-only (that many bytes already on the device, by its own
+// events), with transfers (wall time of the in-memory transform through the
+// driver's pipeline) and end to end on a file (transform_file through the
 // engine, page cache warm). GPU threads = work size / 16 / blocks per item.
 void bench_gpu(const BenchArgs& args, EngineKind kind, nlohmann::json& records) {
   const std::vector<std::uint64_t> work_sizes =
@@ -364,6 +368,23 @@ void bench_gpu(const BenchArgs& args, EngineKind kind, nlohmann::json& records) 
   const std::uint64_t size = std::max<std::uint64_t>(work_sizes.back(), 64u << 20);
   const std::vector<std::string> modes =
       args.modes.empty() ? std::vector<std::string>{"ctr", "ecb", "cbc", "cfb"} : args.modes;
+  // The page-locked link, once: what the with-transfers figures are bounded by.
+  {
+    const std::size_t link_bytes = static_cast<std::size_t>(std::max<std::uint64_t>(work_sizes.back(), 256u << 20));
+    const GpuBackend::LinkRates link = open_gpu_backend(kind, args.device, 1u << 20)->measure_link(link_bytes, args.repeat);
+    struct LinkFigure {
+      const char* figure;
+      const char* label;
+      double rate;
+    };
+    for (const LinkFigure& f : {LinkFigure{"link_up", "up", link.up}, LinkFigure{"link_down", "down", link.down},
+                                LinkFigure{"link_both_ways", "each way, both at once", link.both}}) {
+      records.push_back({{"engine", engine_name(kind)}, {"figure", f.figure}, {"bytes", link_bytes},
+                         {"repeat", args.repeat}, {"gbps", f.rate / 1e9}});
+      if (!args.json) std::printf("pinned link, %-22s %8.3f GB/s (%zu MiB, best of %u)\n", f.label, f.rate / 1e9,
+                                  link_bytes >> 20, args.repeat);
+    }
+  }
   const auto dir = std::filesystem::temp_directory_path() / ("paes-gpu-bench-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   for (const auto& name : modes) {

@@ -427,6 +427,7 @@ void print_summary_line(Direction direction, const JobDescription& description, 
             << " engine, " << report.workers << (report.workers == 1 ? " worker" : " workers");
   if (cpu_ran_aes(report)) std::cerr << ", " << description.backend;
   std::cerr << '\n';
+  if (!report.engine_choice.empty()) std::cerr << "paes: " << report.engine_choice << '\n';
 }
 
 // --json: one object on stdout, with a list of ranks under MPI.
@@ -444,6 +445,7 @@ void print_json_summary(Direction direction, const JobDescription& description, 
       {"seconds", report.seconds},
       {"gbps", gbps(report)},
   };
+  if (!report.engine_choice.empty()) out["engine_choice"] = report.engine_choice;  // auto's reason
   if (cpu_ran_aes(report)) out["backend"] = description.backend;
   if (!report.ranks.empty()) {
     out["ranks"] = nlohmann::json::array();

@@ -72,6 +72,12 @@ class DirectGpuBackend final : public GpuBackend {
   }
   double kernel_seconds() const override { return backend_.stats().kernel_seconds; }
   void reset_stats() override { backend_.reset_stats(); }
+  LinkRates measure_link(std::size_t bytes, unsigned repeats) override {
+    return backend_.measure_link(bytes, repeats);
+  }
+  double kernel_only_seconds(const CipherSpec& spec, std::size_t bytes, unsigned repeats) override {
+    return backend_.kernel_only_seconds(spec, bytes, repeats);
+  }
 
  private:
   Backend backend_;

@@ -14,13 +14,31 @@
  * Tables are passed by pointer, never named globals, so a kernel can hand in
  * copies it made in local/shared memory. They are generated on the host
  * (src/gpu/aes_tables) and uploaded as one image of PAES_TABLE_WORDS words:
- *   [PAES_TE0_OFFSET] Te0[x] = (2s, s, s, 3s)        s = S[x]
- *   [PAES_TD0_OFFSET] Td0[x] = (e*t, 9*t, d*t, b*t)  t = InvS[x]
- *   [PAES_TD4_OFFSET] Td4[x] = (t, t, t, t)
- * Te1..Te3 and Td1..Td3 are byte rotations of Te0 and Td0: one table per
- * direction keeps the local-memory footprint at 1 KiB (3 KiB for decryption),
- * and a rotate is a single instruction on GPUs (funnel shift / byte permute).
- * The encryption last round needs no S-box table: S[x] is a byte of Te0[x].
+ *   [PAES_TE0_OFFSET]      Te0[x] = (2s, s, s, 3s)        s = S[x]
+ *   [PAES_TD0_OFFSET]      Td0[x] = (e*t, 9*t, d*t, b*t)  t = InvS[x]
+ *   [PAES_INV_SBOX_OFFSET] InvS packed 4 to a word: InvS[4i + j] is byte j
+ *                          (bits 8j..8j+7) of word i, 64 words
+ * Te1..Te3 and Td1..Td3 are byte rotations of Te0 and Td0, and a rotate is a
+ * single instruction on GPUs (funnel shift / byte permute); the encryption
+ * last round needs no S-box table, S[x] being a byte of Te0[x].
+ *
+ * The core reads every table replicated once per memory bank. Shared/local
+ * memory has 32 banks of 4-byte words; a warp's 32 reads of one table
+ * complete in one pass only when they hit 32 distinct banks, and which banks
+ * a table look-up hits depends on the data. So a single shared table makes
+ * the time of every round depend on the key and the data. Jiang, Fei and
+ * Kaeli showed that a warp's timing leaks T-table AES keys on a GPU ("A
+ * complete key recovery timing attack on a GPU", HPCA 2016, through how many
+ * memory transactions a warp's look-ups coalesce into) and then did the same
+ * through shared-memory bank conflicts (GLSVLSI 2017); the conflicts also cap
+ * the kernel's speed. Replicated, entry x of a table sits for lane l at word
+ * x * PAES_TABLE_LANES + l, bank l, and each work-item reads only its own
+ * lane's column (lane = its index in the work-group mod 32): a warp's reads
+ * always fall in 32 distinct banks, whatever the data. The core is handed a
+ * column (the table plus the lane) and reads entry x at x * PAES_TABLE_LANES.
+ * Te0 and Td0 so take 32 KiB each and the packed InvS 8 KiB: 32 KiB of local
+ * memory for the encrypting kernels, 40 KiB for the decrypting ones, under
+ * CUDA's 48 KiB limit on static shared memory (aes_kernels.h fills them).
  */
 #ifndef PAES_GPU_AES_CORE_H
 #define PAES_GPU_AES_CORE_H
@@ -75,9 +93,32 @@ typedef uint64_t paes_u64;
 
 #define PAES_TE0_OFFSET 0
 #define PAES_TD0_OFFSET 256
-#define PAES_TD4_OFFSET 512
-#define PAES_TABLE_WORDS 768
+#define PAES_INV_SBOX_OFFSET 512
+#define PAES_TABLE_WORDS 576
+
+/* The replicated tables in local memory (see above): Te0 for the encrypting
+ * kernels; Td0 then InvS for the decrypting ones, i.e. the image's words from
+ * PAES_TD0_OFFSET on. An engine checks the bytes against the device's local
+ * memory (CL_DEVICE_LOCAL_MEM_SIZE) before choosing it. */
+#define PAES_TABLE_LANES 32
+#define PAES_ENCRYPT_LOCAL_WORDS (256 * PAES_TABLE_LANES)
+#define PAES_DECRYPT_LOCAL_WORDS ((PAES_TABLE_WORDS - PAES_TD0_OFFSET) * PAES_TABLE_LANES)
+#define PAES_ENCRYPT_LOCAL_BYTES (4 * PAES_ENCRYPT_LOCAL_WORDS) /* 32 KiB */
+#define PAES_DECRYPT_LOCAL_BYTES (4 * PAES_DECRYPT_LOCAL_WORDS) /* 40 KiB */
+/* Where the InvS column starts in a decrypting kernel's local tables. */
+#define PAES_LOCAL_INV_SBOX_OFFSET ((PAES_INV_SBOX_OFFSET - PAES_TD0_OFFSET) * PAES_TABLE_LANES)
 #define PAES_MAX_ROUND_KEY_WORDS 60 /* AES-256: 4 * (14 + 1) */
+
+/* Unrolls the loop that follows completely once its trip count is a
+ * constant (Nr as a literal or template argument, after inlining): round-key
+ * indices become constants and the loop counter goes. The device compilers
+ * weigh a whole round too heavy to unroll unasked; the host compilers need
+ * no hint (and would warn about an unknown pragma). */
+#if defined(__OPENCL_VERSION__) || defined(__CUDACC__)
+#define PAES_UNROLL _Pragma("unroll")
+#else
+#define PAES_UNROLL
+#endif
 
 /* Written as shifts so that every compiler sees the rotate idiom (LLVM, NVVM
  * and GCC all emit one rotate / funnel-shift instruction for it). */
@@ -96,8 +137,20 @@ PAES_DEVICE PAES_INLINE paes_u32 paes_bswap32(paes_u32 x) {
 #define PAES_BE32(x) (x)
 #endif
 
+/* Entry x of a replicated table, read through the caller's lane column. */
+PAES_DEVICE PAES_INLINE paes_u32 paes_entry(const PAES_TABLE_SPACE paes_u32* column, paes_u32 x) {
+  return column[x * PAES_TABLE_LANES];
+}
+
+/* InvS[x] from the lane column of the packed, replicated InvS. */
+PAES_DEVICE PAES_INLINE paes_u32 paes_inv_sbox(const PAES_TABLE_SPACE paes_u32* column,
+                                               paes_u32 x) {
+  return (column[(x >> 2) * PAES_TABLE_LANES] >> (8 * (x & 3))) & 0xffu;
+}
+
 /* One AES block in place: s[0..3] plaintext words in, ciphertext words out.
- * rk: 4 * (nr + 1) encryption round-key words; te0: the Te0 table. */
+ * rk: 4 * (nr + 1) encryption round-key words; te0: the caller's lane column
+ * of the replicated Te0. */
 PAES_DEVICE PAES_INLINE void paes_encrypt_block(const PAES_KEY_SPACE paes_u32* rk, int nr,
                                                 const PAES_TABLE_SPACE paes_u32* te0,
                                                 paes_u32* s) {
@@ -107,18 +160,23 @@ PAES_DEVICE PAES_INLINE void paes_encrypt_block(const PAES_KEY_SPACE paes_u32* r
   paes_u32 s3 = s[3] ^ rk[3];
   paes_u32 t0, t1, t2, t3;
   int r;
+  PAES_UNROLL
   for (r = 1; r < nr; ++r) {
     rk += 4;
     /* ShiftRows picks column c's bytes from columns c, c+1, c+2, c+3;
      * SubBytes and MixColumns are the table look-ups. */
-    t0 = te0[s0 >> 24] ^ PAES_ROTR8(te0[(s1 >> 16) & 0xff]) ^
-         PAES_ROTR16(te0[(s2 >> 8) & 0xff]) ^ PAES_ROTR24(te0[s3 & 0xff]) ^ rk[0];
-    t1 = te0[s1 >> 24] ^ PAES_ROTR8(te0[(s2 >> 16) & 0xff]) ^
-         PAES_ROTR16(te0[(s3 >> 8) & 0xff]) ^ PAES_ROTR24(te0[s0 & 0xff]) ^ rk[1];
-    t2 = te0[s2 >> 24] ^ PAES_ROTR8(te0[(s3 >> 16) & 0xff]) ^
-         PAES_ROTR16(te0[(s0 >> 8) & 0xff]) ^ PAES_ROTR24(te0[s1 & 0xff]) ^ rk[2];
-    t3 = te0[s3 >> 24] ^ PAES_ROTR8(te0[(s0 >> 16) & 0xff]) ^
-         PAES_ROTR16(te0[(s1 >> 8) & 0xff]) ^ PAES_ROTR24(te0[s2 & 0xff]) ^ rk[3];
+    t0 = paes_entry(te0, s0 >> 24) ^ PAES_ROTR8(paes_entry(te0, (s1 >> 16) & 0xff)) ^
+         PAES_ROTR16(paes_entry(te0, (s2 >> 8) & 0xff)) ^ PAES_ROTR24(paes_entry(te0, s3 & 0xff)) ^
+         rk[0];
+    t1 = paes_entry(te0, s1 >> 24) ^ PAES_ROTR8(paes_entry(te0, (s2 >> 16) & 0xff)) ^
+         PAES_ROTR16(paes_entry(te0, (s3 >> 8) & 0xff)) ^ PAES_ROTR24(paes_entry(te0, s0 & 0xff)) ^
+         rk[1];
+    t2 = paes_entry(te0, s2 >> 24) ^ PAES_ROTR8(paes_entry(te0, (s3 >> 16) & 0xff)) ^
+         PAES_ROTR16(paes_entry(te0, (s0 >> 8) & 0xff)) ^ PAES_ROTR24(paes_entry(te0, s1 & 0xff)) ^
+         rk[2];
+    t3 = paes_entry(te0, s3 >> 24) ^ PAES_ROTR8(paes_entry(te0, (s0 >> 16) & 0xff)) ^
+         PAES_ROTR16(paes_entry(te0, (s1 >> 8) & 0xff)) ^ PAES_ROTR24(paes_entry(te0, s2 & 0xff)) ^
+         rk[3];
     s0 = t0;
     s1 = t1;
     s2 = t2;
@@ -126,22 +184,31 @@ PAES_DEVICE PAES_INLINE void paes_encrypt_block(const PAES_KEY_SPACE paes_u32* r
   }
   rk += 4;
   /* Last round, no MixColumns: S[x] is byte 2 (and byte 1) of Te0[x]. */
-  s[0] = ((te0[s0 >> 24] << 8) & 0xff000000u) ^ (te0[(s1 >> 16) & 0xff] & 0x00ff0000u) ^
-         (te0[(s2 >> 8) & 0xff] & 0x0000ff00u) ^ ((te0[s3 & 0xff] >> 8) & 0x000000ffu) ^ rk[0];
-  s[1] = ((te0[s1 >> 24] << 8) & 0xff000000u) ^ (te0[(s2 >> 16) & 0xff] & 0x00ff0000u) ^
-         (te0[(s3 >> 8) & 0xff] & 0x0000ff00u) ^ ((te0[s0 & 0xff] >> 8) & 0x000000ffu) ^ rk[1];
-  s[2] = ((te0[s2 >> 24] << 8) & 0xff000000u) ^ (te0[(s3 >> 16) & 0xff] & 0x00ff0000u) ^
-         (te0[(s0 >> 8) & 0xff] & 0x0000ff00u) ^ ((te0[s1 & 0xff] >> 8) & 0x000000ffu) ^ rk[2];
-  s[3] = ((te0[s3 >> 24] << 8) & 0xff000000u) ^ (te0[(s0 >> 16) & 0xff] & 0x00ff0000u) ^
-         (te0[(s1 >> 8) & 0xff] & 0x0000ff00u) ^ ((te0[s2 & 0xff] >> 8) & 0x000000ffu) ^ rk[3];
+  s[0] = ((paes_entry(te0, s0 >> 24) << 8) & 0xff000000u) ^
+         (paes_entry(te0, (s1 >> 16) & 0xff) & 0x00ff0000u) ^
+         (paes_entry(te0, (s2 >> 8) & 0xff) & 0x0000ff00u) ^
+         ((paes_entry(te0, s3 & 0xff) >> 8) & 0x000000ffu) ^ rk[0];
+  s[1] = ((paes_entry(te0, s1 >> 24) << 8) & 0xff000000u) ^
+         (paes_entry(te0, (s2 >> 16) & 0xff) & 0x00ff0000u) ^
+         (paes_entry(te0, (s3 >> 8) & 0xff) & 0x0000ff00u) ^
+         ((paes_entry(te0, s0 & 0xff) >> 8) & 0x000000ffu) ^ rk[1];
+  s[2] = ((paes_entry(te0, s2 >> 24) << 8) & 0xff000000u) ^
+         (paes_entry(te0, (s3 >> 16) & 0xff) & 0x00ff0000u) ^
+         (paes_entry(te0, (s0 >> 8) & 0xff) & 0x0000ff00u) ^
+         ((paes_entry(te0, s1 & 0xff) >> 8) & 0x000000ffu) ^ rk[2];
+  s[3] = ((paes_entry(te0, s3 >> 24) << 8) & 0xff000000u) ^
+         (paes_entry(te0, (s0 >> 16) & 0xff) & 0x00ff0000u) ^
+         (paes_entry(te0, (s1 >> 8) & 0xff) & 0x0000ff00u) ^
+         ((paes_entry(te0, s2 & 0xff) >> 8) & 0x000000ffu) ^ rk[3];
 }
 
 /* One AES block in place with the equivalent inverse cipher: s[0..3]
  * ciphertext words in, plaintext words out. rk: 4 * (nr + 1) decryption
- * round-key words; td0, td4: the Td0 and Td4 tables. */
+ * round-key words; td0, inv_sbox: the caller's lane columns of the
+ * replicated Td0 and packed InvS. */
 PAES_DEVICE PAES_INLINE void paes_decrypt_block(const PAES_KEY_SPACE paes_u32* rk, int nr,
                                                 const PAES_TABLE_SPACE paes_u32* td0,
-                                                const PAES_TABLE_SPACE paes_u32* td4,
+                                                const PAES_TABLE_SPACE paes_u32* inv_sbox,
                                                 paes_u32* s) {
   paes_u32 s0 = s[0] ^ rk[0];
   paes_u32 s1 = s[1] ^ rk[1];
@@ -149,31 +216,45 @@ PAES_DEVICE PAES_INLINE void paes_decrypt_block(const PAES_KEY_SPACE paes_u32* r
   paes_u32 s3 = s[3] ^ rk[3];
   paes_u32 t0, t1, t2, t3;
   int r;
+  PAES_UNROLL
   for (r = 1; r < nr; ++r) {
     rk += 4;
     /* InvShiftRows picks column c's bytes from columns c, c-1, c-2, c-3. */
-    t0 = td0[s0 >> 24] ^ PAES_ROTR8(td0[(s3 >> 16) & 0xff]) ^
-         PAES_ROTR16(td0[(s2 >> 8) & 0xff]) ^ PAES_ROTR24(td0[s1 & 0xff]) ^ rk[0];
-    t1 = td0[s1 >> 24] ^ PAES_ROTR8(td0[(s0 >> 16) & 0xff]) ^
-         PAES_ROTR16(td0[(s3 >> 8) & 0xff]) ^ PAES_ROTR24(td0[s2 & 0xff]) ^ rk[1];
-    t2 = td0[s2 >> 24] ^ PAES_ROTR8(td0[(s1 >> 16) & 0xff]) ^
-         PAES_ROTR16(td0[(s0 >> 8) & 0xff]) ^ PAES_ROTR24(td0[s3 & 0xff]) ^ rk[2];
-    t3 = td0[s3 >> 24] ^ PAES_ROTR8(td0[(s2 >> 16) & 0xff]) ^
-         PAES_ROTR16(td0[(s1 >> 8) & 0xff]) ^ PAES_ROTR24(td0[s0 & 0xff]) ^ rk[3];
+    t0 = paes_entry(td0, s0 >> 24) ^ PAES_ROTR8(paes_entry(td0, (s3 >> 16) & 0xff)) ^
+         PAES_ROTR16(paes_entry(td0, (s2 >> 8) & 0xff)) ^ PAES_ROTR24(paes_entry(td0, s1 & 0xff)) ^
+         rk[0];
+    t1 = paes_entry(td0, s1 >> 24) ^ PAES_ROTR8(paes_entry(td0, (s0 >> 16) & 0xff)) ^
+         PAES_ROTR16(paes_entry(td0, (s3 >> 8) & 0xff)) ^ PAES_ROTR24(paes_entry(td0, s2 & 0xff)) ^
+         rk[1];
+    t2 = paes_entry(td0, s2 >> 24) ^ PAES_ROTR8(paes_entry(td0, (s1 >> 16) & 0xff)) ^
+         PAES_ROTR16(paes_entry(td0, (s0 >> 8) & 0xff)) ^ PAES_ROTR24(paes_entry(td0, s3 & 0xff)) ^
+         rk[2];
+    t3 = paes_entry(td0, s3 >> 24) ^ PAES_ROTR8(paes_entry(td0, (s2 >> 16) & 0xff)) ^
+         PAES_ROTR16(paes_entry(td0, (s1 >> 8) & 0xff)) ^ PAES_ROTR24(paes_entry(td0, s0 & 0xff)) ^
+         rk[3];
     s0 = t0;
     s1 = t1;
     s2 = t2;
     s3 = t3;
   }
   rk += 4;
-  s[0] = (td4[s0 >> 24] & 0xff000000u) ^ (td4[(s3 >> 16) & 0xff] & 0x00ff0000u) ^
-         (td4[(s2 >> 8) & 0xff] & 0x0000ff00u) ^ (td4[s1 & 0xff] & 0x000000ffu) ^ rk[0];
-  s[1] = (td4[s1 >> 24] & 0xff000000u) ^ (td4[(s0 >> 16) & 0xff] & 0x00ff0000u) ^
-         (td4[(s3 >> 8) & 0xff] & 0x0000ff00u) ^ (td4[s2 & 0xff] & 0x000000ffu) ^ rk[1];
-  s[2] = (td4[s2 >> 24] & 0xff000000u) ^ (td4[(s1 >> 16) & 0xff] & 0x00ff0000u) ^
-         (td4[(s0 >> 8) & 0xff] & 0x0000ff00u) ^ (td4[s3 & 0xff] & 0x000000ffu) ^ rk[2];
-  s[3] = (td4[s3 >> 24] & 0xff000000u) ^ (td4[(s2 >> 16) & 0xff] & 0x00ff0000u) ^
-         (td4[(s1 >> 8) & 0xff] & 0x0000ff00u) ^ (td4[s0 & 0xff] & 0x000000ffu) ^ rk[3];
+  /* Last round, no InvMixColumns: InvShiftRows and InvSubBytes alone. */
+  s[0] = (paes_inv_sbox(inv_sbox, s0 >> 24) << 24) ^
+         (paes_inv_sbox(inv_sbox, (s3 >> 16) & 0xff) << 16) ^
+         (paes_inv_sbox(inv_sbox, (s2 >> 8) & 0xff) << 8) ^ paes_inv_sbox(inv_sbox, s1 & 0xff) ^
+         rk[0];
+  s[1] = (paes_inv_sbox(inv_sbox, s1 >> 24) << 24) ^
+         (paes_inv_sbox(inv_sbox, (s0 >> 16) & 0xff) << 16) ^
+         (paes_inv_sbox(inv_sbox, (s3 >> 8) & 0xff) << 8) ^ paes_inv_sbox(inv_sbox, s2 & 0xff) ^
+         rk[1];
+  s[2] = (paes_inv_sbox(inv_sbox, s2 >> 24) << 24) ^
+         (paes_inv_sbox(inv_sbox, (s1 >> 16) & 0xff) << 16) ^
+         (paes_inv_sbox(inv_sbox, (s0 >> 8) & 0xff) << 8) ^ paes_inv_sbox(inv_sbox, s3 & 0xff) ^
+         rk[2];
+  s[3] = (paes_inv_sbox(inv_sbox, s3 >> 24) << 24) ^
+         (paes_inv_sbox(inv_sbox, (s2 >> 16) & 0xff) << 16) ^
+         (paes_inv_sbox(inv_sbox, (s1 >> 8) & 0xff) << 8) ^ paes_inv_sbox(inv_sbox, s0 & 0xff) ^
+         rk[3];
 }
 
 /* The CTR counter block of block `index`: iv + index as one 128-bit

@@ -51,7 +51,12 @@ AesTables build() {
     t.image[PAES_TE0_OFFSET + x] = word(gf_mul(s, 2), s, s, gf_mul(s, 3));
     t.image[PAES_TD0_OFFSET + x] =
         word(gf_mul(v, 0x0e), gf_mul(v, 0x09), gf_mul(v, 0x0d), gf_mul(v, 0x0b));
-    t.image[PAES_TD4_OFFSET + x] = word(v, v, v, v);
+  }
+  // Four InvS bytes to a word, low byte first: the decrypting kernels keep a
+  // copy per bank, and 8 KiB of them fit beside Td0 where 32 KiB would not.
+  for (unsigned i = 0; i < 64; ++i) {
+    const std::uint8_t* v = t.inv_sbox.data() + 4 * i;
+    t.image[PAES_INV_SBOX_OFFSET + i] = word(v[3], v[2], v[1], v[0]);
   }
   return t;
 }

@@ -1,12 +1,15 @@
-// What both GPU engines do on the host around their kernels, for one
-// update(): decide which bytes go through the device (the input, with the
+// What every GPU device does on the host around its kernels, for one piece of
+// a message: decide which bytes go through the device (the input, with the
 // final piece of a padded encryption's tail moved into its PKCS#7 block),
-// stage them batch by batch into pinned memory, and strip the padding of a
-// padded decryption once the device has written its output.
+// stage them batch by batch into page-locked memory, and strip the padding of
+// a padded decryption once the device has written its output.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <span>
 
 #include "paes/mode.hpp"
 
@@ -14,24 +17,34 @@ namespace paes::gpu {
 
 class DevicePiece {
  public:
-  // Throws as the CPU path does: a usage Error for a non-final piece that is
-  // not whole blocks, "bad decrypt" for padded ciphertext that is not whole
-  // blocks, and the --no-pad length error for ECB/CBC. `engine` names the
-  // engine in messages.
-  DevicePiece(Mode mode, Direction direction, bool padded, const std::uint8_t* in, std::size_t len,
-              bool final, const char* engine);
+  // A piece of `len` input bytes. `tail` is the input's last len % 16 bytes,
+  // which only a padded encryption's final piece reads (into its padding
+  // block). Throws as the CPU path does: a usage Error for a non-final piece
+  // that is not whole blocks, "bad decrypt" for padded ciphertext that is not
+  // whole blocks, and the --no-pad length error for ECB/CBC. `engine` names
+  // the engine in messages.
+  DevicePiece(Mode mode, Direction direction, bool padded, std::size_t len, bool final,
+              std::span<const std::uint8_t> tail, const char* engine);
 
   // Bytes that go through the device: len, or for a padded encryption's final
   // piece its whole blocks plus the padding block.
   std::size_t device_len() const { return device_len_; }
-  // Copies bytes [offset, offset + n) of what goes through the device to `host`.
-  void stage(std::uint8_t* host, std::size_t offset, std::size_t n) const;
-  // The output length once the device wrote device_len() bytes to `out`:
-  // padded decryption checks and strips the padding (throws "bad decrypt").
-  std::size_t output_len(const std::uint8_t* out) const;
+  // Fills `host` with bytes [offset, offset + n) of what goes through the
+  // device: input bytes from read(dst, input_offset, count), then the
+  // padding block's.
+  template <class Read>
+  void stage(std::uint8_t* host, std::size_t offset, std::size_t n, Read&& read) const {
+    const std::size_t copied = offset < from_input_ ? std::min(n, from_input_ - offset) : 0;
+    if (copied != 0) read(host, offset, copied);
+    if (copied < n) std::memcpy(host + copied, pad_block_.data() + (offset + copied - from_input_), n - copied);
+  }
+  // Bytes of the device's output to drop at its end: a padded decryption's
+  // padding, checked (throws "bad decrypt"), found in the output's last
+  // block; 0 otherwise.
+  std::size_t stripped(const std::uint8_t* last_block) const;
+  bool strips_padding() const { return strip_padding_; }
 
  private:
-  const std::uint8_t* in_;
   std::size_t from_input_;
   std::size_t device_len_;
   Block pad_block_{};

@@ -1,6 +1,6 @@
 // Which raw jobs the GPU kernels run: every block independent (ECB and CTR
-// both ways, CBC and CFB128 decryption). The one rule shared by both GPU
-// backends and by --engine auto.
+// both ways, CBC and CFB128 decryption), and which kernel runs each. The one
+// rule shared by every GPU device, the host adapter and --engine auto.
 #pragma once
 
 #include "paes/mode.hpp"
@@ -18,6 +18,27 @@ inline bool runs_on_gpu(const CipherSpec& spec) {
     default:
       return false;
   }
+}
+
+// The five kernels (src/gpu/kernels.cu, kernels.cl, and on the host
+// host_kernels.hpp), in the order of their names in kKernelNames.
+enum class Kernel { ecb_encrypt, ecb_decrypt, ctr, cbc_decrypt, cfb128_decrypt };
+inline constexpr int kKernelCount = 5;
+
+// The kernel of a spec that runs_on_gpu.
+inline Kernel kernel_for(const CipherSpec& spec) {
+  switch (spec.mode) {
+    case Mode::ecb: return spec.direction == Direction::encrypt ? Kernel::ecb_encrypt : Kernel::ecb_decrypt;
+    case Mode::cbc: return Kernel::cbc_decrypt;
+    case Mode::cfb128: return Kernel::cfb128_decrypt;
+    default: return Kernel::ctr;
+  }
+}
+
+// ECB and CBC decryption run the inverse cipher, with its round keys; CTR
+// and CFB128 decryption encrypt a counter or the previous block.
+inline bool uses_decrypt_keys(Kernel kernel) {
+  return kernel == Kernel::ecb_decrypt || kernel == Kernel::cbc_decrypt;
 }
 
 }  // namespace paes::gpu

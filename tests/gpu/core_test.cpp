@@ -1,8 +1,10 @@
 // Host unit tests of the portable GPU AES core (src/gpu/aes_core.h), its
-// tables and the host key schedule: FIPS-197 appendix A round keys, and
-// random blocks against OpenSSL for every key size.
+// tables as uploaded and as the kernels replicate them, and the host key
+// schedule: FIPS-197 appendix A round keys, and random blocks against OpenSSL
+// for every key size and through every lane's table column.
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <fstream>
 #include <map>
@@ -11,7 +13,7 @@
 #include <vector>
 
 #include "cipher/oneshot.hpp"
-#include "gpu/aes_core.h"
+#include "gpu/aes_kernels.h"
 #include "gpu/aes_tables.hpp"
 #include "gpu/key_schedule.hpp"
 #include "paes/error.hpp"
@@ -20,7 +22,7 @@ extern "C" {
 void paes_c_encrypt_block(const std::uint32_t* rk, int nr, const std::uint32_t* te0,
                           std::uint32_t* s);
 void paes_c_decrypt_block(const std::uint32_t* rk, int nr, const std::uint32_t* td0,
-                          const std::uint32_t* td4, std::uint32_t* s);
+                          const std::uint32_t* inv_sbox, std::uint32_t* s);
 }
 
 namespace paes::gpu {
@@ -59,6 +61,23 @@ void store_words(const std::uint32_t* s, std::uint8_t* p) {
   }
 }
 
+// The kernels' local tables, filled as by a work-group of one work-item, and
+// the column of each lane in them.
+struct LocalTables {
+  std::vector<std::uint32_t> encrypt = std::vector<std::uint32_t>(PAES_ENCRYPT_LOCAL_WORDS);
+  std::vector<std::uint32_t> decrypt = std::vector<std::uint32_t>(PAES_DECRYPT_LOCAL_WORDS);
+
+  LocalTables() {
+    paes_fill_encrypt_tables(encrypt.data(), aes_tables().image.data(), 0, 1);
+    paes_fill_decrypt_tables(decrypt.data(), aes_tables().image.data(), 0, 1);
+  }
+  const std::uint32_t* te0(std::size_t lane) const { return encrypt.data() + lane; }
+  const std::uint32_t* td0(std::size_t lane) const { return decrypt.data() + lane; }
+  const std::uint32_t* inv_sbox(std::size_t lane) const {
+    return decrypt.data() + PAES_LOCAL_INV_SBOX_OFFSET + lane;
+  }
+};
+
 CipherSpec ecb_spec(const std::vector<std::uint8_t>& key, Direction direction) {
   CipherSpec spec;
   spec.mode = Mode::ecb;
@@ -80,7 +99,51 @@ TEST(GpuTables, SboxKnownValuesAndInverse) {
   EXPECT_EQ(t.te0()[0x01], 0xf87c7c84u);
   EXPECT_EQ(t.td0()[0x00], 0x51f4a750u);
   EXPECT_EQ(t.td0()[0x01], 0x7e416553u);
-  EXPECT_EQ(t.td4()[0x00], 0x52525252u);
+  // InvS[0..3] = 52 09 6a d5, low byte first.
+  EXPECT_EQ(t.packed_inv_sbox()[0x00], 0xd56a0952u);
+  for (unsigned x = 0; x < 256; ++x) {
+    EXPECT_EQ((t.packed_inv_sbox()[x / 4] >> (8 * (x % 4))) & 0xff, t.inv_sbox[x]);
+  }
+}
+
+// Every lane's column of the replicated tables is the table itself, so a lane
+// reads the same values as any other (and only from its own bank).
+TEST(GpuTables, ReplicatedTablesHoldTheSameValuesInEveryLane) {
+  const AesTables& t = aes_tables();
+  const LocalTables local;
+  for (std::size_t lane = 0; lane < PAES_TABLE_LANES; ++lane) {
+    SCOPED_TRACE(testing::Message() << "lane " << lane);
+    for (unsigned x = 0; x < 256; ++x) {
+      ASSERT_EQ(paes_entry(local.te0(lane), x), t.te0()[x]) << x;
+      ASSERT_EQ(paes_entry(local.td0(lane), x), t.td0()[x]) << x;
+      ASSERT_EQ(paes_inv_sbox(local.inv_sbox(lane), x), t.inv_sbox[x]) << x;
+      ASSERT_EQ(&local.te0(lane)[x * PAES_TABLE_LANES] - local.encrypt.data(),
+                static_cast<std::ptrdiff_t>(x * PAES_TABLE_LANES + lane));
+    }
+  }
+}
+
+// A work-group fills its tables cooperatively, each work-item a stride of the
+// words; whatever the work-group size, the result is the one-item fill.
+TEST(GpuTables, CooperativeFillEqualsSingleItemFill) {
+  const LocalTables expected;
+  for (std::uint32_t items : {32u, 96u, 100u, 256u, 1024u}) {
+    SCOPED_TRACE(testing::Message() << items << " work-items");
+    std::vector<std::uint32_t> encrypt(PAES_ENCRYPT_LOCAL_WORDS, 0xdeadbeef);
+    std::vector<std::uint32_t> decrypt(PAES_DECRYPT_LOCAL_WORDS, 0xdeadbeef);
+    for (std::uint32_t item = 0; item < items; ++item) {
+      paes_fill_encrypt_tables(encrypt.data(), aes_tables().image.data(), item, items);
+      paes_fill_decrypt_tables(decrypt.data(), aes_tables().image.data(), item, items);
+    }
+    EXPECT_EQ(encrypt, expected.encrypt);
+    EXPECT_EQ(decrypt, expected.decrypt);
+  }
+}
+
+TEST(GpuTables, LocalMemorySizes) {
+  EXPECT_EQ(PAES_ENCRYPT_LOCAL_BYTES, 32 * 1024);
+  EXPECT_EQ(PAES_DECRYPT_LOCAL_BYTES, 40 * 1024);
+  EXPECT_EQ(sizeof(aes_tables().image), PAES_TABLE_WORDS * sizeof(std::uint32_t));
 }
 
 struct AppendixA {
@@ -167,7 +230,7 @@ TEST(GpuCore, Fips197AppendixCVectors) {
       {16, "69c4e0d86a7b0430d8cdb78070b4c55a"},
       {24, "dda97ca4864cdfe06eaf70a0ec0d7191"},
       {32, "8ea2b7ca516745bfeafc49904b496089"}};
-  const AesTables& t = aes_tables();
+  const LocalTables t;
   for (const auto& [len, ct_hex] : expected) {
     std::vector<std::uint8_t> key(len);
     for (std::size_t i = 0; i < len; ++i) key[i] = static_cast<std::uint8_t>(i);
@@ -176,19 +239,19 @@ TEST(GpuCore, Fips197AppendixCVectors) {
     std::uint32_t s[4];
     std::uint8_t out[16];
     load_words(pt.data(), s);
-    paes_encrypt_block(enc.words.data(), enc.rounds, t.te0(), s);
+    paes_encrypt_block(enc.words.data(), enc.rounds, t.te0(0), s);
     store_words(s, out);
     EXPECT_EQ(std::vector<std::uint8_t>(out, out + 16), unhex(ct_hex)) << len * 8;
-    paes_decrypt_block(dec.words.data(), dec.rounds, t.td0(), t.td4(), s);
+    paes_decrypt_block(dec.words.data(), dec.rounds, t.td0(0), t.inv_sbox(0), s);
     store_words(s, out);
     EXPECT_EQ(std::vector<std::uint8_t>(out, out + 16), pt) << len * 8;
   }
 }
 
 // Random keys and blocks, every key size: the core (compiled as C++ and as C)
-// equals OpenSSL's ECB both ways.
+// equals OpenSSL's ECB both ways, block b read through lane b % 32's column.
 TEST(GpuCore, RandomBlocksMatchOpenSsl) {
-  const AesTables& t = aes_tables();
+  const LocalTables t;
   constexpr std::size_t kBlocks = 512;
   for (std::size_t len : {16u, 24u, 32u}) {
     for (std::uint32_t seed = 1; seed <= 4; ++seed) {
@@ -202,17 +265,18 @@ TEST(GpuCore, RandomBlocksMatchOpenSsl) {
       const RoundKeys dec = expand_decrypt_key(key.data(), len);
       std::vector<std::uint8_t> ct(pt.size()), ct_c(pt.size()), back(pt.size()), back_c(pt.size());
       for (std::size_t b = 0; b < kBlocks; ++b) {
+        const std::size_t lane = b % PAES_TABLE_LANES;
         std::uint32_t s[4], sc[4];
         load_words(pt.data() + 16 * b, s);
         load_words(pt.data() + 16 * b, sc);
-        paes_encrypt_block(enc.words.data(), enc.rounds, t.te0(), s);
-        paes_c_encrypt_block(enc.words.data(), enc.rounds, t.te0(), sc);
+        paes_encrypt_block(enc.words.data(), enc.rounds, t.te0(lane), s);
+        paes_c_encrypt_block(enc.words.data(), enc.rounds, t.te0(lane), sc);
         store_words(s, ct.data() + 16 * b);
         store_words(sc, ct_c.data() + 16 * b);
         load_words(ct_ref.data() + 16 * b, s);
         load_words(ct_ref.data() + 16 * b, sc);
-        paes_decrypt_block(dec.words.data(), dec.rounds, t.td0(), t.td4(), s);
-        paes_c_decrypt_block(dec.words.data(), dec.rounds, t.td0(), t.td4(), sc);
+        paes_decrypt_block(dec.words.data(), dec.rounds, t.td0(lane), t.inv_sbox(lane), s);
+        paes_c_decrypt_block(dec.words.data(), dec.rounds, t.td0(lane), t.inv_sbox(lane), sc);
         store_words(s, back.data() + 16 * b);
         store_words(sc, back_c.data() + 16 * b);
       }

@@ -14,8 +14,10 @@ import argparse
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
 from harness import (ScratchTestCase, describe, openssl_enc_command, read_file, run_unittest,  # noqa: E402
@@ -87,13 +89,15 @@ class OpenClCliTest(ScratchTestCase):
         self.assertEqual(proc.returncode, 0, describe(proc))
         self.assertEqual(read_file(self.path("back")), plain)
 
-    def test_bench_reports_three_figures(self):
+    def test_bench_reports_the_link_and_three_figures(self):
         proc = run(["bench", "--engine", "opencl", "--modes", "ctr", "--key-bits", "128", "--directions",
                     "encrypt", "--size", "1M,4M", "--repeat", "1", "--json"])
         self.assertEqual(proc.returncode, 0, describe(proc))
         records = json.loads(proc.stdout)
-        self.assertEqual(sorted({r["figure"] for r in records}), ["file", "kernel", "transfers"])
-        self.assertEqual(sorted({r["work_bytes"] for r in records}), [1 << 20, 4 << 20])
+        self.assertEqual(sorted({r["figure"] for r in records}),
+                         ["file", "kernel", "link_both_ways", "link_down", "link_up", "transfers"])
+        self.assertEqual(sorted({r["work_bytes"] for r in records if not r["figure"].startswith("link")}),
+                         [1 << 20, 4 << 20])
         self.assertTrue(all(r["gbps"] > 0 and r["engine"] == "opencl" for r in records), records)
 
 
@@ -180,13 +184,53 @@ class FaultyOpenClDeviceTest(ScratchTestCase):
         self.finish()
 
     def auto_job(self, corrupt_min_bytes):
-        """--engine auto on a 256 MiB file (what auto sends to a GPU), PoCL's device posing as a GPU."""
+        """--engine auto on a 256 MiB file (what auto sends to a GPU), PoCL's device posing as a GPU, with a
+        rate cache of the test's own."""
         inp = self.path("in")
         with open(inp, "wb") as f:
             f.truncate(256 << 20)
-        proc = run(self.job("encrypt", "ctr", inp, engine="auto") + ["--json"],
-                   env=self.faulty(corrupt_min_bytes, fake_gpu=True))
+        env = self.faulty(corrupt_min_bytes, fake_gpu=True)
+        env["PAES_CACHE_DIR"] = self.cache
+        proc = run(self.job("encrypt", "ctr", inp, engine="auto") + ["--json", "-v"], env=env)
         return inp, proc
+
+    @property
+    def cache(self):
+        if not hasattr(self, "_cache"):
+            self._cache = tempfile.mkdtemp(prefix="paes-rate-cache-")
+            self.addCleanup(shutil.rmtree, self._cache)
+        return self._cache
+
+    def cached_rates(self):
+        with open(os.path.join(self.cache, "auto-rates")) as f:
+            return [line.rstrip("\n").split("\t") for line in f]
+
+    def test_auto_measures_once_and_keeps_a_slower_gpu_out(self):
+        # PoCL posing as a GPU is far slower than the threads engine (a GPU's AES on two CPU cores): auto
+        # measures both once, says so, runs the threads engine and keeps the rates.
+        _, proc = self.auto_job(None)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        report = json.loads(proc.stdout)
+        self.assertEqual(report["engine"], "threads")
+        self.assertRegex(report["engine_choice"], r"^auto chose threads: opencl [0-9.]+ GB/s with transfers, "
+                                                  r"threads [0-9.]+ GB/s \(measured now")
+        self.assertIn(report["engine_choice"], proc.stderr.decode())  # -v says it
+        rates = self.cached_rates()
+        self.assertEqual(len(rates), 1)
+        self.assertLess(float(rates[0][1]), float(rates[0][2]))
+        # The next such job trusts the rates and never starts the device: a self-test that would fail
+        # leaves no warning.
+        _, proc = self.auto_job(self.SELF_TEST_TOO)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.assertIn("(measured before)", json.loads(proc.stdout)["engine_choice"])
+        self.assertNotIn(b"self-test", proc.stderr)
+
+    def prefer_the_gpu(self):
+        """Rewrites the kept rates as if the device had been the faster."""
+        rates = self.cached_rates()
+        with open(os.path.join(self.cache, "auto-rates"), "w") as f:
+            for key, gpu, cpu in rates:
+                f.write(f"{key}\t{max(float(gpu), float(cpu)) * 2}\t{cpu}\n")
 
     def test_auto_runs_on_the_cpu_when_the_self_test_fails(self):
         inp, proc = self.auto_job(self.SELF_TEST_TOO)
@@ -209,7 +253,15 @@ class FaultyOpenClDeviceTest(ScratchTestCase):
         self.assertEqual(got.hexdigest(), expected.hexdigest(), "output differs from openssl")
 
     def test_auto_fails_when_a_batch_is_wrong(self):
-        # Past the self-test, some output exists: auto fails like an explicit engine.
+        # Past the self-test, some output exists: auto fails like an explicit engine. (A device that is
+        # wrong while auto measures it is left for the CPU, like one failing its self-test.)
+        _, proc = self.auto_job(self.BATCHES_ONLY)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.assertIn(b"--engine auto runs this job on the CPU", proc.stderr)
+        _, proc = self.auto_job(None)  # measures and keeps the rates
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.prefer_the_gpu()
+        os.unlink(self.path("out"))
         _, proc = self.auto_job(self.BATCHES_ONLY)
         self.assertEqual(proc.returncode, 1, describe(proc))
         self.assertIn(b"gave wrong AES output", proc.stderr)

@@ -29,5 +29,35 @@ TEST(AutoEngine, PicksAGpuOnlyForLargeParallelRawJobsOnARealGpu) {
   EXPECT_EQ(auto_engine_choice(sealed, big, true, true), EngineKind::threads);  // AES-GCM stays on the CPU
 }
 
+// The rates auto measured survive a run, and a damaged cache is no error.
+TEST(AutoEngine, MeasuredRatesAreKeptAndOnlyAFasterGpuWins) {
+  const auto dir = std::filesystem::temp_directory_path() / ("paes-rates-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto file = dir / "auto-rates";
+  {
+    RateCache cache(file);
+    EXPECT_FALSE(cache.find("ctr").has_value());
+    cache.store("ctr 128", {40e9, 20e9});
+    cache.store("ecb 256", {5e9, 20e9});
+  }
+  const RateCache again(file);
+  ASSERT_TRUE(again.find("ctr 128").has_value());
+  EXPECT_DOUBLE_EQ(again.find("ctr 128")->gpu_bytes_per_s, 40e9);
+  EXPECT_TRUE(gpu_measured_faster(*again.find("ctr 128")));
+  EXPECT_FALSE(gpu_measured_faster(*again.find("ecb 256")));
+  EXPECT_FALSE(gpu_measured_faster({20e9, 20e9}));  // a tie stays on the CPU
+  {
+    std::ofstream junk(file, std::ios::app);
+    junk << "half a line\n\tno key 1 2\nnegative\t-1\t5\n";
+  }
+  const RateCache damaged(file);
+  EXPECT_TRUE(damaged.find("ctr 128").has_value());
+  EXPECT_FALSE(damaged.find("negative").has_value());
+  RateCache nowhere(dir / "missing" / "deeper" / "auto-rates");
+  nowhere.store("k", {1, 2});  // creates its directory
+  EXPECT_TRUE(RateCache(dir / "missing" / "deeper" / "auto-rates").find("k").has_value());
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace paes

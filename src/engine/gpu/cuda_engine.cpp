@@ -6,11 +6,10 @@
 #include <array>
 #include <cstring>
 #include <limits>
+#include <memory>
+#include <utility>
 
-#include "engine/gpu/gpu_check.hpp"
 #include "gpu/aes_tables.hpp"
-#include "gpu/device_piece.hpp"
-#include "gpu/gpu_modes.hpp"
 #include "gpu/key_schedule.hpp"
 #include "paes/error.hpp"
 
@@ -85,15 +84,6 @@ CudaDeviceInfo describe_device(int dev) {
   return info;
 }
 
-std::array<std::uint32_t, 4> block_words(const Block& b) {
-  std::array<std::uint32_t, 4> w{};
-  for (std::size_t i = 0; i < 4; ++i) {
-    w[i] = (std::uint32_t{b[4 * i]} << 24) | (std::uint32_t{b[4 * i + 1]} << 16) |
-           (std::uint32_t{b[4 * i + 2]} << 8) | std::uint32_t{b[4 * i + 3]};
-  }
-  return w;
-}
-
 std::string version_string(int v) {
   return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
 }
@@ -121,81 +111,249 @@ std::string cuda_version_string() {
          (driver == 0 ? std::string("none") : version_string(driver));
 }
 
-// One of the batches in flight: its stream, a pinned host buffer (input staged
-// in, output read back into the same place) and its device buffers.
-struct CudaSlot {
-  cudaStream_t stream = nullptr;
-  std::uint8_t* host = nullptr;  // cudaHostAlloc: page-locked, so copies are async DMA
-  void* dev_in = nullptr;
-  void* dev_out = nullptr;
-  // With profiling: before the upload, after it, after the kernel, after the
-  // download.
-  std::array<cudaEvent_t, 4> events{};
-  // Where the batch's output goes once the download is complete (null: idle).
-  std::uint8_t* pending_out = nullptr;
-  std::size_t pending_len = 0;
-  gpu::BatchSample sample;  // the blocks of the batch checked on the CPU
-};
+namespace {
 
-struct CudaEngine::Impl {
-  CudaOptions options;
-  CudaDeviceInfo info;
-  int device = 0;
-  std::uint32_t* tables = nullptr;  // device copy of the table image
-  std::vector<CudaSlot> slots;
-  std::size_t batch_bytes = 0;
-  Stats stats;
-  gpu::BatchCheck output_check{"CUDA device"};
-
-  // The message under way (begin .. final update).
-  bool begun = false;
-  Mode mode = Mode::ctr;
-  Direction direction = Direction::encrypt;
-  bool padded = false;
-  gpu::RoundKeys round_keys;  // wiped on destruction
-  gpu::CudaLaunchFn launch_fn = gpu::launch_ctr;
-  std::array<std::uint32_t, 4> counter0{};  // CTR: counter block of the chunk's first block
-  Block chain{};                  // CBC/CFB: ciphertext block before the next piece
-  std::uint64_t blocks_done = 0;  // CTR: blocks of the chunk already transformed
-
-  ~Impl();
-  void use_device() const { check(cudaSetDevice(device), "cudaSetDevice"); }
-  void finish(CudaSlot& slot);
-  void launch(CudaSlot& slot, std::size_t n, std::uint64_t first_block,
-              const std::array<std::uint32_t, 4>& state);
-  void drain_all_quietly() noexcept;
-};
-
-// Releases what was allocated, ignoring errors: after a kernel fault the
-// context is gone and every call fails, but the process must go on.
-CudaEngine::Impl::~Impl() {
-  if (slots.empty() && tables == nullptr) return;
-  (void)cudaSetDevice(device);
-  drain_all_quietly();
-  for (CudaSlot& s : slots) {
-    for (cudaEvent_t e : s.events) {
-      if (e != nullptr) (void)cudaEventDestroy(e);
-    }
-    if (s.dev_in != nullptr) (void)cudaFree(s.dev_in);
-    if (s.dev_out != nullptr) (void)cudaFree(s.dev_out);
-    if (s.host != nullptr) (void)cudaFreeHost(s.host);
-    if (s.stream != nullptr) (void)cudaStreamDestroy(s.stream);
+gpu::CudaLaunchFn launcher(gpu::Kernel kernel) {
+  switch (kernel) {
+    case gpu::Kernel::ecb_encrypt: return gpu::launch_ecb_encrypt;
+    case gpu::Kernel::ecb_decrypt: return gpu::launch_ecb_decrypt;
+    case gpu::Kernel::cbc_decrypt: return gpu::launch_cbc_decrypt;
+    case gpu::Kernel::cfb128_decrypt: return gpu::launch_cfb128_decrypt;
+    case gpu::Kernel::ctr: break;
   }
-  if (tables != nullptr) (void)cudaFree(tables);
-  (void)cudaGetLastError();
+  return gpu::launch_ctr;
 }
 
-CudaEngine::CudaEngine(const CudaOptions& options) : impl_(std::make_unique<Impl>()) {
-  Impl& m = *impl_;
-  m.options = options;
-  if (options.threads_per_block == 0 || options.threads_per_block % 32 != 0 ||
-      options.threads_per_block > 1024) {
+// One CUDA device as the driver's gpu::Device.
+class CudaDevice final : public gpu::Device {
+ public:
+  CudaDevice(const CudaOptions& options, int device, CudaDeviceInfo info)
+      : options_(options), device_(device), info_(std::move(info)) {
+    use_device();
+    const auto& image = gpu::aes_tables().image;
+    void* tables = nullptr;
+    check(cudaMalloc(&tables, sizeof(image)), "cudaMalloc (tables)");
+    tables_ = static_cast<std::uint32_t*>(tables);
+    check(cudaMemcpy(tables_, image.data(), sizeof(image), cudaMemcpyHostToDevice), "cudaMemcpy (tables)");
+  }
+  // Releases what was allocated, ignoring errors: after a kernel fault the
+  // context is gone and every call fails, but the process must go on.
+  ~CudaDevice() override {
+    (void)cudaSetDevice(device_);
+    free_lanes();
+    if (tables_ != nullptr) (void)cudaFree(tables_);
+    (void)cudaGetLastError();
+  }
+
+  const CudaDeviceInfo& info() const { return info_; }
+  std::string label() const override {
+    return "CUDA device " + std::to_string(info_.index) + " (" + info_.name + ")";
+  }
+
+  void open_lanes(unsigned count, std::size_t batch_bytes, bool profile) override {
+    use_device();
+    free_lanes();
+    lanes_.resize(count);
+    for (Lane& lane : lanes_) {
+      // Non-blocking: no implicit synchronisation with the legacy default
+      // stream, so nothing else in the process serialises the batches.
+      check(cudaStreamCreateWithFlags(&lane.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+      void* host = nullptr;
+      check(cudaHostAlloc(&host, batch_bytes, cudaHostAllocDefault), "cudaHostAlloc");
+      lane.host = static_cast<std::uint8_t*>(host);
+      check(cudaMalloc(&lane.dev_in, batch_bytes), "cudaMalloc (input)");
+      check(cudaMalloc(&lane.dev_out, batch_bytes), "cudaMalloc (output)");
+      if (profile) {
+        for (cudaEvent_t& e : lane.events) check(cudaEventCreate(&e), "cudaEventCreate");
+      }
+    }
+    profile_ = profile;
+  }
+
+  std::uint8_t* host_buffer(unsigned lane) override { return lanes_[lane].host; }
+
+  // Kept on the host: they travel with each launch as a kernel parameter.
+  void set_keys(const gpu::RoundKeys& keys) override { keys_ = keys; }
+
+  void enqueue(unsigned l, const gpu::Launch& launch) override {
+    use_device();  // the current device is per host thread
+    Lane& lane = lanes_[l];
+    const std::size_t n = launch.bytes;
+    if (profile_) check(cudaEventRecord(lane.events[0], lane.stream), "cudaEventRecord");
+    check(cudaMemcpyAsync(lane.dev_in, lane.host, n, cudaMemcpyHostToDevice, lane.stream),
+          "cudaMemcpyAsync (host to device)");
+    if (profile_) check(cudaEventRecord(lane.events[1], lane.stream), "cudaEventRecord");
+    const std::size_t blocks = (n + kBlockLen - 1) / kBlockLen;
+    const std::size_t per_thread = options_.blocks_per_thread;
+    const std::size_t tpb = options_.threads_per_block;
+    const std::size_t threads = (blocks + per_thread - 1) / per_thread;
+    const std::size_t grid =
+        std::clamp<std::size_t>((threads + tpb - 1) / tpb, 1, std::numeric_limits<int>::max());
+    check(launcher(launch.kernel)(static_cast<unsigned>(grid), static_cast<unsigned>(tpb), lane.stream,
+                                  lane.dev_in, lane.dev_out, n, launch.first_block, launch.state.data(),
+                                  keys_.words.data(), keys_.rounds, tables_),
+          "kernel launch");
+    if (profile_) check(cudaEventRecord(lane.events[2], lane.stream), "cudaEventRecord");
+    check(cudaMemcpyAsync(lane.host, lane.dev_out, n, cudaMemcpyDeviceToHost, lane.stream),
+          "cudaMemcpyAsync (device to host)");
+    if (profile_) check(cudaEventRecord(lane.events[3], lane.stream), "cudaEventRecord");
+  }
+
+  gpu::LaneTimes wait(unsigned l) override {
+    use_device();
+    Lane& lane = lanes_[l];
+    check(cudaStreamSynchronize(lane.stream), "cudaStreamSynchronize");
+    gpu::LaneTimes times;
+    if (profile_) {
+      float ms[3] = {};
+      for (std::size_t i = 0; i < 3; ++i) {
+        check(cudaEventElapsedTime(&ms[i], lane.events[i], lane.events[i + 1]), "cudaEventElapsedTime");
+      }
+      times = {ms[0] * 1e-3, ms[1] * 1e-3, ms[2] * 1e-3};
+    }
+    return times;
+  }
+
+  gpu::LinkRates measure_link(std::size_t bytes, unsigned repeats) override {
+    use_device();
+    Scratch up(bytes), down(bytes);
+    const auto rate = [&](float ms) { return ms > 0 ? static_cast<double>(bytes) / (ms * 1e-3) : 0.0; };
+    gpu::LinkRates best;
+    for (unsigned r = 0; r < repeats; ++r) {
+      best.up = std::max(best.up, rate(up.time([&] { up.copy_up(); })));
+      best.down = std::max(best.down, rate(down.time([&] { down.copy_down(); })));
+      // Both ways at once: each on its own stream, each timed by its own events.
+      up.record_start();
+      down.record_start();
+      up.copy_up();
+      down.copy_down();
+      best.both = std::max(best.both, std::min(rate(up.record_end()), rate(down.record_end())));
+    }
+    return best;
+  }
+
+  double kernel_seconds(const gpu::Launch& launch, unsigned repeats) override {
+    use_device();
+    Scratch buffers(launch.bytes);
+    const std::size_t blocks = (launch.bytes + kBlockLen - 1) / kBlockLen;
+    const std::size_t threads = (blocks + options_.blocks_per_thread - 1) / options_.blocks_per_thread;
+    const std::size_t grid = std::clamp<std::size_t>((threads + options_.threads_per_block - 1) /
+                                                         options_.threads_per_block, 1,
+                                                     std::numeric_limits<int>::max());
+    double best = 0;
+    for (unsigned r = 0; r < repeats; ++r) {
+      const float ms = buffers.time([&] {
+        check(launcher(launch.kernel)(static_cast<unsigned>(grid), options_.threads_per_block, buffers.stream,
+                                      buffers.dev_in, buffers.dev_out, launch.bytes, launch.first_block,
+                                      launch.state.data(), keys_.words.data(), keys_.rounds, tables_),
+              "kernel launch");
+      });
+      const double seconds = ms * 1e-3;
+      if (r == 0 || seconds < best) best = seconds;
+    }
+    return best;
+  }
+
+  void drain_quietly() noexcept override {
+    (void)cudaSetDevice(device_);
+    for (Lane& lane : lanes_) {
+      if (lane.stream != nullptr) (void)cudaStreamSynchronize(lane.stream);
+    }
+    (void)cudaGetLastError();
+  }
+
+ private:
+  struct Lane {
+    cudaStream_t stream = nullptr;
+    std::uint8_t* host = nullptr;  // cudaHostAlloc: page-locked, so copies are async DMA
+    void* dev_in = nullptr;
+    void* dev_out = nullptr;
+    // With profiling: before the upload, after it, after the kernel, after the download.
+    std::array<cudaEvent_t, 4> events{};
+  };
+
+  // Buffers and a stream of a measurement's own, freed with it.
+  struct Scratch {
+    explicit Scratch(std::size_t n) : bytes(n) {
+      check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+      check(cudaEventCreate(&start), "cudaEventCreate");
+      check(cudaEventCreate(&end), "cudaEventCreate");
+      check(cudaHostAlloc(&host, n, cudaHostAllocDefault), "cudaHostAlloc");
+      check(cudaMalloc(&dev_in, n), "cudaMalloc");
+      check(cudaMalloc(&dev_out, n), "cudaMalloc");
+      check(cudaMemset(dev_in, 0x5a, n), "cudaMemset");
+      std::memset(host, 0xa5, n);
+    }
+    ~Scratch() {
+      (void)cudaStreamSynchronize(stream);
+      (void)cudaFree(dev_out);
+      (void)cudaFree(dev_in);
+      (void)cudaFreeHost(host);
+      (void)cudaEventDestroy(end);
+      (void)cudaEventDestroy(start);
+      (void)cudaStreamDestroy(stream);
+    }
+    Scratch(const Scratch&) = delete;
+    Scratch& operator=(const Scratch&) = delete;
+    void copy_up() { check(cudaMemcpyAsync(dev_in, host, bytes, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync"); }
+    void copy_down() {
+      check(cudaMemcpyAsync(host, dev_in, bytes, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
+    }
+    void record_start() { check(cudaEventRecord(start, stream), "cudaEventRecord"); }
+    // Milliseconds from record_start, once the stream is done.
+    float record_end() {
+      check(cudaEventRecord(end, stream), "cudaEventRecord");
+      check(cudaEventSynchronize(end), "cudaEventSynchronize");
+      float ms = 0;
+      check(cudaEventElapsedTime(&ms, start, end), "cudaEventElapsedTime");
+      return ms;
+    }
+    template <class Work>
+    float time(const Work& work) {
+      record_start();
+      work();
+      return record_end();
+    }
+
+    std::size_t bytes;
+    cudaStream_t stream = nullptr;
+    cudaEvent_t start = nullptr, end = nullptr;
+    void* host = nullptr;
+    void* dev_in = nullptr;
+    void* dev_out = nullptr;
+  };
+
+  void use_device() const { check(cudaSetDevice(device_), "cudaSetDevice"); }
+  void free_lanes() noexcept {
+    drain_quietly();
+    for (Lane& lane : lanes_) {
+      for (cudaEvent_t e : lane.events) {
+        if (e != nullptr) (void)cudaEventDestroy(e);
+      }
+      if (lane.dev_in != nullptr) (void)cudaFree(lane.dev_in);
+      if (lane.dev_out != nullptr) (void)cudaFree(lane.dev_out);
+      if (lane.host != nullptr) (void)cudaFreeHost(lane.host);
+      if (lane.stream != nullptr) (void)cudaStreamDestroy(lane.stream);
+    }
+    lanes_.clear();
+  }
+
+  CudaOptions options_;
+  int device_ = 0;
+  CudaDeviceInfo info_;
+  std::uint32_t* tables_ = nullptr;  // device copy of the table image
+  std::vector<Lane> lanes_;
+  bool profile_ = false;
+  gpu::RoundKeys keys_;  // wiped on destruction
+};
+
+std::unique_ptr<CudaDevice> open_cuda_device(const CudaOptions& options) {
+  if (options.threads_per_block == 0 || options.threads_per_block % 32 != 0 || options.threads_per_block > 1024) {
     throw usage_error("CUDA: threads per block must be a multiple of 32 from 32 to 1024, got " +
                       std::to_string(options.threads_per_block));
   }
-  m.options.streams = std::max(2u, options.streams);
-  m.options.blocks_per_thread = std::max(1u, options.blocks_per_thread);
-
+  CudaOptions checked = options;
+  checked.blocks_per_thread = std::max(1u, options.blocks_per_thread);
   cudaError_t why = cudaSuccess;
   const int count = device_count(&why);
   if (why != cudaSuccess) {
@@ -204,203 +362,30 @@ CudaEngine::CudaEngine(const CudaOptions& options) : impl_(std::make_unique<Impl
       (void)cudaGetLastError();
       throw Error("CUDA: no CUDA device (no NVIDIA driver is installed)");
     }
-    throw Error(std::string("CUDA: no CUDA device available (cudaGetDeviceCount: ") +
-                cudaGetErrorString(why) + ")");
+    throw Error(std::string("CUDA: no CUDA device available (cudaGetDeviceCount: ") + cudaGetErrorString(why) + ")");
   }
   if (count == 0) throw Error("CUDA: no CUDA device found");
   const unsigned index = options.device_index.value_or(0);
   if (index >= static_cast<unsigned>(count)) {
-    throw usage_error("--device " + std::to_string(index) + ": there are only " +
-                      std::to_string(count) + " CUDA devices (see paes info)");
+    throw usage_error("--device " + std::to_string(index) + ": there are only " + std::to_string(count) +
+                      " CUDA devices (see paes info)");
   }
-  m.device = static_cast<int>(index);
-  m.info = describe_device(m.device);
-  const std::string label = "CUDA device " + std::to_string(index) + " (" + m.info.name + ")";
-  m.output_check = gpu::BatchCheck(label);
-  m.use_device();
-
-  const auto& image = gpu::aes_tables().image;
-  void* tables = nullptr;
-  check(cudaMalloc(&tables, sizeof(image)), "cudaMalloc (tables)");
-  m.tables = static_cast<std::uint32_t*>(tables);
-  check(cudaMemcpy(m.tables, image.data(), sizeof(image), cudaMemcpyHostToDevice),
-        "cudaMemcpy (tables)");
-
-  m.batch_bytes = std::max<std::size_t>(kBlockLen, options.batch_bytes / kBlockLen * kBlockLen);
-  m.slots.resize(m.options.streams);
-  for (CudaSlot& s : m.slots) {
-    // Non-blocking: no implicit synchronisation with the legacy default
-    // stream, so nothing else in the process serialises the batches.
-    check(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking), "cudaStreamCreate");
-    void* host = nullptr;
-    check(cudaHostAlloc(&host, m.batch_bytes, cudaHostAllocDefault), "cudaHostAlloc");
-    s.host = static_cast<std::uint8_t*>(host);
-    check(cudaMalloc(&s.dev_in, m.batch_bytes), "cudaMalloc (input)");
-    check(cudaMalloc(&s.dev_out, m.batch_bytes), "cudaMalloc (output)");
-    if (options.profile) {
-      for (cudaEvent_t& e : s.events) check(cudaEventCreate(&e), "cudaEventCreate");
-    }
-  }
-  gpu::run_self_test(
-      [this](const CipherSpec& spec, std::uint8_t* out, const std::uint8_t* in, std::size_t len) {
-        return transform(spec, out, in, len);
-      },
-      label);
-  reset_stats();  // the self-test is not the caller's work
+  const int device = static_cast<int>(index);
+  return std::make_unique<CudaDevice>(checked, device, describe_device(device));
 }
 
-CudaEngine::~CudaEngine() = default;
-
-const CudaDeviceInfo& CudaEngine::device() const { return impl_->info; }
-const CudaEngine::Stats& CudaEngine::stats() const { return impl_->stats; }
-void CudaEngine::reset_stats() { impl_->stats = {}; }
-
-bool CudaEngine::supports(const CipherSpec& spec) { return gpu::runs_on_gpu(spec); }
-
-void CudaEngine::begin(const CipherSpec& spec, const Block& start_state) {
-  Impl& m = *impl_;
-  if (!supports(spec)) {
-    throw usage_error(std::string("the cuda engine runs ECB, CTR and CBC/CFB decryption; ") +
-                      std::string(mode_name(spec.mode)) + " " +
-                      std::string(direction_name(spec.direction)) +
-                      " is not among them (sequential directions run on the CPU)");
-  }
-  check_key_length(spec.key.size());
-  m.use_device();
-  m.drain_all_quietly();
-  m.begun = false;
-  m.mode = spec.mode;
-  m.direction = spec.direction;
-  m.padded = spec.padded();
-  const bool decrypt_kernel = spec.direction == Direction::decrypt &&
-                              (spec.mode == Mode::ecb || spec.mode == Mode::cbc);
-  m.round_keys = decrypt_kernel ? gpu::expand_decrypt_key(spec.key.data(), spec.key.size())
-                                : gpu::expand_encrypt_key(spec.key.data(), spec.key.size());
-  switch (spec.mode) {
-    case Mode::ecb:
-      m.launch_fn = spec.direction == Direction::encrypt ? gpu::launch_ecb_encrypt
-                                                         : gpu::launch_ecb_decrypt;
-      break;
-    case Mode::cbc:
-      m.launch_fn = gpu::launch_cbc_decrypt;
-      break;
-    case Mode::cfb128:
-      m.launch_fn = gpu::launch_cfb128_decrypt;
-      break;
-    default:
-      m.launch_fn = gpu::launch_ctr;
-      break;
-  }
-  m.counter0 = block_words(start_state);
-  m.chain = start_state;
-  m.blocks_done = 0;
-  m.output_check.begin(spec, start_state);
-  m.begun = true;
+GpuDriverOptions driver_options(const CudaOptions& options) {
+  GpuDriverOptions d;
+  d.batch_bytes = options.batch_bytes;
+  d.lanes = options.streams;
+  d.profile = options.profile;
+  return d;
 }
 
-void CudaEngine::Impl::drain_all_quietly() noexcept {
-  for (CudaSlot& s : slots) {
-    if (s.stream != nullptr) (void)cudaStreamSynchronize(s.stream);
-    s.pending_out = nullptr;
-    s.pending_len = 0;
-  }
-}
+}  // namespace
 
-// Waits for the slot's batch, if any, and copies its output to the caller.
-void CudaEngine::Impl::finish(CudaSlot& slot) {
-  if (slot.pending_out == nullptr) return;
-  check(cudaStreamSynchronize(slot.stream), "cudaStreamSynchronize");
-  output_check.verify(slot.sample, slot.host);
-  stats.checked_batches += 1;
-  std::memcpy(slot.pending_out, slot.host, slot.pending_len);
-  if (options.profile) {
-    float ms[3] = {};
-    for (std::size_t i = 0; i < 3; ++i) {
-      check(cudaEventElapsedTime(&ms[i], slot.events[i], slot.events[i + 1]),
-            "cudaEventElapsedTime");
-    }
-    stats.write_seconds += ms[0] * 1e-3;
-    stats.kernel_seconds += ms[1] * 1e-3;
-    stats.read_seconds += ms[2] * 1e-3;
-  }
-  slot.pending_out = nullptr;
-  slot.pending_len = 0;
-}
+CudaEngine::CudaEngine(const CudaOptions& options) : GpuDriver(open_cuda_device(options), driver_options(options)) {}
 
-// Enqueues upload, kernel and download of the n bytes staged in slot.host.
-void CudaEngine::Impl::launch(CudaSlot& slot, std::size_t n, std::uint64_t first_block,
-                              const std::array<std::uint32_t, 4>& state) {
-  const bool timed = options.profile;
-  if (timed) check(cudaEventRecord(slot.events[0], slot.stream), "cudaEventRecord");
-  check(cudaMemcpyAsync(slot.dev_in, slot.host, n, cudaMemcpyHostToDevice, slot.stream),
-        "cudaMemcpyAsync (host to device)");
-  if (timed) check(cudaEventRecord(slot.events[1], slot.stream), "cudaEventRecord");
-
-  const std::size_t blocks = (n + kBlockLen - 1) / kBlockLen;
-  const std::size_t per_thread = options.blocks_per_thread;
-  const std::size_t tpb = options.threads_per_block;
-  const std::size_t threads = (blocks + per_thread - 1) / per_thread;
-  const std::size_t grid = std::clamp<std::size_t>((threads + tpb - 1) / tpb, 1,
-                                                   std::numeric_limits<int>::max());
-  check(launch_fn(static_cast<unsigned>(grid), static_cast<unsigned>(tpb), slot.stream,
-                  slot.dev_in, slot.dev_out, n, first_block, state.data(),
-                  round_keys.words.data(), round_keys.rounds, tables),
-        "kernel launch");
-  if (timed) check(cudaEventRecord(slot.events[2], slot.stream), "cudaEventRecord");
-
-  check(cudaMemcpyAsync(slot.host, slot.dev_out, n, cudaMemcpyDeviceToHost, slot.stream),
-        "cudaMemcpyAsync (device to host)");
-  if (timed) check(cudaEventRecord(slot.events[3], slot.stream), "cudaEventRecord");
-  stats.bytes += n;
-  stats.batches += 1;
-}
-
-std::size_t CudaEngine::update(std::uint8_t* out, const std::uint8_t* in, std::size_t len,
-                               bool final) {
-  Impl& m = *impl_;
-  if (!m.begun) throw Error("CUDA engine: update() before begin()");
-  const gpu::DevicePiece piece(m.mode, m.direction, m.padded, in, len, final, "CUDA");
-  const std::size_t device_len = piece.device_len();
-
-  m.use_device();
-  const std::size_t nslots = m.slots.size();
-  try {
-    std::size_t batch_index = 0;
-    for (std::size_t off = 0; off < device_len; off += m.batch_bytes, ++batch_index) {
-      CudaSlot& slot = m.slots[batch_index % nslots];
-      m.finish(slot);  // the batch that used this slot `nslots` batches ago
-      const std::size_t n = std::min(m.batch_bytes, device_len - off);
-      piece.stage(slot.host, off, n);
-
-      std::array<std::uint32_t, 4> state{};
-      if (m.mode == Mode::ctr) state = m.counter0;
-      if (m.mode == Mode::cbc || m.mode == Mode::cfb128) state = block_words(m.chain);
-      const std::uint64_t first_block = m.blocks_done + off / kBlockLen;
-      slot.sample = m.output_check.sample(slot.host, n, first_block, m.chain);
-      // The next batch chains from this one's last ciphertext block, taken from
-      // the staged copy (with out == in, `in` may be overwritten before the
-      // next batch is staged) and before the download overwrites it.
-      if (n >= kBlockLen) std::memcpy(m.chain.data(), slot.host + n - kBlockLen, kBlockLen);
-      m.launch(slot, n, first_block, state);
-      slot.pending_out = out + off;
-      slot.pending_len = n;
-    }
-    // Oldest first, so each copy-out overlaps the batches still running.
-    for (std::size_t i = 0; i < nslots; ++i) m.finish(m.slots[(batch_index + i) % nslots]);
-  } catch (...) {
-    m.drain_all_quietly();
-    throw;
-  }
-  m.blocks_done += device_len / kBlockLen;
-
-  if (final) m.begun = false;
-  return piece.output_len(out);
-}
-
-std::size_t CudaEngine::transform(const CipherSpec& spec, std::uint8_t* out,
-                                  const std::uint8_t* in, std::size_t len) {
-  begin(spec, spec.iv);
-  return update(out, in, len, true);
-}
+const CudaDeviceInfo& CudaEngine::device() const { return static_cast<const CudaDevice&>(gpu_device()).info(); }
 
 }  // namespace paes

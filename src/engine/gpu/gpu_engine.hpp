@@ -1,18 +1,17 @@
-// The opencl and cuda engines: a GPU backend (OpenClEngine, CudaEngine, which
-// share one API shape) behind the Engine interface.
+// The opencl and cuda engines: a GPU driver (OpenClEngine, CudaEngine, both
+// a GpuDriver: engine/gpu/gpu_driver.hpp) behind the Engine interface.
 //
 // A GPU runs the raw modes whose blocks are independent (ECB, CTR, and CBC
-// and CFB128 decryption) on the whole input, streamed through the backend in
-// batches: the backend keeps two batches in flight so transfers overlap its
-// kernels, and carries the chaining state from one batch to the next. What a
-// GPU doesn't run (sequential directions, CFB8/CFB1, the sealed format's
-// AES-GCM, and streams from pipes) goes to the threads engine, with a
-// one-line note saying so: the bytes are the same either way.
+// and CFB128 decryption) on the whole input, through the driver's pipeline:
+// files are read straight into page-locked memory and written from it while
+// other batches are on the device. What a GPU doesn't run (sequential
+// directions, CFB8/CFB1, the sealed format's AES-GCM, and streams from pipes)
+// goes to the threads engine, with a one-line note saying so: the bytes are
+// the same either way.
 #pragma once
 
 #include <iostream>
 #include <memory>
-#include <vector>
 
 #include "engine/engines.hpp"
 
@@ -31,34 +30,8 @@ class GpuEngine final : public Engine {
 
   std::uint64_t run(const Job& job, Source& in, Sink& out) override {
     if (!on_gpu(job)) return run_on_cpu(job, in, out);
-    const CipherSpec& spec = *job.raw_spec();
     job.chunk_count(in.size());  // refuses impossible lengths as the CPU path does
-    Backend& gpu = backend();
-    gpu.begin(spec, spec.iv);
-    // Several backend batches per call, so the backend keeps its batches in
-    // flight (transfers overlapping kernels) within each piece of the file.
-    const std::size_t batch = options_.batch_bytes * 4;
-    if (in.in_memory() && out.in_memory()) {
-      const std::uint64_t len = in.size();
-      const std::size_t produced = gpu.update(out.view(0, static_cast<std::size_t>(output_capacity(job, len))),
-                                              in.view(0, static_cast<std::size_t>(len)), static_cast<std::size_t>(len), true);
-      report(len);
-      return produced;
-    }
-    std::vector<std::uint8_t> buffer(batch + kBlockLen);
-    std::uint64_t written = 0;
-    std::uint64_t offset = 0;
-    do {
-      const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(batch, in.size() - offset));
-      const bool last = offset + n == in.size();
-      in.read_at(offset, {buffer.data(), n});
-      const std::size_t produced = gpu.update(buffer.data(), buffer.data(), n, last);
-      out.write_at(written, {buffer.data(), produced});
-      written += produced;
-      offset += n;
-      report(n);
-    } while (offset < in.size());
-    return written;
+    return backend().run(*job.raw_spec(), in, out, [this](std::uint64_t bytes) { report(bytes); });
   }
 
   std::uint64_t run_stream(const Job& job, StreamReader& in, StreamWriter& out) override {

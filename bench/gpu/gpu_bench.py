@@ -1,0 +1,155 @@
+"""The GPU measurement of paes, in one run (issue #12; docs/GPU.md): for each GPU engine that has a real GPU
+(a CUDA device, or an OpenCL device of type gpu):
+
+  - the page-locked link: up alone, down alone, and each way while both run (paes bench --engine E);
+  - kernel-only AES-128-CTR on 1 GiB (--work-mib) already on the device, timed with the device's events;
+  - in memory with transfers: 1 GiB through the driver's pipeline (16 MiB batches);
+  - a SIZE file on tmpfs, end to end: --engine cuda, --engine opencl, --engine threads, --engine auto and
+    one-thread `openssl enc`, round-robin, medians of RUNS after a warm-up (bench/suite/paes_bench/runner.py);
+
+then the ratios of the issue's goals, all from this one run. Prints a report and writes it as JSON.
+
+    python3 bench/gpu/gpu_bench.py [--paes PAES] [--size-mib 4096] [--runs 3] [--dir /dev/shm] [--json OUT]
+
+Also imported by the benchmark suite's experiment e (the work-size sweep), which uses gpu_devices() and
+engine_figures(). Standard-library Python 3 only: GPU machines may have nothing else.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "suite"))
+from paes_bench.runner import measure, run_checked  # noqa: E402
+
+MIB = 1 << 20
+KEY_HEX = "000102030405060708090a0b0c0d0e0f"
+IV_HEX = "f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff"
+
+
+def gpu_devices(paes, cpu_opencl=False):
+    """The GPU engines of this paes that have a real GPU: {engine: device name}, from `paes info --json`.
+    With cpu_opencl, an OpenCL device on the CPU (PoCL) counts too: a check of this script, not a figure."""
+    info = json.loads(run_checked([paes, "info", "--json"]).stdout)
+    found = {}
+    if info.get("cuda_devices"):
+        found["cuda"] = info["cuda_devices"][0].get("name", "CUDA device 0")
+    gpus = [d for d in info.get("opencl_devices", []) if d.get("type") == "gpu" or cpu_opencl]
+    if gpus:
+        found["opencl"] = gpus[0].get("name", "OpenCL GPU")
+    return found
+
+
+def engine_figures(paes, engine, work_sizes, repeat, mode="ctr", key_bits=128):
+    """`paes bench --engine ENGINE --json` over `work_sizes` (bytes per launch): its records."""
+    argv = [paes, "bench", "--engine", engine, "--modes", mode, "--key-bits", str(key_bits), "--directions",
+            "encrypt", "--size", ",".join(f"{w // MIB}M" for w in work_sizes), "--repeat", str(repeat), "--json"]
+    return json.loads(run_checked(argv, timeout=600).stdout)
+
+
+def figure(records, name, work=None):
+    for r in records:
+        if r.get("figure") == name and (work is None or r.get("work_bytes") == work):
+            return r
+    return None
+
+
+def file_runs(paes, engines, size_mib, runs, directory):
+    """A size_mib MiB file on `directory` through each engine and one-thread openssl enc: medians."""
+    work = tempfile.mkdtemp(prefix="paes-gpu-", dir=directory)
+    src, out = os.path.join(work, "in.bin"), os.path.join(work, "out.bin")
+    key = os.path.join(work, "key")
+    try:
+        with open(key, "wb") as f:
+            f.write(bytes.fromhex(KEY_HEX))
+        os.chmod(key, 0o600)
+        with open(src, "wb") as f:  # zeros: CTR's speed does not depend on the data
+            for _ in range(size_mib):
+                f.write(bytes(MIB))
+        cands = []
+        for engine in engines + ["threads", "auto"]:
+            cands.append({"argv": [paes, "encrypt", "--mode", "ctr", "--key-file", key, "--iv", IV_HEX, "--engine",
+                                   engine, "-f", src, "-o", out, "--json"],
+                          "src": src, "out": out, "parse_json": True, "stdout": subprocess.DEVNULL,
+                          "rec": {"name": engine, "bytes": size_mib * MIB}})
+        cands.append({"argv": ["openssl", "enc", "-aes-128-ctr", "-K", KEY_HEX, "-iv", IV_HEX, "-in", src, "-out", out],
+                      "src": src, "out": out, "parse_json": False, "stdout": subprocess.DEVNULL,
+                      "rec": {"name": "openssl enc", "bytes": size_mib * MIB}})
+        return {r["name"]: r for r in measure(cands, runs)}
+    finally:
+        for p in (src, out, key):
+            if os.path.exists(p):
+                os.unlink(p)
+        os.rmdir(work)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    root = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+    ap.add_argument("--paes", default=os.environ.get("PAES", os.path.join(root, "build", "release", "paes")))
+    ap.add_argument("--size-mib", type=int, default=4096, help="the file's size (default 4096)")
+    ap.add_argument("--runs", type=int, default=3, help="timed runs of each file command, after a warm-up")
+    ap.add_argument("--repeat", type=int, default=3, help="repeats of each in-memory figure")
+    ap.add_argument("--dir", default="/dev/shm", help="where the file goes (default /dev/shm: tmpfs)")
+    ap.add_argument("--work-mib", type=int, default=1024, help="bytes on the device for kernel-only and for "
+                    "the in-memory figure (default 1024; at least 256 for the issue's kernel figure)")
+    ap.add_argument("--json", default="gpu-bench.json", help="where the report goes as JSON")
+    ap.add_argument("--cpu-opencl", action="store_true",
+                    help="count an OpenCL device on the CPU (PoCL) as a GPU: to check this script without one")
+    args = ap.parse_args()
+
+    start = time.time()
+    devices = gpu_devices(args.paes, args.cpu_opencl)
+    if not devices:
+        print("no GPU: paes info lists no CUDA device and no OpenCL device of type gpu; nothing to measure")
+        return 77
+    report = {"devices": devices, "size_mib": args.size_mib, "runs": args.runs, "engines": {}}
+    for engine in devices:
+        work = args.work_mib * MIB
+        batch = min(16 * MIB, work)
+        records = engine_figures(args.paes, engine, sorted({batch, work}), args.repeat)
+        report["engines"][engine] = {
+            "link_up_gbps": figure(records, "link_up")["gbps"],
+            "link_down_gbps": figure(records, "link_down")["gbps"],
+            "link_both_ways_gbps": figure(records, "link_both_ways")["gbps"],
+            "kernel_only_gbps": figure(records, "kernel", work)["gbps"],
+            "with_transfers_gbps": figure(records, "transfers", batch)["gbps"],
+            "records": records,
+        }
+    files = file_runs(args.paes, list(devices), args.size_mib, args.runs, args.dir)
+    report["file"] = files
+    report["seconds"] = time.time() - start
+
+    print(f"GPU: {', '.join(f'{e}: {d}' for e, d in devices.items())}")
+    for engine, f in report["engines"].items():
+        print(f"\n{engine}: pinned link up {f['link_up_gbps']:.1f} GB/s, down {f['link_down_gbps']:.1f} GB/s, "
+              f"both ways at once {f['link_both_ways_gbps']:.1f} GB/s each")
+        print(f"  kernel-only AES-128-CTR, {args.work_mib} MiB on the device: {f['kernel_only_gbps']:.1f} GB/s "
+              f"({8 * f['kernel_only_gbps'] / 1000:.2f} Tbit/s)   goal >= 290 GB/s, stretch 400")
+        ratio = f["with_transfers_gbps"] / f["link_both_ways_gbps"] if f["link_both_ways_gbps"] else 0
+        print(f"  in memory with transfers, {args.work_mib} MiB: {f['with_transfers_gbps']:.1f} GB/s = "
+              f"{100 * ratio:.0f}% of the "
+              f"both-ways link   goal >= 40 GB/s and >= 85%")
+    print(f"\n{args.size_mib} MiB file on {args.dir}, medians of {args.runs} round-robin runs after a warm-up:")
+    for name, r in files.items():
+        own = f"   (paes' own: {r['paes_reported_seconds']:.3f} s)" if "paes_reported_seconds" in r else ""
+        print(f"  {name:<12} {r['seconds']:8.3f} s  {r['gbps']:6.2f} GB/s{own}")
+    threads = files["threads"]["seconds"]
+    for engine in devices:
+        gpu = files[engine]["seconds"]
+        print(f"  --engine {engine} / --engine threads: {gpu / threads:.2f}   goal <= 1.00")
+        print(f"  openssl enc / --engine {engine}:      {files['openssl enc']['seconds'] / gpu:.2f}   goal >= 3")
+    best = min([threads] + [files[e]["seconds"] for e in devices])
+    print(f"  --engine auto / the better of threads and GPU: {files['auto']['seconds'] / best:.2f}   goal <= 1.05")
+    print(f"\nthe whole measurement took {report['seconds']:.0f} s; JSON in {args.json}")
+    with open(args.json, "w") as f:
+        json.dump(report, f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

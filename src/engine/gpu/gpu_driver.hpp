@@ -1,0 +1,147 @@
+// One GPU driver for every device (gpu_device.hpp): the parallel directions of
+// the raw modes (ECB both ways, CTR both ways, CBC and CFB128 decryption),
+// byte-identical to OpenSSL, over memory and over files.
+//
+// The contract mirrors ChunkCipher (paes/cipher.hpp), so an engine hands it a
+// chunk the way it hands one to OpenSSL: begin() with the chunk's start state
+// from the plan, then update() pieces, the last one `final`; run() does a
+// whole message from a Source to a Sink.
+//
+// A piece goes through the device's lanes as a pipeline of three threads, so
+// that reading, upload, kernel, download and writing of different batches
+// run at the same time:
+//   - a reader fills the next free lane's page-locked buffer: straight from
+//     the file (pread into pinned memory) or, from memory, with the copy
+//     split over several threads;
+//   - the calling thread launches each filled lane in order (upload, kernel,
+//     download on that lane's queue or stream);
+//   - a writer waits for each lane in order, checks three of its blocks on
+//     the CPU (gpu_check.hpp) and writes its output from the page-locked
+//     buffer (pwrite, or a split copy into memory), then frees the lane.
+// With `lanes` (>= 3) batches in flight, each stage works on its own batch.
+// A piece of one batch runs on the calling thread alone.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "engine/gpu/gpu_check.hpp"
+#include "engine/gpu/gpu_device.hpp"
+#include "paes/io.hpp"
+#include "paes/mode.hpp"
+
+namespace paes {
+
+struct GpuDriverOptions {
+  // Bytes per batch (rounded down to whole blocks, and to what one device
+  // allocation may hold).
+  std::size_t batch_bytes = std::size_t{16} << 20;
+  // Batches in flight, one per lane; at least 3, so that filling, the device
+  // and writing each have one.
+  unsigned lanes = 4;
+  // Threads that split each copy between memory and page-locked buffers
+  // (in-memory pieces); 0: up to 8, no more than the CPUs.
+  unsigned copy_threads = 0;
+  // Time uploads, kernels and downloads with the device's events (stats()).
+  bool profile = false;
+};
+
+class GpuDriver {
+ public:
+  // Opens the device's lanes and runs the AES self-test on it
+  // (gpu_check.hpp): throws Error when the device fails it.
+  GpuDriver(std::unique_ptr<gpu::Device> device, const GpuDriverOptions& options);
+  virtual ~GpuDriver();
+  GpuDriver(const GpuDriver&) = delete;
+  GpuDriver& operator=(const GpuDriver&) = delete;
+
+  // Whether a spec's mode and direction run on a device: ECB, CTR, and the
+  // decryption of CBC and CFB128. The others are sequential (or, for CFB8 and
+  // CFB1, not worth a device) and belong to the CPU.
+  static bool supports(const CipherSpec& spec);
+
+  // Starts a message, or a chunk of one, under `spec` (which need not outlive
+  // the call: the round keys are expanded here). start_state is what
+  // ChunkPlan::start_state gives: the counter block of the first block (CTR),
+  // the ciphertext block before it (CBC, CFB128: the IV for the first chunk);
+  // ignored for ECB. Throws a usage Error for an unsupported spec.
+  void begin(const CipherSpec& spec, const Block& start_state);
+
+  // Transforms the next `len` bytes of the chunk into `out`, which may equal
+  // `in`. Pieces before the final one must be whole blocks. On the final
+  // piece a padded (ECB/CBC) spec encrypts with the PKCS#7 block appended
+  // (`out` must hold len + 16 bytes) or decrypts, checks and strips it. The
+  // work is done when the call returns. Returns the bytes written.
+  // Three blocks of every batch are recomputed on the CPU (gpu_check.hpp); a
+  // mismatch throws Error, and `out` must then be discarded. Throws Error on
+  // bad padding ("bad decrypt: wrong key or corrupted data"), on a length the
+  // spec can't take, and on any device failure; the message then ends (a
+  // next update() needs a begin()).
+  std::size_t update(std::uint8_t* out, const std::uint8_t* in, std::size_t len, bool final);
+
+  // A whole message at once: begin(spec, spec.iv) and one final update.
+  // `out` must hold len + 16 bytes.
+  std::size_t transform(const CipherSpec& spec, std::uint8_t* out, const std::uint8_t* in, std::size_t len);
+
+  // A whole message from `in` to `out` (files or memory) under `spec`,
+  // through the pipeline; `progress` gets the input bytes of each batch
+  // written. Returns the output length. Throws as update() does.
+  std::uint64_t run(const CipherSpec& spec, Source& in, Sink& out, const std::function<void(std::uint64_t)>& progress);
+
+  // Accumulated since construction or reset_stats(); the times are filled
+  // only with GpuDriverOptions::profile, and add up each batch's device time
+  // (batches overlap, so their sum may exceed the wall time).
+  struct Stats {
+    std::uint64_t bytes = 0;            // bytes through the kernels
+    std::uint64_t batches = 0;          // kernel launches
+    std::uint64_t checked_batches = 0;  // batches whose sampled blocks matched the CPU
+    double kernel_seconds = 0;          // device time in kernels
+    double write_seconds = 0;           // device time copying host -> device
+    double read_seconds = 0;            // device time copying device -> host
+  };
+  const Stats& stats() const { return stats_; }
+  void reset_stats() { stats_ = {}; }
+
+  // For benchmarks: the device's page-locked link on `bytes` each way, and
+  // the kernel of `spec` alone on `bytes` already on the device (seconds, by
+  // the device's events); each the best of `repeats`.
+  gpu::LinkRates measure_link(std::size_t bytes, unsigned repeats);
+  double kernel_only_seconds(const CipherSpec& spec, std::size_t bytes, unsigned repeats);
+
+  std::size_t batch_bytes() const { return batch_bytes_; }
+  unsigned lanes() const { return lanes_; }
+
+ protected:
+  gpu::Device& gpu_device() const { return *device_; }
+
+ private:
+  // Where a piece's bytes come from and go to: fill(dst, offset, n) reads
+  // input bytes [offset, offset + n) of the piece; drain(src, offset, n)
+  // writes output bytes [offset, offset + n).
+  using Fill = std::function<void(std::uint8_t* dst, std::size_t offset, std::size_t n)>;
+  using Drain = std::function<void(const std::uint8_t* src, std::size_t offset, std::size_t n)>;
+  std::size_t run_piece(std::size_t len, bool final, std::span<const std::uint8_t> tail, const Fill& fill,
+                        const Drain& drain, const std::function<void(std::uint64_t)>& progress);
+  struct Pipeline;
+
+  std::unique_ptr<gpu::Device> device_;
+  std::size_t batch_bytes_ = 0;
+  unsigned lanes_ = 0;
+  unsigned copy_threads_ = 0;
+  Stats stats_;
+  gpu::BatchCheck output_check_;
+
+  // The message under way (begin .. final update).
+  bool begun_ = false;
+  Mode mode_ = Mode::ctr;
+  Direction direction_ = Direction::encrypt;
+  bool padded_ = false;
+  gpu::Kernel kernel_ = gpu::Kernel::ctr;
+  Block counter0_{};              // CTR: counter block of the chunk's first block
+  Block chain_{};                 // CBC/CFB: ciphertext block before the next piece
+  std::uint64_t blocks_done_ = 0;  // CTR: blocks of the chunk already transformed
+};
+
+}  // namespace paes

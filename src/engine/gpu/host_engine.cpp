@@ -1,0 +1,193 @@
+#include "engine/gpu/host_engine.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "gpu/aes_tables.hpp"
+#include "gpu/host_kernels.hpp"
+#include "paes/error.hpp"
+
+namespace paes {
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The host as a gpu::Device: each lane is a thread that, for each enqueued
+// batch, copies it "up" into its input buffer, runs the kernel into its
+// output buffer and copies that back "down", as a stream would.
+class HostDevice final : public gpu::Device {
+ public:
+  explicit HostDevice(HostGpuOptions options) : options_(std::move(options)) {}
+  ~HostDevice() override { close_lanes(); }
+
+  std::string label() const override { return "host GPU adapter"; }
+
+  void open_lanes(unsigned count, std::size_t batch_bytes, bool profile) override {
+    close_lanes();
+    profile_ = profile;
+    lanes_.clear();
+    for (unsigned i = 0; i < count; ++i) {
+      auto lane = std::make_unique<Lane>();
+      lane->host.resize(batch_bytes);
+      lane->dev_in.resize(batch_bytes);
+      lane->dev_out.resize(batch_bytes);
+      lanes_.push_back(std::move(lane));
+    }
+    for (auto& lane : lanes_) lane->worker = std::thread([this, l = lane.get()] { serve(*l); });
+  }
+
+  std::uint8_t* host_buffer(unsigned lane) override { return lanes_[lane]->host.data(); }
+
+  void set_keys(const gpu::RoundKeys& keys) override { keys_ = keys; }
+
+  void enqueue(unsigned l, const gpu::Launch& launch) override {
+    Lane& lane = *lanes_[l];
+    {
+      const std::lock_guard lock(lane.mutex);
+      if (lane.queued) throw Error("host GPU adapter: a lane was enqueued twice");
+      lane.launch = launch;
+      lane.queued = true;
+      lane.done = false;
+    }
+    lane.changed.notify_all();
+  }
+
+  gpu::LaneTimes wait(unsigned l) override {
+    Lane& lane = *lanes_[l];
+    std::unique_lock lock(lane.mutex);
+    lane.changed.wait(lock, [&] { return lane.done || !lane.queued; });
+    if (lane.error) std::rethrow_exception(std::exchange(lane.error, nullptr));
+    return lane.times;
+  }
+
+  // The "link" is memcpy, the kernel the bodies on this thread: figures of
+  // the host, for the benchmark's tests rather than for comparison.
+  gpu::LinkRates measure_link(std::size_t bytes, unsigned repeats) override {
+    std::vector<std::uint8_t> host(bytes, 0xa5), device(bytes);
+    double best = 0;
+    for (unsigned r = 0; r < repeats; ++r) {
+      const auto start = std::chrono::steady_clock::now();
+      std::memcpy(device.data(), host.data(), bytes);
+      const double seconds = seconds_since(start);
+      if (seconds > 0) best = std::max(best, static_cast<double>(bytes) / seconds);
+    }
+    return {best, best, best / 2};
+  }
+
+  double kernel_seconds(const gpu::Launch& launch, unsigned repeats) override {
+    std::vector<std::uint8_t> in(launch.bytes, 0x5a), out(launch.bytes);
+    double best = 0;
+    for (unsigned r = 0; r < repeats; ++r) {
+      const auto start = std::chrono::steady_clock::now();
+      gpu::run_host_kernel(launch.kernel, in.data(), out.data(), launch.bytes, launch.first_block,
+                           launch.state.data(), keys_.words.data(), keys_.rounds, gpu::aes_tables().image.data(), 0,
+                           (launch.bytes + kBlockLen - 1) / kBlockLen);
+      const double seconds = seconds_since(start);
+      if (r == 0 || seconds < best) best = seconds;
+    }
+    return best;
+  }
+
+  void drain_quietly() noexcept override {
+    for (auto& lane : lanes_) {
+      std::unique_lock lock(lane->mutex);
+      lane->changed.wait(lock, [&] { return lane->done || !lane->queued; });
+      lane->error = nullptr;
+    }
+  }
+
+ private:
+  struct Lane {
+    std::vector<std::uint8_t> host, dev_in, dev_out;
+    std::thread worker;
+    std::mutex mutex;
+    std::condition_variable changed;
+    bool queued = false;  // a batch was enqueued and not yet waited for
+    bool done = false;    // ... and it is finished
+    bool closing = false;
+    gpu::Launch launch;
+    gpu::LaneTimes times;
+    std::exception_ptr error;
+  };
+
+  void serve(Lane& lane) {
+    for (;;) {
+      gpu::Launch launch;
+      {
+        std::unique_lock lock(lane.mutex);
+        lane.changed.wait(lock, [&] { return lane.closing || (lane.queued && !lane.done); });
+        if (lane.closing) return;
+        launch = lane.launch;
+      }
+      gpu::LaneTimes times;
+      std::exception_ptr error;
+      try {
+        const auto start = std::chrono::steady_clock::now();
+        std::memcpy(lane.dev_in.data(), lane.host.data(), launch.bytes);
+        times.upload = seconds_since(start);
+        const auto kernel_start = std::chrono::steady_clock::now();
+        gpu::run_host_kernel(launch.kernel, lane.dev_in.data(), lane.dev_out.data(), launch.bytes, launch.first_block,
+                             launch.state.data(), keys_.words.data(), keys_.rounds, gpu::aes_tables().image.data(), 0,
+                             (launch.bytes + kBlockLen - 1) / kBlockLen);
+        if (options_.after_kernel) options_.after_kernel(lane.dev_out.data(), launch.bytes);
+        times.kernel = seconds_since(kernel_start);
+        const auto download_start = std::chrono::steady_clock::now();
+        std::memcpy(lane.host.data(), lane.dev_out.data(), launch.bytes);
+        times.download = seconds_since(download_start);
+      } catch (...) {
+        error = std::current_exception();
+      }
+      {
+        const std::lock_guard lock(lane.mutex);
+        lane.times = profile_ ? times : gpu::LaneTimes{};
+        lane.error = error;
+        lane.done = true;
+        lane.queued = false;
+      }
+      lane.changed.notify_all();
+    }
+  }
+
+  void close_lanes() noexcept {
+    for (auto& lane : lanes_) {
+      {
+        const std::lock_guard lock(lane->mutex);
+        lane->closing = true;
+      }
+      lane->changed.notify_all();
+      if (lane->worker.joinable()) lane->worker.join();
+    }
+    lanes_.clear();
+  }
+
+  HostGpuOptions options_;
+  std::vector<std::unique_ptr<Lane>> lanes_;
+  bool profile_ = false;
+  gpu::RoundKeys keys_;  // wiped on destruction
+};
+
+GpuDriverOptions driver_options(const HostGpuOptions& options) {
+  GpuDriverOptions d;
+  d.batch_bytes = options.batch_bytes;
+  d.lanes = options.lanes;
+  d.profile = options.profile;
+  return d;
+}
+
+}  // namespace
+
+HostGpuEngine::HostGpuEngine(const HostGpuOptions& options)
+    : GpuDriver(std::make_unique<HostDevice>(options), driver_options(options)) {}
+
+}  // namespace paes
