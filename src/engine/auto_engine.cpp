@@ -1,5 +1,6 @@
 #include "engine/auto_engine.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -10,8 +11,8 @@
 
 #include "gpu/gpu_modes.hpp"
 #include "paes/backend.hpp"
-#include "paes/plan.hpp"
 #include "paes/error.hpp"
+#include "paes/plan.hpp"
 
 namespace paes {
 namespace {
@@ -98,8 +99,8 @@ MeasuredRates measure_rates(Engine& gpu, const CipherSpec& job_spec, unsigned th
 
 std::string describe_rates(EngineKind gpu, const MeasuredRates& rates, bool measured_now) {
   char text[160];
-  std::snprintf(text, sizeof text, "%s %.2f GB/s with transfers, threads %.2f GB/s (%s)", std::string(engine_name(gpu)).c_str(),
-                rates.gpu_bytes_per_s / 1e9, rates.cpu_bytes_per_s / 1e9,
+  std::snprintf(text, sizeof text, "%s %.2f GB/s with transfers, threads %.2f GB/s (%s)",
+                std::string(engine_name(gpu)).c_str(), rates.gpu_bytes_per_s / 1e9, rates.cpu_bytes_per_s / 1e9,
                 measured_now ? "measured now, kept for next time" : "measured before");
   return text;
 }
@@ -111,9 +112,15 @@ std::string describe_rates(EngineKind gpu, const MeasuredRates& rates, bool meas
 // or when the device fails, chosen_ becomes the threads engine.
 void AutoEngine::start_gpu_if_faster(const CipherSpec& spec) {
   const EngineKind gpu = chosen_;
+  // The device the engine will start: --device's, else the first GPU.
   const auto devices = list_gpu_devices(gpu);
-  const unsigned index = device_.value_or(0);
-  const std::string device = index < devices.size() ? devices[index].name : "device " + std::to_string(index);
+  auto it = devices.begin();
+  if (device_) {
+    it = *device_ < devices.size() ? devices.begin() + *device_ : devices.end();
+  } else {
+    it = std::find_if(devices.begin(), devices.end(), [](const GpuDevice& d) { return d.type == "gpu"; });
+  }
+  const std::string device = it != devices.end() ? it->name : "device " + std::to_string(device_.value_or(0));
   const unsigned threads = threads_ != 0 ? threads_ : online_cpus();
   const std::string key = rate_key(gpu, device, spec, threads);
   RateCache cache(RateCache::default_path());
