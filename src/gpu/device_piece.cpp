@@ -25,8 +25,4 @@ DevicePiece::DevicePiece(Mode mode, Direction direction, bool padded, std::size_
   }
 }
 
-std::size_t DevicePiece::stripped(const std::uint8_t* last_block) const {
-  return strip_padding_ ? pkcs7_pad_len(last_block) : 0;
-}
-
 }  // namespace paes::gpu

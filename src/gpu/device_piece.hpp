@@ -1,8 +1,7 @@
 // What every GPU device does on the host around its kernels, for one piece of
 // a message: decide which bytes go through the device (the input, with the
-// final piece of a padded encryption's tail moved into its PKCS#7 block),
-// stage them batch by batch into page-locked memory, and strip the padding of
-// a padded decryption once the device has written its output.
+// final piece of a padded encryption's tail moved into its PKCS#7 block), and
+// stage them batch by batch into page-locked memory.
 #pragma once
 
 #include <algorithm>
@@ -38,10 +37,8 @@ class DevicePiece {
     if (copied != 0) read(host, offset, copied);
     if (copied < n) std::memcpy(host + copied, pad_block_.data() + (offset + copied - from_input_), n - copied);
   }
-  // Bytes of the device's output to drop at its end: a padded decryption's
-  // padding, checked (throws "bad decrypt"), found in the output's last
-  // block; 0 otherwise.
-  std::size_t stripped(const std::uint8_t* last_block) const;
+  // Whether the device's output ends in padding to check and strip (a padded
+  // decryption's final piece, whole blocks and not empty).
   bool strips_padding() const { return strip_padding_; }
 
  private:

@@ -8,9 +8,11 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "engine/first_error.hpp"
+#include "cipher/padding.hpp"
 #include "gpu/device_piece.hpp"
 #include "paes/engine.hpp"
 #include "paes/error.hpp"
@@ -154,6 +156,7 @@ struct GpuDriver::Pipeline {
   enum class State { free, filled, launched };
   struct Lane {
     State state = State::free;
+    Batch batch;              // what the reader put in it
     gpu::BatchSample sample;  // the blocks of its batch checked on the CPU
   };
 
@@ -194,59 +197,128 @@ std::size_t GpuDriver::run_piece(std::size_t len, bool final, std::span<const st
   begun_ = false;  // until this piece succeeds: a piece that fails ends its message
   const gpu::DevicePiece piece(mode_, direction_, padded_, len, final, tail, "GPU");
   const std::size_t device_len = piece.device_len();
-  const std::size_t batches = (device_len + batch_bytes_ - 1) / batch_bytes_;
-  const auto batch_at = [&](std::size_t i) { return i * batch_bytes_; };
-  const auto batch_len = [&](std::size_t i) { return std::min(batch_bytes_, device_len - batch_at(i)); };
+  const std::size_t batches = std::max<std::size_t>(1, (device_len + batch_bytes_ - 1) / batch_bytes_);
+  const auto fill_batch = [&](std::size_t i, std::uint8_t* host) {
+    const std::size_t at = i * batch_bytes_;
+    Batch batch;
+    batch.bytes = std::min(batch_bytes_, device_len - at);
+    batch.input_bytes = std::min(at + batch.bytes, len) - std::min(at, len);
+    batch.last = i + 1 == batches;
+    piece.stage(host, at, batch.bytes, fill);
+    return batch;
+  };
+  const std::uint64_t produced =
+      run_batches(fill_batch, drain, piece.strips_padding(), batches > 1, nullptr, progress);
+  begun_ = !final;
+  return static_cast<std::size_t>(produced);
+}
+
+std::uint64_t GpuDriver::run_stream(const CipherSpec& spec, StreamReader& in, StreamWriter& out,
+                                    const std::function<void(std::uint64_t)>& progress) {
+  begin(spec, spec.iv);
+  begun_ = false;  // a stream is its whole message
+  const bool pads = spec.padded() && spec.direction == Direction::encrypt;
+  int carried = -1;         // the byte read ahead to learn whether a full batch was the last
+  bool pad_batch = false;   // the padding block still to come, alone, after a full last batch
+  const auto fill_batch = [&](std::size_t, std::uint8_t* host) {
+    Batch batch;
+    std::size_t got = 0;
+    if (!pad_batch) {
+      if (carried >= 0) host[got++] = static_cast<std::uint8_t>(std::exchange(carried, -1));
+      got += in.read_full(host + got, batch_bytes_ - got);
+      batch.last = got < batch_bytes_;
+      if (!batch.last) {
+        std::uint8_t ahead = 0;
+        if (in.read_full(&ahead, 1) == 1) {
+          carried = ahead;
+        } else if (pads) {
+          pad_batch = true;  // no room for the padding block in this one
+        } else {
+          batch.last = true;
+        }
+      }
+    } else {
+      batch.last = true;
+    }
+    batch.input_bytes = got;
+    const std::size_t whole = got / kBlockLen * kBlockLen;
+    const gpu::DevicePiece piece(mode_, direction_, padded_, got, batch.last, {host + whole, got - whole}, "GPU");
+    batch.bytes = piece.device_len();
+    if (batch.bytes > got) piece.stage(host + whole, whole, batch.bytes - whole, [](std::uint8_t*, std::size_t, std::size_t) {});
+    return batch;
+  };
+  const Drain drain = [&](const std::uint8_t* src, std::size_t, std::size_t n) { out.write_all({src, n}); };
+  const bool strips = spec.padded() && spec.direction == Direction::decrypt;
+  return run_batches(fill_batch, drain, strips, true, [&] { in.interrupt(); }, progress);
+}
+
+std::uint64_t GpuDriver::run_batches(const FillBatch& fill, const Drain& drain, bool strips_padding, bool overlap,
+                                     const std::function<void()>& interrupt,
+                                     const std::function<void(std::uint64_t)>& progress) {
   const auto lane_of = [&](std::size_t i) { return static_cast<unsigned>(i % lanes_); };
   Pipeline pipe(lanes_);
-  std::size_t produced = device_len;
+  std::uint64_t launched_at = 0;  // device bytes of the batches launched so far
+  std::uint64_t written_at = 0;   // ... and of those written
+  std::uint64_t produced = 0;
 
   const auto fill_batch = [&](std::size_t i) {
-    piece.stage(device_->host_buffer(lane_of(i)), batch_at(i), batch_len(i), fill);
+    const unsigned l = lane_of(i);
+    pipe.lane[l].batch = fill(i, device_->host_buffer(l));
+    return pipe.lane[l].batch.last;
   };
   const auto launch_batch = [&](std::size_t i) {
     const unsigned l = lane_of(i);
+    const Batch& batch = pipe.lane[l].batch;
     const std::uint8_t* staged = device_->host_buffer(l);
-    const std::size_t n = batch_len(i);
+    const std::size_t n = batch.bytes;
     gpu::Launch launch;
     launch.kernel = kernel_;
     launch.bytes = n;
-    launch.first_block = blocks_done_ + batch_at(i) / kBlockLen;
+    launch.first_block = blocks_done_ + launched_at / kBlockLen;
     if (mode_ == Mode::ctr) launch.state = block_words(counter0_);
     if (mode_ == Mode::cbc || mode_ == Mode::cfb128) launch.state = block_words(chain_);
-    pipe.lane[l].sample = output_check_.sample(staged, n, launch.first_block, chain_);
-    // The next batch chains from this one's last ciphertext block, taken from
-    // the staged copy before the download overwrites it.
-    if (n >= kBlockLen) std::memcpy(chain_.data(), staged + n - kBlockLen, kBlockLen);
-    device_->enqueue(l, launch);
-    stats_.bytes += n;
-    stats_.batches += 1;
+    launched_at += n;
+    if (n != 0) {  // an empty message launches nothing
+      pipe.lane[l].sample = output_check_.sample(staged, n, launch.first_block, chain_);
+      // The next batch chains from this one's last ciphertext block, taken
+      // from the staged copy before the download overwrites it.
+      if (n >= kBlockLen) std::memcpy(chain_.data(), staged + n - kBlockLen, kBlockLen);
+      device_->enqueue(l, launch);
+      stats_.bytes += n;
+      stats_.batches += 1;
+    }
+    return batch.last;
   };
   const auto drain_batch = [&](std::size_t i) {
     const unsigned l = lane_of(i);
-    const gpu::LaneTimes times = device_->wait(l);
+    const Batch& batch = pipe.lane[l].batch;
+    std::size_t n = batch.bytes;
     const std::uint8_t* result = device_->host_buffer(l);
-    output_check_.verify(pipe.lane[l].sample, result);
-    stats_.checked_batches += 1;
-    stats_.write_seconds += times.upload;
-    stats_.kernel_seconds += times.kernel;
-    stats_.read_seconds += times.download;
-    std::size_t n = batch_len(i);
-    if (i + 1 == batches && piece.strips_padding()) {
-      const std::size_t pad = piece.stripped(result + n - kBlockLen);
-      n -= pad;
-      produced -= pad;
+    if (n != 0) {
+      const gpu::LaneTimes times = device_->wait(l);
+      output_check_.verify(pipe.lane[l].sample, result);
+      stats_.checked_batches += 1;
+      stats_.write_seconds += times.upload;
+      stats_.kernel_seconds += times.kernel;
+      stats_.read_seconds += times.download;
     }
-    drain(result, batch_at(i), n);
-    if (progress) progress(std::min(batch_at(i) + batch_len(i), len) - std::min(batch_at(i), len));
+    // A padded decryption's padding ends its last block (its length was
+    // checked whole blocks and not empty when the batch was filled).
+    if (batch.last && strips_padding) n -= pkcs7_pad_len(result + n - kBlockLen);
+    drain(result, static_cast<std::size_t>(written_at), n);
+    written_at += batch.bytes;
+    produced += n;
+    if (progress) progress(batch.input_bytes);
+    return batch.last;
   };
 
-  if (batches <= 1) {  // nothing to overlap: no threads
+  if (!overlap) {  // one batch: nothing to overlap, no threads
     try {
-      for (std::size_t i = 0; i < batches; ++i) {
-        fill_batch(i);
+      for (std::size_t i = 0;; ++i) {
+        const bool last = fill_batch(i);
         launch_batch(i);
         drain_batch(i);
+        if (last) break;
       }
     } catch (...) {
       device_->drain_quietly();
@@ -254,16 +326,20 @@ std::size_t GpuDriver::run_piece(std::size_t len, bool final, std::span<const st
     }
   } else {
     using State = Pipeline::State;
+    // Each stage takes the batches in order until it has done the last one.
     const auto stage = [&](State from, State to, const auto& work) {
-      for (std::size_t i = 0; i < batches; ++i) {
+      for (std::size_t i = 0;; ++i) {
         if (!pipe.await(lane_of(i), from)) return;
+        bool last = false;
         try {
-          work(i);
+          last = work(i);
         } catch (...) {
           pipe.fail();
+          if (interrupt) interrupt();  // a reader waiting on a pipe gives up
           return;
         }
         pipe.advance(lane_of(i), to);
+        if (last) return;
       }
     };
     std::thread reader;
@@ -273,6 +349,7 @@ std::size_t GpuDriver::run_piece(std::size_t len, bool final, std::span<const st
       writer = std::thread([&] { stage(State::launched, State::free, drain_batch); });
     } catch (...) {  // no thread to be had: stop the one that started
       pipe.fail();
+      if (interrupt) interrupt();
     }
     if (writer.joinable()) stage(State::filled, State::launched, launch_batch);
     if (reader.joinable()) reader.join();
@@ -282,8 +359,7 @@ std::size_t GpuDriver::run_piece(std::size_t len, bool final, std::span<const st
       pipe.error.rethrow();
     }
   }
-  blocks_done_ += device_len / kBlockLen;
-  begun_ = !final;
+  blocks_done_ += launched_at / kBlockLen;
   return produced;
 }
 

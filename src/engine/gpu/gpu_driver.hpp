@@ -89,6 +89,11 @@ class GpuDriver {
   // through the pipeline; `progress` gets the input bytes of each batch
   // written. Returns the output length. Throws as update() does.
   std::uint64_t run(const CipherSpec& spec, Source& in, Sink& out, const std::function<void(std::uint64_t)>& progress);
+  // The same for a stream read front to back and written in order (pipes):
+  // batches are filled as the input comes, one byte read ahead to learn which
+  // is the last. A failure interrupts a read waiting on the input.
+  std::uint64_t run_stream(const CipherSpec& spec, StreamReader& in, StreamWriter& out,
+                           const std::function<void(std::uint64_t)>& progress);
 
   // Accumulated since construction or reset_stats(); the times are filled
   // only with GpuDriverOptions::profile, and add up each batch's device time
@@ -124,6 +129,23 @@ class GpuDriver {
   using Drain = std::function<void(const std::uint8_t* src, std::size_t offset, std::size_t n)>;
   std::size_t run_piece(std::size_t len, bool final, std::span<const std::uint8_t> tail, const Fill& fill,
                         const Drain& drain, const std::function<void(std::uint64_t)>& progress);
+  // What the reader stage put in a lane: the bytes that go through the
+  // device, the input bytes among them (for progress), and whether it ends
+  // the piece.
+  struct Batch {
+    std::size_t bytes = 0;
+    std::uint64_t input_bytes = 0;
+    bool last = false;
+  };
+  // Fills lane buffer `host` with batch `index`.
+  using FillBatch = std::function<Batch(std::size_t index, std::uint8_t* host)>;
+  // The pipeline over the lanes (see the top of this file), until the batch
+  // marked last; with `overlap` false, all on the calling thread. Drain gets
+  // each batch's output at its device offset, a padded decryption's last one
+  // without its padding. Returns the output bytes. `interrupt` (may be null)
+  // is called once a stage failed.
+  std::uint64_t run_batches(const FillBatch& fill, const Drain& drain, bool strips_padding, bool overlap,
+                            const std::function<void()>& interrupt, const std::function<void(std::uint64_t)>& progress);
   struct Pipeline;
 
   std::unique_ptr<gpu::Device> device_;

@@ -5,9 +5,9 @@
 // and CFB128 decryption) on the whole input, through the driver's pipeline:
 // files are read straight into page-locked memory and written from it while
 // other batches are on the device. What a GPU doesn't run (sequential
-// directions, CFB8/CFB1, the sealed format's AES-GCM, and streams from pipes)
-// goes to the threads engine, with a one-line note saying so: the bytes are
-// the same either way.
+// directions, CFB8/CFB1, the sealed format's AES-GCM) goes to the threads
+// engine, with a one-line note saying so: the bytes are the same either way.
+// Streams from pipes go through the same pipeline, filled as input comes.
 #pragma once
 
 #include <iostream>
@@ -35,8 +35,11 @@ class GpuEngine final : public Engine {
   }
 
   std::uint64_t run_stream(const Job& job, StreamReader& in, StreamWriter& out) override {
-    note("streams from pipes run on the CPU");
-    return cpu_.run_stream(job, in, out);
+    if (!on_gpu(job)) {
+      note_cpu(job);
+      return cpu_.run_stream(job, in, out);
+    }
+    return backend().run_stream(*job.raw_spec(), in, out, [this](std::uint64_t bytes) { report(bytes); });
   }
 
   Backend& backend() {
@@ -50,12 +53,15 @@ class GpuEngine final : public Engine {
     return spec && Backend::supports(*spec);
   }
   std::uint64_t run_on_cpu(const Job& job, Source& in, Sink& out) {
-    note(job.raw_spec()
-             ? "this mode and direction is sequential (or CFB8/CFB1): it runs on the CPU"
-             : "the sealed format (AES-GCM) runs on the CPU");
+    note_cpu(job);
     return cpu_.run(job, in, out);
   }
-  void note(const char* what) const { std::cerr << "paes: note: " << what << "\n"; }
+  static void note_cpu(const Job& job) {
+    std::cerr << "paes: note: "
+              << (job.raw_spec() ? "this mode and direction is sequential (or CFB8/CFB1): it runs on the CPU"
+                                 : "the sealed format (AES-GCM) runs on the CPU")
+              << "\n";
+  }
 
   EngineKind kind_;
   Options options_;
