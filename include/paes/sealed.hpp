@@ -103,6 +103,13 @@ class SealedReader {
   std::unique_ptr<State> state_;
 };
 
+// How a paes-format sealed file's key is given, read from its preamble:
+// a raw key, a passphrase, or X25519 identities (version 2). For a file
+// only (a stream would lose the bytes read). Throws Error for a file that is
+// no paes sealed file, or can't be read.
+enum class SealedKeyKind { raw_key, passphrase, identities };
+SealedKeyKind sealed_key_kind(const std::string& path);
+
 // `paes decrypt --range`: writes plaintext bytes [offset, offset + length) of
 // the sealed file at input_path to output_path (a file, committed as
 // run_sealed's are, or "-" for stdout). Without a length, to the end; a

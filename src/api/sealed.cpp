@@ -404,6 +404,18 @@ std::uint64_t SealedReader::read_range(std::uint64_t offset, std::uint64_t lengt
   return len;
 }
 
+SealedKeyKind sealed_key_kind(const std::string& path) {
+  InputEndpoint in(path, false);
+  std::array<std::uint8_t, kPreambleLen> bytes{};
+  const std::size_t got = in.read_prefix(bytes);
+  switch (Preamble::decode(std::span(bytes).first(got), in.name()).key_source) {
+    case KeySource::raw_key: return SealedKeyKind::raw_key;
+    case KeySource::scrypt_passphrase: return SealedKeyKind::passphrase;
+    case KeySource::x25519_recipients: break;
+  }
+  return SealedKeyKind::identities;
+}
+
 TransformReport read_sealed_range(const SealedSpec& spec, const std::string& input_path,
                                   const std::string& output_path, std::uint64_t offset,
                                   std::optional<std::uint64_t> length, const TransformOptions& options) {

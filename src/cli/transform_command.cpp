@@ -143,7 +143,9 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
       cmd->add_option("--key-hex", args.keys.key_hex, "Key as hex, raw modes only (visible to other users)")->type_name("HEX"),
       cmd->add_option("--passphrase-file", args.keys.passphrase_file, "File whose first line is the passphrase (with --pbkdf2: as openssl reads it, below)")->type_name("PATH"),
       cmd->add_option("--passphrase-env", args.keys.passphrase_env, "Environment variable holding the passphrase")->type_name("VAR")};
-  for (CLI::Option* option : key_options) option->group("Key (at most one; default: ask for a passphrase)");
+  for (CLI::Option* option : key_options) {
+    option->group("Key (at most one; default: ask for a passphrase; decrypt asks only for a file sealed with one)");
+  }
   // Public-key recipients replace the key: a usage error with any key option
   // (sealed_spec), checked there so that the message can say why.
   if (enc) {
@@ -329,6 +331,20 @@ SealedSpec sealed_spec(Direction direction, const TransformArgs& args, const CLI
   } else {
     if (args.key_bits == 192) throw usage_error("the sealed format takes --key-bits 128 or 256");
     spec.key_len = args.key_bits == 0 ? 32 : args.key_bits / 8;
+    const bool would_prompt = args.keys.passphrase_file.empty() && args.keys.passphrase_env.empty();
+    if (!encrypt && would_prompt && spec.format == SealedFormat::paes && !names_stdio(args.input) &&
+        !names_stream(args.input)) {
+      // Ask for a passphrase only for a file sealed with one: a prompt for a
+      // file that needs a key or an identity would only end in an error.
+      switch (sealed_key_kind(args.input)) {
+        case SealedKeyKind::raw_key:
+          throw usage_error(args.input + " is sealed with a raw key: give --key-file or --key-env");
+        case SealedKeyKind::identities:
+          throw usage_error(args.input + " is sealed to X25519 recipients: give -i IDENTITY-FILE");
+        case SealedKeyKind::passphrase:
+          break;
+      }
+    }
     spec.passphrase = load_passphrase(args.keys, encrypt, PassphraseFileRule::first_line);
   }
   return spec;

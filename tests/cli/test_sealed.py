@@ -1043,6 +1043,8 @@ class BadInputTest(PaesTestCase):
         # From stdin too, where the file's kind is only known from the stream.
         self.fails(["decrypt", "--key-file", self.key, "-o", self.out], (1, 2),
                    "sealed with a passphrase", input_bytes=read_file(self.pw_sealed))
+        # No key option: a file sealed with a key is named so, rather than a passphrase asked for.
+        self.fails(["decrypt", self.sealed, "-o", self.out], 2, "sealed with a raw key: give --key-file")
 
     def test_tink_with_passphrase(self):
         self.fails(["encrypt", "--format", "tink", "--passphrase-file", self.pw, self.inp,
@@ -1511,6 +1513,14 @@ class RecipientsTest(PaesTestCase):
         bad = write_file(self.path("bad.txt"), f"{ra}\nnot-a-recipient\n".encode())
         self.assert_fails(["encrypt", "-R", bad, rfile, "-o", self.path("x")], 2, "not-a-recipient",
                           out_dir=self.tmp)
+
+    def test_no_identity_given(self):
+        # A file sealed to recipients, opened with no option: said so, rather than a passphrase asked for.
+        (_, ra, _) = self.identity("a.key")
+        sealed = write_file(self.path("s.paes"), self.seal(b"for a", ["-r", ra]))
+        out_dir = self.new_dir("out")
+        self.assert_fails(["decrypt", sealed, "-o", os.path.join(out_dir, "x")], 2,
+                          "sealed to X25519 recipients: give -i", out_dir=out_dir)
 
     def test_wrong_identity(self):
         (_, ra, sa), (c, _, sc) = self.identity("a.key"), self.identity("c.key")

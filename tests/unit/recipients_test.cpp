@@ -175,6 +175,23 @@ TEST_F(RecipientsTest, SealedReaderReadsARecipientsFile) {
   EXPECT_THROW(SealedReader(opener(x25519_generate_identity()), sealed, 2), Error);
 }
 
+// What a file's preamble says of its key, for a decrypt that was given none.
+TEST_F(RecipientsTest, SealedKeyKindIsReadFromThePreamble) {
+  EXPECT_EQ(sealed_key_kind(seal(1)), SealedKeyKind::identities);
+  SealedSpec spec;
+  spec.direction = Direction::encrypt;
+  spec.key = SecretBytes(32);
+  run_sealed(spec, path("plain.bin"), path("key.paes"), {});
+  EXPECT_EQ(sealed_key_kind(path("key.paes")), SealedKeyKind::raw_key);
+  spec.key = SecretBytes();
+  spec.passphrase = SecretBytes(reinterpret_cast<const std::uint8_t*>("pw"), 2);
+  spec.scrypt_log2_n = 10;
+  run_sealed(spec, path("plain.bin"), path("pw.paes"), {});
+  EXPECT_EQ(sealed_key_kind(path("pw.paes")), SealedKeyKind::passphrase);
+  EXPECT_THROW(sealed_key_kind(path("plain.bin")), Error);  // no paes file
+  EXPECT_THROW(sealed_key_kind(path("missing.paes")), Error);
+}
+
 TEST_F(RecipientsTest, SealingRefusesMixedOrTooManyRecipients) {
   SealedSpec spec;
   spec.direction = Direction::encrypt;
