@@ -75,7 +75,7 @@ struct OpenClAdapter {
     options.profile = profile;
     if (small) {
       options.batch_bytes = 4096;
-      options.queues = 3;
+      options.lanes = 3;
       options.blocks_per_item = 3;
       options.local_size = 16;
     }
@@ -101,7 +101,7 @@ struct CudaAdapter {
     options.profile = profile;
     if (small) {
       options.batch_bytes = 4096;
-      options.streams = 3;
+      options.lanes = 3;
       options.blocks_per_thread = 3;
       options.threads_per_block = 32;
     }

@@ -275,23 +275,30 @@ class CudaDevice final : public gpu::Device {
   // Buffers and a stream of a measurement's own, freed with it.
   struct Scratch {
     explicit Scratch(std::size_t n) : bytes(n) {
-      check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
-      check(cudaEventCreate(&start), "cudaEventCreate");
-      check(cudaEventCreate(&end), "cudaEventCreate");
-      check(cudaHostAlloc(&host, n, cudaHostAllocDefault), "cudaHostAlloc");
-      check(cudaMalloc(&dev_in, n), "cudaMalloc");
-      check(cudaMalloc(&dev_out, n), "cudaMalloc");
-      check(cudaMemset(dev_in, 0x5a, n), "cudaMemset");
+      try {
+        check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+        check(cudaEventCreate(&start), "cudaEventCreate");
+        check(cudaEventCreate(&end), "cudaEventCreate");
+        check(cudaHostAlloc(&host, n, cudaHostAllocDefault), "cudaHostAlloc");
+        check(cudaMalloc(&dev_in, n), "cudaMalloc");
+        check(cudaMalloc(&dev_out, n), "cudaMalloc");
+        check(cudaMemset(dev_in, 0x5a, n), "cudaMemset");
+      } catch (...) {  // no destructor runs for a constructor that throws
+        release();
+        throw;
+      }
       std::memset(host, 0xa5, n);
     }
-    ~Scratch() {
-      (void)cudaStreamSynchronize(stream);
-      (void)cudaFree(dev_out);
-      (void)cudaFree(dev_in);
-      (void)cudaFreeHost(host);
-      (void)cudaEventDestroy(end);
-      (void)cudaEventDestroy(start);
-      (void)cudaStreamDestroy(stream);
+    ~Scratch() { release(); }
+    // Frees what was made, ignoring errors (null handles are skipped).
+    void release() noexcept {
+      if (stream != nullptr) (void)cudaStreamSynchronize(stream);
+      if (dev_out != nullptr) (void)cudaFree(dev_out);
+      if (dev_in != nullptr) (void)cudaFree(dev_in);
+      if (host != nullptr) (void)cudaFreeHost(host);
+      if (end != nullptr) (void)cudaEventDestroy(end);
+      if (start != nullptr) (void)cudaEventDestroy(start);
+      if (stream != nullptr) (void)cudaStreamDestroy(stream);
     }
     Scratch(const Scratch&) = delete;
     Scratch& operator=(const Scratch&) = delete;
@@ -374,17 +381,9 @@ std::unique_ptr<CudaDevice> open_cuda_device(const CudaOptions& options) {
   return std::make_unique<CudaDevice>(checked, device, describe_device(device));
 }
 
-GpuDriverOptions driver_options(const CudaOptions& options) {
-  GpuDriverOptions d;
-  d.batch_bytes = options.batch_bytes;
-  d.lanes = options.streams;
-  d.profile = options.profile;
-  return d;
-}
-
 }  // namespace
 
-CudaEngine::CudaEngine(const CudaOptions& options) : GpuDriver(open_cuda_device(options), driver_options(options)) {}
+CudaEngine::CudaEngine(const CudaOptions& options) : GpuDriver(open_cuda_device(options), options) {}
 
 const CudaDeviceInfo& CudaEngine::device() const { return static_cast<const CudaDevice&>(gpu_device()).info(); }
 

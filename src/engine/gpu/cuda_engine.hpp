@@ -46,21 +46,17 @@ std::vector<CudaDeviceInfo> list_cuda_devices();
 // for `paes info`.
 std::string cuda_version_string();
 
-struct CudaOptions {
+// The driver's options (batch bytes, lanes: one CUDA stream each, with a
+// pinned host buffer and two device buffers; profile: CUDA events), and the
+// device's own.
+struct CudaOptions : GpuDriverOptions {
   // Index from list_cuda_devices(); unset: device 0.
   std::optional<unsigned> device_index;
-  // Bytes per batch; `streams` batches are in flight, each with a pinned host
-  // buffer of this size and two device buffers (input and output).
-  std::size_t batch_bytes = std::size_t{16} << 20;
-  // CUDA streams, and so batches in flight (the driver's lanes); at least 3.
-  unsigned streams = 4;
   // 16-byte blocks each thread transforms (the grid is about
   // batch blocks / blocks_per_thread threads).
   unsigned blocks_per_thread = 8;
   // Threads per thread block, a multiple of 32 up to 1024.
   unsigned threads_per_block = 256;
-  // Time kernels and transfers with CUDA events (stats()).
-  bool profile = false;
 };
 
 // The driver on a CUDA device. Constructing it picks the device, allocates

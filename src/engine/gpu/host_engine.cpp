@@ -177,17 +177,9 @@ class HostDevice final : public gpu::Device {
   gpu::RoundKeys keys_;  // wiped on destruction
 };
 
-GpuDriverOptions driver_options(const HostGpuOptions& options) {
-  GpuDriverOptions d;
-  d.batch_bytes = options.batch_bytes;
-  d.lanes = options.lanes;
-  d.profile = options.profile;
-  return d;
-}
-
 }  // namespace
 
 HostGpuEngine::HostGpuEngine(const HostGpuOptions& options)
-    : GpuDriver(std::make_unique<HostDevice>(options), driver_options(options)) {}
+    : GpuDriver(std::make_unique<HostDevice>(options), options) {}
 
 }  // namespace paes

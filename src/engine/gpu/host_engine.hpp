@@ -16,10 +16,8 @@
 
 namespace paes {
 
-struct HostGpuOptions {
-  std::size_t batch_bytes = std::size_t{1} << 20;
-  unsigned lanes = 4;
-  bool profile = false;
+struct HostGpuOptions : GpuDriverOptions {
+  HostGpuOptions() { batch_bytes = std::size_t{1} << 20; }  // the CPU is slow at GPU AES
   // Called on each batch's device output before it is copied back, from the
   // lane's thread: a test corrupts it to play a device that computes wrongly.
   std::function<void(std::uint8_t* out, std::size_t n)> after_kernel;

@@ -550,18 +550,10 @@ std::unique_ptr<OpenClDevice> open_opencl_device(const OpenClOptions& options) {
   return std::make_unique<OpenClDevice>(options, *chosen);
 }
 
-GpuDriverOptions driver_options(const OpenClOptions& options) {
-  GpuDriverOptions d;
-  d.batch_bytes = options.batch_bytes;
-  d.lanes = options.queues;
-  d.profile = options.profile;
-  return d;
-}
-
 }  // namespace
 
 OpenClEngine::OpenClEngine(const OpenClOptions& options)
-    : GpuDriver(open_opencl_device(options), driver_options(options)) {}
+    : GpuDriver(open_opencl_device(options), options) {}
 
 const OpenClDeviceInfo& OpenClEngine::device() const {
   return static_cast<const OpenClDevice&>(gpu_device()).info();

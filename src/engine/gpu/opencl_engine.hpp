@@ -42,21 +42,17 @@ std::vector<OpenClDeviceInfo> list_opencl_devices();
 // The symbolic name of an OpenCL error code ("CL_OUT_OF_RESOURCES").
 std::string opencl_error_name(int code);
 
-struct OpenClOptions {
+// The driver's options (batch bytes, lanes: one command queue each, with a
+// pinned host buffer and two device buffers; profile: profiling events), and
+// the device's own.
+struct OpenClOptions : GpuDriverOptions {
   // Index from list_opencl_devices(); unset: the first GPU, else the first device.
   std::optional<unsigned> device_index;
-  // Bytes per batch; `queues` batches are in flight, each with a pinned host
-  // buffer of this size and two device buffers.
-  std::size_t batch_bytes = std::size_t{16} << 20;
-  // Command queues, and so batches in flight (the driver's lanes); at least 3.
-  unsigned queues = 4;
   // Blocks each work-item transforms (the global size is about
   // batch blocks / blocks_per_item).
   unsigned blocks_per_item = 8;
   // Work-group size; 0: min(256, what the device and kernel allow).
   std::size_t local_size = 0;
-  // Time kernels and transfers with OpenCL profiling events (stats()).
-  bool profile = false;
 };
 
 // The driver on an OpenCL device. Constructing it picks the device, builds
