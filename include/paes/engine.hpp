@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "paes/io.hpp"
@@ -106,6 +107,35 @@ bool runs_on_gpu(const CipherSpec& spec);
 // A GPU engine's backend driven directly, without the engine around it (no
 // CPU fallback, no files): for `paes bench`, which times the kernels apart
 // from the transfers.
+// Caller memory that a GPU driver page-locked (GpuDriver::pin,
+// GpuBackend::pin_memory), so that the device copies straight from and into
+// it; unpinned when the handle goes. Move-only; it must not outlive the
+// driver that made it. Empty (pinned() false) where the device can't pin.
+class PinnedMemory {
+ public:
+  PinnedMemory() = default;
+  explicit PinnedMemory(std::function<void()> release) : release_(std::move(release)) {}
+  ~PinnedMemory() { reset(); }
+  PinnedMemory(PinnedMemory&& other) noexcept : release_(std::exchange(other.release_, nullptr)) {}
+  PinnedMemory& operator=(PinnedMemory&& other) noexcept {
+    if (this != &other) {
+      reset();
+      release_ = std::exchange(other.release_, nullptr);
+    }
+    return *this;
+  }
+  PinnedMemory(const PinnedMemory&) = delete;
+  PinnedMemory& operator=(const PinnedMemory&) = delete;
+  bool pinned() const { return static_cast<bool>(release_); }
+  // Unpins now.
+  void reset() noexcept {
+    if (release_) std::exchange(release_, nullptr)();
+  }
+
+ private:
+  std::function<void()> release_;
+};
+
 class GpuBackend {
  public:
   virtual ~GpuBackend() = default;
@@ -127,6 +157,9 @@ class GpuBackend {
   // Seconds the kernel of `spec` takes alone on `bytes` already on the device,
   // by the device's own events: no transfers. The best of `repeats`.
   virtual double kernel_only_seconds(const CipherSpec& spec, std::size_t bytes, unsigned repeats) = 0;
+  // Page-locks [data, data + len) while the handle lives: transform() then
+  // moves messages lying in pinned memory straight between it and the device.
+  virtual PinnedMemory pin_memory(const void* data, std::size_t len) = 0;
 };
 
 // The backend of the opencl or cuda engine (kind) on `device` (as --device;

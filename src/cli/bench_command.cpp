@@ -144,8 +144,10 @@ or bit.)");
       ->delimiter(',')
       ->check(CLI::IsMember({std::string(kAutoBackend), std::string("openssl"), std::string("ipsec-mb")}));
   cmd->add_option("--engine", args.engine,
-                  "opencl or cuda: the GPU's page-locked link, then per work size kernel-only, with transfers and "
-                  "end-to-end file figures (--size lists the work sizes; bench/gpu/run.sh runs the set)");
+                  "opencl or cuda: the GPU's page-locked link, then per work size kernel-only, with transfers "
+                  "(staged, and where the device can pin, with the caller's memory pinned, and the pinning's "
+                  "cost) and end-to-end file figures (--size lists the work sizes; bench/gpu/gpu_bench.py runs "
+                  "the set)");
   cmd->add_option("--device", args.device, "With --engine: the GPU's index in 'paes info'");
   cmd->add_flag("--json", args.json, "Print a JSON array of records instead of the table");
   return cmd;
@@ -281,7 +283,12 @@ namespace {
 struct GpuTimings {
   std::vector<double> kernel;     // the kernel alone on `work` bytes on the device (its events)
   std::vector<double> transfers;  // wall time of the in-memory transform, copies included
-  std::vector<double> file;       // transform_file through the engine, page cache warm
+  // The same with the caller's input and output pinned before (GpuDriver::pin),
+  // and the time pinning and unpinning them took; empty where the device
+  // can't pin (OpenCL).
+  std::vector<double> transfers_pinned;
+  std::vector<double> pin;
+  std::vector<double> file;  // transform_file through the engine, page cache warm
 };
 
 // Kernel-only timings of `work` bytes on the device, and with-transfers
@@ -296,6 +303,22 @@ void time_gpu_memory(GpuTimings& timings, const BenchArgs& args, EngineKind kind
     gpu->transform(*c.spec, output.data(), c.input.data(), c.input.size());
     timings.transfers.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     timings.kernel.push_back(gpu->kernel_only_seconds(*c.spec, static_cast<std::size_t>(work), 1));
+  }
+  for (unsigned r = 0; r < args.repeat; ++r) {
+    const auto pin_start = std::chrono::steady_clock::now();
+    PinnedMemory pinned_in = gpu->pin_memory(c.input.data(), c.input.size());
+    PinnedMemory pinned_out = gpu->pin_memory(output.data(), output.size());
+    double pin_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - pin_start).count();
+    if (!pinned_in.pinned() || !pinned_out.pinned()) return;
+    const auto start = std::chrono::steady_clock::now();
+    gpu->transform(*c.spec, output.data(), c.input.data(), c.input.size());
+    timings.transfers_pinned.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    const auto unpin_start = std::chrono::steady_clock::now();
+    pinned_in.reset();
+    pinned_out.reset();
+    pin_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - unpin_start).count();
+    timings.pin.push_back(pin_seconds);
   }
 }
 
@@ -316,17 +339,23 @@ void report_gpu_figures(nlohmann::json& records, const BenchArgs& args, EngineKi
                         const std::string& direction_text, unsigned bits, std::uint64_t work, std::uint64_t bytes,
                         const GpuTimings& timings) {
   const std::uint64_t gpu_threads = work / kBlockLen / 8;
-  const std::pair<const char*, std::uint64_t> figures[] = {{"kernel", work}, {"transfers", bytes}, {"file", bytes}};
-  const std::vector<double>* seconds_of[] = {&timings.kernel, &timings.transfers, &timings.file};
-  for (std::size_t f = 0; f < 3; ++f) {
+  // pin: bytes of the input per second of pinning and unpinning input and
+  // output (what pinning for one call would cost).
+  const std::pair<const char*, std::uint64_t> figures[] = {{"kernel", work},           {"transfers", bytes},
+                                                           {"transfers_pinned", bytes}, {"pin", bytes},
+                                                           {"file", bytes}};
+  const std::vector<double>* seconds_of[] = {&timings.kernel, &timings.transfers, &timings.transfers_pinned,
+                                             &timings.pin, &timings.file};
+  for (std::size_t f = 0; f < std::size(figures); ++f) {
     const auto [figure, figure_bytes] = figures[f];
+    if (seconds_of[f]->empty()) continue;  // the device can't pin
     const double seconds = median(*seconds_of[f]);
     records.push_back({{"mode", mode}, {"direction", direction_text}, {"key_bits", bits},
                        {"engine", engine_name(kind)}, {"threads", gpu_threads}, {"figure", figure},
                        {"work_bytes", work}, {"bytes", figure_bytes}, {"repeat", args.repeat},
                        {"seconds", seconds}, {"gbps", gbps(figure_bytes, seconds)}});
     if (!args.json) {
-      std::printf("%-4s %-7s %4u work %9llu B (%8llu GPU threads)  %-9s %8.3f GB/s\n", mode.c_str(),
+      std::printf("%-4s %-7s %4u work %9llu B (%8llu GPU threads)  %-16s %8.3f GB/s\n", mode.c_str(),
                   direction_text.c_str(), bits, static_cast<unsigned long long>(work),
                   static_cast<unsigned long long>(gpu_threads), figure, gbps(figure_bytes, seconds));
     }
@@ -360,8 +389,10 @@ void bench_gpu_case(nlohmann::json& records, const BenchArgs& args, EngineKind k
 // (up, down, both ways at once), then for each work size (bytes per kernel
 // launch) kernel-only (that many bytes already on the device, by its own
 // events), with transfers (wall time of the in-memory transform through the
-// driver's pipeline) and end to end on a file (transform_file through the
-// engine, page cache warm). GPU threads = work size / 16 / blocks per item.
+// driver's pipeline: staged, then with input and output pinned beforehand,
+// and the time pinning and unpinning took) and end to end on a file
+// (transform_file through the engine, page cache warm). GPU threads = work
+// size / 16 / blocks per item.
 void bench_gpu(const BenchArgs& args, EngineKind kind, nlohmann::json& records) {
   const std::vector<std::uint64_t> work_sizes =
       args.sizes.empty() ? std::vector<std::uint64_t>{1u << 20, 4u << 20, 16u << 20, 64u << 20} : args.sizes;

@@ -78,6 +78,7 @@ class DirectGpuBackend final : public GpuBackend {
   double kernel_only_seconds(const CipherSpec& spec, std::size_t bytes, unsigned repeats) override {
     return backend_.kernel_only_seconds(spec, bytes, repeats);
   }
+  PinnedMemory pin_memory(const void* data, std::size_t len) override { return backend_.pin(data, len); }
 
  private:
   Backend backend_;

@@ -472,6 +472,76 @@ TYPED_TEST(GpuDriverTest, EveryBatchIsCheckedAgainstOpenSsl) {
   }
 }
 
+// Pieces in memory the caller pinned go straight between it and the device
+// (the host adapter pins any memory; OpenCL refuses, and they are staged):
+// every mode, out of place and in place, whole and partial last blocks,
+// padding added and stripped in the one batch that is still staged. Once
+// unpinned, the same memory is staged again.
+TYPED_TEST(GpuDriverTest, PinnedCallerMemoryGoesStraightToTheDevice) {
+  GpuDriver& engine = this->small();
+  std::uint32_t seed = 1300;
+  for (const ModeDir& md : kSupported) {
+    for (unsigned bits : {128u, 256u}) {
+      const CipherSpec spec = make_spec(md.mode, md.direction, bits, seed++);
+      for (std::size_t len : {std::size_t{5 * 4096}, std::size_t{7 * 4096 + 9}}) {
+        const auto in = input_for(spec, len, seed++);
+        SCOPED_TRACE(describe(spec, in.size()));
+        const auto expected = openssl_result(spec, in);
+        if (!expected) continue;  // no valid ciphertext of that length (padded decryption)
+        const std::size_t batches = (in.size() + 4095) / 4096;
+        std::vector<std::uint8_t> out(in.size() + kBlockLen);
+        std::vector<std::uint8_t> buf(in.size() + kBlockLen);
+        std::copy(in.begin(), in.end(), buf.begin());
+        {
+          const PinnedMemory pinned_in = engine.pin(in.data(), in.size());
+          const PinnedMemory pinned_out = engine.pin(out.data(), out.size());
+          const PinnedMemory pinned_buf = engine.pin(buf.data(), buf.size());
+          const bool pins = pinned_in.pinned();
+          EXPECT_EQ(pinned_out.pinned(), pins);
+          engine.reset_stats();
+          out.resize(engine.transform(spec, out.data(), in.data(), in.size()));
+          EXPECT_TRUE(out == *expected) << "out of place";
+          // All batches but the last, which holds the padding block or the
+          // padding to strip, or a partial block, may go straight.
+          EXPECT_GE(engine.stats().direct_batches, pins ? batches - 1 : 0);
+          EXPECT_LE(engine.stats().direct_batches, pins ? batches : 0);
+          EXPECT_EQ(engine.stats().checked_batches, engine.stats().batches);
+          buf.resize(engine.transform(spec, buf.data(), buf.data(), in.size()));
+          EXPECT_TRUE(buf == *expected) << "in place";
+        }
+        engine.reset_stats();
+        std::vector<std::uint8_t> again(in.size() + kBlockLen);
+        again.resize(engine.transform(spec, again.data(), in.data(), in.size()));
+        EXPECT_TRUE(again == *expected);
+        EXPECT_EQ(engine.stats().direct_batches, 0u) << "memory no longer pinned went straight";
+      }
+    }
+  }
+}
+
+// A piece goes straight only where its input and its output both lie in one
+// pinned range.
+TYPED_TEST(GpuDriverTest, OnlyWhollyPinnedPiecesGoStraight) {
+  GpuDriver& engine = this->small();
+  const CipherSpec spec = make_spec(Mode::ctr, Direction::encrypt, 128, 21);
+  const auto in = random_bytes(8 * 4096, 22);
+  const auto expected = openssl_oneshot(spec, in);
+  std::vector<std::uint8_t> out(in.size());
+  const PinnedMemory front = engine.pin(in.data(), in.size() / 2);  // half the input
+  const PinnedMemory whole_out = engine.pin(out.data(), out.size());
+  if (!front.pinned()) GTEST_SKIP() << "this device pins no caller memory";
+  engine.reset_stats();
+  engine.transform(spec, out.data(), in.data(), in.size());
+  EXPECT_TRUE(out == expected);
+  EXPECT_EQ(engine.stats().direct_batches, 0u);
+  engine.begin(spec, spec.iv);  // the pinned half alone, then the rest staged
+  engine.update(out.data(), in.data(), in.size() / 2, false);
+  EXPECT_EQ(engine.stats().direct_batches, 4u);
+  engine.update(out.data() + in.size() / 2, in.data() + in.size() / 2, in.size() / 2, true);
+  EXPECT_EQ(engine.stats().direct_batches, 4u);
+  EXPECT_TRUE(out == expected);
+}
+
 TYPED_TEST(GpuDriverTest, SequentialDirectionsAreRefused) {
   for (Mode mode : {Mode::cbc, Mode::cfb128, Mode::cfb8, Mode::cfb1, Mode::ofb}) {
     const CipherSpec spec = make_spec(mode, Direction::encrypt, 128, 3);
@@ -529,27 +599,37 @@ TYPED_TEST(GpuDriverTest, ProfilingFillsStats) {
 // The host adapter plays a device that computes wrongly in one batch: the
 // batch check catches it, in memory and through the pipeline's threads.
 TEST(HostGpuEngine, AWrongBatchIsCaught) {
-  for (const std::uint64_t bad : {0u, 1u, 17u}) {
-    HostGpuOptions options;
-    options.batch_bytes = 4096;
-    // Lanes call the hook from their own threads; the self-test's batches
-    // are shorter than 4096 bytes.
-    options.after_kernel = [bad, seen = std::make_shared<std::atomic<std::uint64_t>>(0)](
-                               std::uint8_t* out, std::size_t n) {
-      if (n == 4096 && seen->fetch_add(1) == bad) out[n - 1] ^= 0x01;  // the last block: always checked
-    };
-    const CipherSpec spec = make_spec(Mode::ctr, Direction::encrypt, 128, 9);
-    const auto in = random_bytes(30 * 4096, 10);
-    std::vector<std::uint8_t> out(in.size());
-    HostGpuEngine engine(options);
-    try {
-      engine.transform(spec, out.data(), in.data(), in.size());
-      ADD_FAILURE() << "a wrong batch " << bad << " went unnoticed";
-    } catch (const gpu::WrongGpuOutput& e) {
-      EXPECT_NE(std::string(e.what()).find("host GPU adapter"), std::string::npos) << e.what();
+  for (const bool pinned : {false, true}) {
+    for (const std::uint64_t bad : {0u, 1u, 17u}) {
+      SCOPED_TRACE(pinned ? "pinned caller memory" : "staged");
+      HostGpuOptions options;
+      options.batch_bytes = 4096;
+      // Lanes call the hook from their own threads; the self-test's batches
+      // are shorter than 4096 bytes.
+      options.after_kernel = [bad, seen = std::make_shared<std::atomic<std::uint64_t>>(0)](
+                                 std::uint8_t* out, std::size_t n) {
+        if (n == 4096 && seen->fetch_add(1) == bad) out[n - 1] ^= 0x01;  // the last block: always checked
+      };
+      const CipherSpec spec = make_spec(Mode::ctr, Direction::encrypt, 128, 9);
+      const auto in = random_bytes(30 * 4096, 10);
+      std::vector<std::uint8_t> out(in.size());
+      HostGpuEngine engine(options);
+      PinnedMemory pinned_in;
+      PinnedMemory pinned_out;
+      if (pinned) {
+        pinned_in = engine.pin(in.data(), in.size());
+        pinned_out = engine.pin(out.data(), out.size());
+      }
+      try {
+        engine.transform(spec, out.data(), in.data(), in.size());
+        ADD_FAILURE() << "a wrong batch " << bad << " went unnoticed";
+      } catch (const gpu::WrongGpuOutput& e) {
+        EXPECT_NE(std::string(e.what()).find("host GPU adapter"), std::string::npos) << e.what();
+      }
+      EXPECT_EQ(engine.stats().direct_batches > 0, pinned);
+      // The driver is usable again afterwards.
+      expect_same_as_openssl(engine, spec, in);
     }
-    // The driver is usable again afterwards.
-    expect_same_as_openssl(engine, spec, in);
   }
 }
 

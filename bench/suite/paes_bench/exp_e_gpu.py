@@ -50,5 +50,7 @@ def section(suite, ex, derived):
             rows.append([r["engine"], r["figure"], f"{r['work_bytes'] // MIB} MiB", r["threads"], r["gbps"]])
     return ["\n" + md_table(["engine", "figure", "work per launch", "GPU threads", "GB/s"], rows),
             "\nkernel: the kernel alone on the work already on the device (its events); transfers: the whole "
-            "input in memory through the driver's pipeline with batches of the work size; file: end to end, "
+            "input in memory through the driver's pipeline with batches of the work size (transfers_pinned: with "
+            "the input and output pinned beforehand; pin: input bytes per second of pinning and unpinning them); "
+            "file: end to end, "
             "page cache warm. GPU threads = work / 16 / 8 blocks per thread, the thesis' axis.\n"]

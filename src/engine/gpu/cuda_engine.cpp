@@ -175,12 +175,12 @@ class CudaDevice final : public gpu::Device {
   // Kept on the host: they travel with each launch as a kernel parameter.
   void set_keys(const gpu::RoundKeys& keys) override { keys_ = keys; }
 
-  void enqueue(unsigned l, const gpu::Launch& launch) override {
+  void enqueue(unsigned l, const gpu::Launch& launch, const std::uint8_t* from, std::uint8_t* to) override {
     use_device();  // the current device is per host thread
     Lane& lane = lanes_[l];
     const std::size_t n = launch.bytes;
     if (profile_) check(cudaEventRecord(lane.events[0], lane.stream), "cudaEventRecord");
-    check(cudaMemcpyAsync(lane.dev_in, lane.host, n, cudaMemcpyHostToDevice, lane.stream),
+    check(cudaMemcpyAsync(lane.dev_in, from, n, cudaMemcpyHostToDevice, lane.stream),
           "cudaMemcpyAsync (host to device)");
     if (profile_) check(cudaEventRecord(lane.events[1], lane.stream), "cudaEventRecord");
     const std::size_t blocks = (n + kBlockLen - 1) / kBlockLen;
@@ -194,7 +194,7 @@ class CudaDevice final : public gpu::Device {
                                   keys_.words.data(), keys_.rounds, tables_),
           "kernel launch");
     if (profile_) check(cudaEventRecord(lane.events[2], lane.stream), "cudaEventRecord");
-    check(cudaMemcpyAsync(lane.host, lane.dev_out, n, cudaMemcpyDeviceToHost, lane.stream),
+    check(cudaMemcpyAsync(to, lane.dev_out, n, cudaMemcpyDeviceToHost, lane.stream),
           "cudaMemcpyAsync (device to host)");
     if (profile_) check(cudaEventRecord(lane.events[3], lane.stream), "cudaEventRecord");
   }
@@ -212,6 +212,22 @@ class CudaDevice final : public gpu::Device {
       times = {ms[0] * 1e-3, ms[1] * 1e-3, ms[2] * 1e-3};
     }
     return times;
+  }
+
+  // cudaHostRegister: pinned memory is mapped for the device's DMA engines,
+  // so cudaMemcpyAsync copies it at the link's rate without a bounce buffer.
+  Pin pin_host(const void* data, std::size_t len) override {
+    use_device();
+    // The runtime takes a non-const pointer; the device only reads the input.
+    const cudaError_t err = cudaHostRegister(const_cast<void*>(data), len, cudaHostRegisterDefault);
+    if (err == cudaSuccess) return Pin::pinned;
+    (void)cudaGetLastError();  // not sticky: clear it for later calls
+    return err == cudaErrorHostMemoryAlreadyRegistered ? Pin::already_pinned : Pin::refused;
+  }
+  void unpin_host(const void* data) noexcept override {
+    (void)cudaSetDevice(device_);
+    (void)cudaHostUnregister(const_cast<void*>(data));
+    (void)cudaGetLastError();
   }
 
   gpu::LinkRates measure_link(std::size_t bytes, unsigned repeats) override {

@@ -9,7 +9,9 @@
 // stream, a page-locked host buffer and device input and output buffers. A
 // batch is staged into its lane's host buffer, enqueue() copies it up, runs
 // the kernel and copies the result back into the same host buffer, and
-// wait() returns once that is done.
+// wait() returns once that is done. Where the caller's own memory was pinned
+// (pin_host), enqueue() copies straight from and into it instead, with no
+// staging copy on the CPU.
 //
 // Threads: the driver calls enqueue() on one thread and wait() on another,
 // always on different lanes at once; a lane is only ever used by one thread
@@ -64,14 +66,27 @@ class Device {
   // The round keys of the launches to come (encryption or equivalent-inverse,
   // as the kernel needs). Key material: devices wipe their copies.
   virtual void set_keys(const RoundKeys& keys) = 0;
-  // Enqueues upload, kernel and download of the lane's staged batch and
-  // returns at once. Throws Error when the API call fails.
-  virtual void enqueue(unsigned lane, const Launch& launch) = 0;
+  // Enqueues the upload of launch.bytes from `from`, the kernel, and the
+  // download of its result into `to`, on the lane's queue, and returns at
+  // once. `from` and `to` are the lane's host buffer, or memory pin_host()
+  // pinned (then `to` may equal `from`); neither may be touched until wait().
+  // Throws Error when the API call fails.
+  virtual void enqueue(unsigned lane, const Launch& launch, const std::uint8_t* from, std::uint8_t* to) = 0;
   // Waits for the lane's batch. Throws Error when it failed.
   virtual LaneTimes wait(unsigned lane) = 0;
   // Waits for every lane, ignoring errors: after a failure, and before
   // buffers go.
   virtual void drain_quietly() noexcept = 0;
+
+  // Page-locks the caller's memory [data, data + len) for DMA (CUDA:
+  // cudaHostRegister), so that enqueue() may copy straight from and into it.
+  // already_pinned: someone else pinned it (cudaHostAlloc memory, or the
+  // caller's own registration), usable but not for unpin_host(). refused:
+  // the device can't, or the call failed; batches are then staged.
+  enum class Pin { refused, pinned, already_pinned };
+  virtual Pin pin_host(const void* /*data*/, std::size_t /*len*/) { return Pin::refused; }
+  // Undoes a pin_host() that returned `pinned`, with nothing in flight.
+  virtual void unpin_host(const void* /*data*/) noexcept {}
 
   // Measurements for `paes bench --engine` (bench/gpu/), with buffers of
   // their own of `bytes` each; the best of `repeats`. The link: page-locked

@@ -65,7 +65,11 @@ GpuDriver::GpuDriver(std::unique_ptr<gpu::Device> device, const GpuDriverOptions
 }
 
 GpuDriver::~GpuDriver() {
-  if (device_) device_->drain_quietly();
+  if (!device_) return;
+  device_->drain_quietly();
+  for (const PinnedRange& range : pinned_) {  // handles that outlived us, against the contract
+    if (range.owned) device_->unpin_host(range.begin);
+  }
 }
 
 bool GpuDriver::supports(const CipherSpec& spec) { return gpu::runs_on_gpu(spec); }
@@ -94,13 +98,41 @@ void GpuDriver::begin(const CipherSpec& spec, const Block& start_state) {
 
 std::size_t GpuDriver::update(std::uint8_t* out, const std::uint8_t* in, std::size_t len, bool final) {
   const std::size_t whole = len / kBlockLen * kBlockLen;
+  const bool pinned = len != 0 && in_pinned(in, len) && in_pinned(out, len);
   return run_piece(
       len, final, {in + whole, len - whole},
       [&](std::uint8_t* dst, std::size_t offset, std::size_t n) { split_copy(dst, in + offset, n, copy_threads_); },
       [&](const std::uint8_t* src, std::size_t offset, std::size_t n) {
         split_copy(out + offset, src, n, copy_threads_);
       },
-      nullptr);
+      pinned ? Pinned{in, out} : Pinned{}, nullptr);
+}
+
+PinnedMemory GpuDriver::pin(const void* data, std::size_t len) {
+  if (data == nullptr || len == 0) return {};
+  const gpu::Device::Pin result = device_->pin_host(data, len);
+  if (result == gpu::Device::Pin::refused) return {};
+  const auto* begin = static_cast<const std::uint8_t*>(data);
+  const std::uint64_t id = next_pin_id_++;
+  pinned_.push_back({id, begin, begin + len, result == gpu::Device::Pin::pinned});
+  return PinnedMemory([this, id] { unpin(id); });
+}
+
+void GpuDriver::unpin(std::uint64_t id) noexcept {
+  const auto it = std::find_if(pinned_.begin(), pinned_.end(), [&](const PinnedRange& r) { return r.id == id; });
+  if (it == pinned_.end()) return;
+  if (it->owned) {
+    device_->drain_quietly();  // nothing may still be copying from or into it
+    device_->unpin_host(it->begin);
+  }
+  pinned_.erase(it);
+}
+
+bool GpuDriver::in_pinned(const void* data, std::size_t len) const {
+  const auto* begin = static_cast<const std::uint8_t*>(data);
+  return std::any_of(pinned_.begin(), pinned_.end(), [&](const PinnedRange& r) {
+    return begin >= r.begin && begin <= r.end && len <= static_cast<std::size_t>(r.end - begin);
+  });
 }
 
 std::size_t GpuDriver::transform(const CipherSpec& spec, std::uint8_t* out, const std::uint8_t* in,
@@ -131,7 +163,7 @@ std::uint64_t GpuDriver::run(const CipherSpec& spec, Source& in, Sink& out,
       out.write_at(offset, {src, n});  // straight from page-locked memory
     }
   };
-  return run_piece(len, true, {tail.data(), reads_tail ? tail_len : 0}, fill, drain, progress);
+  return run_piece(len, true, {tail.data(), reads_tail ? tail_len : 0}, fill, drain, {}, progress);
 }
 
 gpu::LinkRates GpuDriver::measure_link(std::size_t bytes, unsigned repeats) {
@@ -192,7 +224,8 @@ struct GpuDriver::Pipeline {
 };
 
 std::size_t GpuDriver::run_piece(std::size_t len, bool final, std::span<const std::uint8_t> tail, const Fill& fill,
-                                 const Drain& drain, const std::function<void(std::uint64_t)>& progress) {
+                                 const Drain& drain, const Pinned& pinned,
+                                 const std::function<void(std::uint64_t)>& progress) {
   if (!begun_) throw Error(device_->label() + ": update() before begin()");
   begun_ = false;  // until this piece succeeds: a piece that fails ends its message
   const gpu::DevicePiece piece(mode_, direction_, padded_, len, final, tail, "GPU");
@@ -204,7 +237,15 @@ std::size_t GpuDriver::run_piece(std::size_t len, bool final, std::span<const st
     batch.bytes = std::min(batch_bytes_, device_len - at);
     batch.input_bytes = std::min(at + batch.bytes, len) - std::min(at, len);
     batch.last = i + 1 == batches;
-    piece.stage(host, at, batch.bytes, fill);
+    // Pinned memory goes straight to the device, but for a batch that holds
+    // a padding block (not in the input) or whose padding is to be stripped
+    // (the caller's output ends before it).
+    if (pinned.in != nullptr && at + batch.bytes <= len && !(batch.last && piece.strips_padding())) {
+      batch.from = pinned.in + at;
+      batch.to = pinned.out + at;
+    } else {
+      piece.stage(host, at, batch.bytes, fill);
+    }
     return batch;
   };
   const std::uint64_t produced =
@@ -269,7 +310,7 @@ std::uint64_t GpuDriver::run_batches(const FillBatch& fill, const Drain& drain, 
   const auto launch_batch = [&](std::size_t i) {
     const unsigned l = lane_of(i);
     const Batch& batch = pipe.lane[l].batch;
-    const std::uint8_t* staged = device_->host_buffer(l);
+    const std::uint8_t* input = batch.from != nullptr ? batch.from : device_->host_buffer(l);
     const std::size_t n = batch.bytes;
     gpu::Launch launch;
     launch.kernel = kernel_;
@@ -279,13 +320,14 @@ std::uint64_t GpuDriver::run_batches(const FillBatch& fill, const Drain& drain, 
     if (mode_ == Mode::cbc || mode_ == Mode::cfb128) launch.state = block_words(chain_);
     launched_at += n;
     if (n != 0) {  // an empty message launches nothing
-      pipe.lane[l].sample = output_check_.sample(staged, n, launch.first_block, chain_);
+      pipe.lane[l].sample = output_check_.sample(input, n, launch.first_block, chain_);
       // The next batch chains from this one's last ciphertext block, taken
-      // from the staged copy before the download overwrites it.
-      if (n >= kBlockLen) std::memcpy(chain_.data(), staged + n - kBlockLen, kBlockLen);
-      device_->enqueue(l, launch);
+      // before the download overwrites it (in place, or in the lane).
+      if (n >= kBlockLen) std::memcpy(chain_.data(), input + n - kBlockLen, kBlockLen);
+      device_->enqueue(l, launch, input, batch.to != nullptr ? batch.to : device_->host_buffer(l));
       stats_.bytes += n;
       stats_.batches += 1;
+      if (batch.from != nullptr) stats_.direct_batches += 1;
     }
     return batch.last;
   };
@@ -293,7 +335,7 @@ std::uint64_t GpuDriver::run_batches(const FillBatch& fill, const Drain& drain, 
     const unsigned l = lane_of(i);
     const Batch& batch = pipe.lane[l].batch;
     std::size_t n = batch.bytes;
-    const std::uint8_t* result = device_->host_buffer(l);
+    const std::uint8_t* result = batch.to != nullptr ? batch.to : device_->host_buffer(l);
     if (n != 0) {
       const gpu::LaneTimes times = device_->wait(l);
       output_check_.verify(pipe.lane[l].sample, result);
@@ -305,7 +347,7 @@ std::uint64_t GpuDriver::run_batches(const FillBatch& fill, const Drain& drain, 
     // A padded decryption's padding ends its last block (its length was
     // checked whole blocks and not empty when the batch was filled).
     if (batch.last && strips_padding) n -= pkcs7_pad_len(result + n - kBlockLen);
-    drain(result, static_cast<std::size_t>(written_at), n);
+    if (batch.to == nullptr) drain(result, static_cast<std::size_t>(written_at), n);  // else already in place
     written_at += batch.bytes;
     produced += n;
     if (progress) progress(batch.input_bytes);

@@ -20,15 +20,23 @@
 //     buffer (pwrite, or a split copy into memory), then frees the lane.
 // With `lanes` (>= 3) batches in flight, each stage works on its own batch.
 // A piece of one batch runs on the calling thread alone.
+//
+// Memory the caller pinned (pin()) skips the staging: a piece whose input and
+// output lie in it is copied by the device straight from and into it, and
+// the reader and writer only hand the batches on. Only its last batch, where
+// it holds a padding block or a partial one, goes through a lane's buffer.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
+#include <vector>
 
 #include "engine/gpu/gpu_check.hpp"
 #include "engine/gpu/gpu_device.hpp"
+#include "paes/engine.hpp"
 #include "paes/io.hpp"
 #include "paes/mode.hpp"
 
@@ -81,6 +89,16 @@ class GpuDriver {
   // next update() needs a begin()).
   std::size_t update(std::uint8_t* out, const std::uint8_t* in, std::size_t len, bool final);
 
+  // Page-locks the caller's [data, data + len) (CUDA: cudaHostRegister) while
+  // the handle lives. Pieces of update() and transform() whose input and
+  // output both lie in pinned memory then go straight between it and the
+  // device, with no staging copy. Pinning costs time in proportion to `len`:
+  // it pays for memory that goes through the device many times. An empty
+  // handle where the device can't (OpenCL, or the call failed): the pieces
+  // are staged as before. Unpin (drop the handle) before freeing the memory,
+  // and before the driver goes.
+  PinnedMemory pin(const void* data, std::size_t len);
+
   // A whole message at once: begin(spec, spec.iv) and one final update.
   // `out` must hold len + 16 bytes.
   std::size_t transform(const CipherSpec& spec, std::uint8_t* out, const std::uint8_t* in, std::size_t len);
@@ -102,6 +120,7 @@ class GpuDriver {
     std::uint64_t bytes = 0;            // bytes through the kernels
     std::uint64_t batches = 0;          // kernel launches
     std::uint64_t checked_batches = 0;  // batches whose sampled blocks matched the CPU
+    std::uint64_t direct_batches = 0;   // batches copied straight from and into pinned caller memory
     double kernel_seconds = 0;          // device time in kernels
     double write_seconds = 0;           // device time copying host -> device
     double read_seconds = 0;            // device time copying device -> host
@@ -127,15 +146,25 @@ class GpuDriver {
   // writes output bytes [offset, offset + n).
   using Fill = std::function<void(std::uint8_t* dst, std::size_t offset, std::size_t n)>;
   using Drain = std::function<void(const std::uint8_t* src, std::size_t offset, std::size_t n)>;
+  // A piece's input and output in pinned memory, for its batches to go
+  // straight between them and the device (null: staged).
+  struct Pinned {
+    const std::uint8_t* in = nullptr;
+    std::uint8_t* out = nullptr;
+  };
   std::size_t run_piece(std::size_t len, bool final, std::span<const std::uint8_t> tail, const Fill& fill,
-                        const Drain& drain, const std::function<void(std::uint64_t)>& progress);
+                        const Drain& drain, const Pinned& pinned, const std::function<void(std::uint64_t)>& progress);
   // What the reader stage put in a lane: the bytes that go through the
   // device, the input bytes among them (for progress), and whether it ends
-  // the piece.
+  // the piece. `from` and `to`: where the device copies the batch from and
+  // its result into, when that is pinned caller memory (null: the lane's
+  // buffer, where the reader staged it).
   struct Batch {
     std::size_t bytes = 0;
     std::uint64_t input_bytes = 0;
     bool last = false;
+    const std::uint8_t* from = nullptr;
+    std::uint8_t* to = nullptr;
   };
   // Fills lane buffer `host` with batch `index`.
   using FillBatch = std::function<Batch(std::size_t index, std::uint8_t* host)>;
@@ -148,7 +177,19 @@ class GpuDriver {
                             const std::function<void()>& interrupt, const std::function<void(std::uint64_t)>& progress);
   struct Pipeline;
 
+  // Whether [data, data + len) lies in one range pinned by pin().
+  bool in_pinned(const void* data, std::size_t len) const;
+  void unpin(std::uint64_t id) noexcept;
+  struct PinnedRange {
+    std::uint64_t id = 0;
+    const std::uint8_t* begin = nullptr;
+    const std::uint8_t* end = nullptr;
+    bool owned = false;  // pinned by us (else by someone before us): unpinned by us
+  };
+
   std::unique_ptr<gpu::Device> device_;
+  std::vector<PinnedRange> pinned_;
+  std::uint64_t next_pin_id_ = 0;
   std::size_t batch_bytes_ = 0;
   unsigned lanes_ = 0;
   unsigned copy_threads_ = 0;

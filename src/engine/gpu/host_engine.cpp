@@ -51,17 +51,24 @@ class HostDevice final : public gpu::Device {
 
   void set_keys(const gpu::RoundKeys& keys) override { keys_ = keys; }
 
-  void enqueue(unsigned l, const gpu::Launch& launch) override {
+  void enqueue(unsigned l, const gpu::Launch& launch, const std::uint8_t* from, std::uint8_t* to) override {
     Lane& lane = *lanes_[l];
     {
       const std::lock_guard lock(lane.mutex);
       if (lane.queued) throw Error("host GPU adapter: a lane was enqueued twice");
       lane.launch = launch;
+      lane.from = from;
+      lane.to = to;
       lane.queued = true;
       lane.done = false;
     }
     lane.changed.notify_all();
   }
+
+  // Host memory needs no pinning: any of it may stand for pinned memory, so
+  // that the driver's path straight from and into the caller's memory runs
+  // here too (the lane's thread then copies from and into it as DMA would).
+  Pin pin_host(const void* /*data*/, std::size_t /*len*/) override { return Pin::pinned; }
 
   gpu::LaneTimes wait(unsigned l) override {
     Lane& lane = *lanes_[l];
@@ -117,6 +124,8 @@ class HostDevice final : public gpu::Device {
     bool done = false;    // ... and it is finished
     bool closing = false;
     gpu::Launch launch;
+    const std::uint8_t* from = nullptr;  // where the enqueued batch is copied up from
+    std::uint8_t* to = nullptr;          // ... and its result down into
     gpu::LaneTimes times;
     std::exception_ptr error;
   };
@@ -124,17 +133,21 @@ class HostDevice final : public gpu::Device {
   void serve(Lane& lane) {
     for (;;) {
       gpu::Launch launch;
+      const std::uint8_t* from = nullptr;
+      std::uint8_t* to = nullptr;
       {
         std::unique_lock lock(lane.mutex);
         lane.changed.wait(lock, [&] { return lane.closing || (lane.queued && !lane.done); });
         if (lane.closing) return;
         launch = lane.launch;
+        from = lane.from;
+        to = lane.to;
       }
       gpu::LaneTimes times;
       std::exception_ptr error;
       try {
         const auto start = std::chrono::steady_clock::now();
-        std::memcpy(lane.dev_in.data(), lane.host.data(), launch.bytes);
+        std::memcpy(lane.dev_in.data(), from, launch.bytes);
         times.upload = seconds_since(start);
         const auto kernel_start = std::chrono::steady_clock::now();
         gpu::run_host_kernel(launch.kernel, lane.dev_in.data(), lane.dev_out.data(), launch.bytes, launch.first_block,
@@ -143,7 +156,7 @@ class HostDevice final : public gpu::Device {
         if (options_.after_kernel) options_.after_kernel(lane.dev_out.data(), launch.bytes);
         times.kernel = seconds_since(kernel_start);
         const auto download_start = std::chrono::steady_clock::now();
-        std::memcpy(lane.host.data(), lane.dev_out.data(), launch.bytes);
+        std::memcpy(to, lane.dev_out.data(), launch.bytes);
         times.download = seconds_since(download_start);
       } catch (...) {
         error = std::current_exception();

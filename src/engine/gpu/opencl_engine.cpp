@@ -272,7 +272,10 @@ class OpenClDevice final : public gpu::Device {
           "clEnqueueWriteBuffer (round keys)");
   }
 
-  void enqueue(unsigned l, const gpu::Launch& launch) override;
+  void enqueue(unsigned l, const gpu::Launch& launch, const std::uint8_t* from, std::uint8_t* to) override;
+  // pin_host: refused. OpenCL has no call that page-locks memory it did not
+  // allocate (CL_MEM_USE_HOST_PTR may copy, as it likes), so batches are
+  // always staged through the lanes' mapped buffers.
 
   gpu::LaneTimes wait(unsigned l) override {
     Lane& lane = lanes_[l];
@@ -501,13 +504,14 @@ void OpenClDevice::set_kernel_args(cl_kernel k, cl_mem in, cl_mem out, const gpu
   check(clSetKernelArg(k, 7, sizeof(tab), &tab), "clSetKernelArg (tables)");
 }
 
-// Enqueues copy in, kernel, copy out of the lane's staged batch.
-void OpenClDevice::enqueue(unsigned l, const gpu::Launch& launch) {
+// Enqueues copy in, kernel, copy out of the lane's staged batch (`from` and
+// `to` are the lane's buffer: nothing else is pinned).
+void OpenClDevice::enqueue(unsigned l, const gpu::Launch& launch, const std::uint8_t* from, std::uint8_t* to) {
   Lane& lane = lanes_[l];
   cl_command_queue q = lane.queue.get();
   const std::size_t n = launch.bytes;
   cl_event ev = nullptr;
-  check(clEnqueueWriteBuffer(q, lane.dev_in.get(), CL_FALSE, 0, n, lane.host, 0, nullptr, profile_ ? &ev : nullptr),
+  check(clEnqueueWriteBuffer(q, lane.dev_in.get(), CL_FALSE, 0, n, from, 0, nullptr, profile_ ? &ev : nullptr),
         "clEnqueueWriteBuffer");
   lane.write_done.reset(ev);
 
@@ -522,7 +526,7 @@ void OpenClDevice::enqueue(unsigned l, const gpu::Launch& launch) {
   lane.kernel_done.reset(ev);
 
   ev = nullptr;
-  check(clEnqueueReadBuffer(q, lane.dev_out.get(), CL_FALSE, 0, n, lane.host, 0, nullptr, profile_ ? &ev : nullptr),
+  check(clEnqueueReadBuffer(q, lane.dev_out.get(), CL_FALSE, 0, n, to, 0, nullptr, profile_ ? &ev : nullptr),
         "clEnqueueReadBuffer");
   lane.read_done.reset(ev);
   check(clFlush(q), "clFlush");
