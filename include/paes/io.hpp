@@ -19,6 +19,9 @@ struct FileLocation {
   std::uint64_t offset = 0;  // of the job's first byte in the file
 };
 
+// Sources and sinks are read and written at offsets from several threads at
+// once (the engines' workers, the GPU driver's split batches): read_at and
+// write_at must be safe to call concurrently on disjoint ranges.
 class Source {
  public:
   virtual ~Source() = default;

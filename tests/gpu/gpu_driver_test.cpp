@@ -21,6 +21,7 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -351,12 +352,15 @@ class ReadOnlySource final : public Source {
 class WriteOnlySink final : public Sink {
  public:
   explicit WriteOnlySink(std::vector<std::uint8_t>& bytes) : bytes_(bytes) {}
+  // From several threads at once, as a file's pwrite is.
   void write_at(std::uint64_t offset, std::span<const std::uint8_t> src) override {
+    const std::lock_guard lock(mutex_);
     if (bytes_.size() < offset + src.size()) bytes_.resize(offset + src.size());
     std::copy(src.begin(), src.end(), bytes_.begin() + static_cast<std::ptrdiff_t>(offset));
   }
 
  private:
+  std::mutex mutex_;
   std::vector<std::uint8_t>& bytes_;
 };
 
@@ -636,26 +640,63 @@ TEST(HostGpuEngine, AWrongBatchIsCaught) {
 // A source that fails part way: the error is the source's, every stage
 // stops, and the driver runs the next message.
 TEST(HostGpuEngine, AFailingSourceStopsThePipeline) {
-  class FailingSource final : public Source {
+  // 4 KiB batches, each read whole; and 4 MiB batches, each read in 1 MiB
+  // parts on 2 threads, the failing part in a batch's middle.
+  for (const std::size_t batch : {std::size_t{4096}, std::size_t{4} << 20}) {
+    SCOPED_TRACE(batch);
+    class FailingSource final : public Source {
+     public:
+      explicit FailingSource(std::size_t batch) : batch_(batch) {}
+      std::uint64_t size() const override { return 10 * batch_; }
+      void read_at(std::uint64_t offset, std::span<std::uint8_t> dst) override {
+        if (offset + dst.size() > 5 * batch_ + batch_ / 2) throw Error("the disk went away");
+        std::fill(dst.begin(), dst.end(), 0x5a);
+      }
+
+     private:
+      std::size_t batch_;
+    };
+    HostGpuOptions options;
+    options.batch_bytes = batch;
+    options.copy_threads = 2;
+    HostGpuEngine engine(options);
+    const CipherSpec spec = make_spec(Mode::ecb, Direction::encrypt, 128, 9, false);
+    FailingSource in(batch);
+    std::vector<std::uint8_t> written;
+    WriteOnlySink out(written);
+    try {
+      engine.run(spec, in, out, nullptr);
+      ADD_FAILURE() << "the failing source went unnoticed";
+    } catch (const Error& e) {
+      EXPECT_STREQ(e.what(), "the disk went away");
+    }
+    EXPECT_LE(written.size(), 5 * batch) << "a batch after the failure was written";
+    expect_same_as_openssl(engine, spec, random_bytes(9 * 4096, 11));
+  }
+}
+
+// A sink that fails part way through a batch written in parts on several
+// threads: its error ends the run.
+TEST(HostGpuEngine, AFailingSinkStopsThePipeline) {
+  class FailingSink final : public Sink {
    public:
-    std::uint64_t size() const override { return 50 * 4096; }
-    void read_at(std::uint64_t offset, std::span<std::uint8_t> dst) override {
-      if (offset >= 20 * 4096) throw Error("the disk went away");
-      std::fill(dst.begin(), dst.end(), 0x5a);
+    void write_at(std::uint64_t offset, std::span<const std::uint8_t> src) override {
+      if (offset + src.size() > (std::size_t{13} << 20) / 2) throw Error("the disk is full");
     }
   };
   HostGpuOptions options;
-  options.batch_bytes = 4096;
+  options.batch_bytes = std::size_t{4} << 20;
+  options.copy_threads = 3;
   HostGpuEngine engine(options);
-  const CipherSpec spec = make_spec(Mode::ecb, Direction::encrypt, 128, 9, false);
-  FailingSource in;
-  std::vector<std::uint8_t> written;
-  WriteOnlySink out(written);
+  const CipherSpec spec = make_spec(Mode::ctr, Direction::encrypt, 128, 12);
+  const auto data = random_bytes(std::size_t{12} << 20, 13);
+  MemorySource in(data);
+  FailingSink out;
   try {
     engine.run(spec, in, out, nullptr);
-    ADD_FAILURE() << "the failing source went unnoticed";
+    ADD_FAILURE() << "the failing sink went unnoticed";
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "the disk went away");
+    EXPECT_STREQ(e.what(), "the disk is full");
   }
   expect_same_as_openssl(engine, spec, random_bytes(9 * 4096, 11));
 }

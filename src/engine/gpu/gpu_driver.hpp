@@ -11,13 +11,14 @@
 // that reading, upload, kernel, download and writing of different batches
 // run at the same time:
 //   - a reader fills the next free lane's page-locked buffer: straight from
-//     the file (pread into pinned memory) or, from memory, with the copy
-//     split over several threads;
+//     the file (preads into pinned memory) or from memory (copies), each
+//     batch's split over several threads (copy_threads);
 //   - the calling thread launches each filled lane in order (upload, kernel,
 //     download on that lane's queue or stream);
 //   - a writer waits for each lane in order, checks three of its blocks on
 //     the CPU (gpu_check.hpp) and writes its output from the page-locked
-//     buffer (pwrite, or a split copy into memory), then frees the lane.
+//     buffer (pwrites, or copies into memory, split the same way), then
+//     frees the lane.
 // With `lanes` (>= 3) batches in flight, each stage works on its own batch.
 // A piece of one batch runs on the calling thread alone.
 //
@@ -49,8 +50,8 @@ struct GpuDriverOptions {
   // Batches in flight, one per lane; at least 3, so that filling, the device
   // and writing each have one.
   unsigned lanes = 4;
-  // Threads that split each copy between memory and page-locked buffers
-  // (in-memory pieces); 0: up to 8, no more than the CPUs.
+  // Threads that split each batch's move between page-locked buffers and
+  // memory or files (copies, preads, pwrites); 0: half the CPUs, 1 to 8.
   unsigned copy_threads = 0;
   // Time uploads, kernels and downloads with the device's events (stats()).
   bool profile = false;
