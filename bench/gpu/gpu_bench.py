@@ -6,6 +6,8 @@
   - in memory with transfers: 1 GiB through the driver's pipeline (16 MiB batches), staged through the lanes'
     page-locked buffers, and (CUDA) with the caller's input and output pinned beforehand (GpuDriver::pin), with
     what pinning and unpinning them costs;
+  - kernel-only AES-128-CTR for each launch geometry of a sweep (threads per block or work-group size x blocks
+    per thread), the best one named: what the engines' defaults should be;
   - a SIZE file on tmpfs, end to end: --engine cuda, --engine opencl, --engine threads, --engine auto and
     one-thread `openssl enc`, round-robin, medians of RUNS after a warm-up (bench/suite/paes_bench/runner.py);
 
@@ -51,6 +53,18 @@ def engine_figures(paes, engine, work_sizes, repeat, mode="ctr", key_bits=128):
     argv = [paes, "bench", "--engine", engine, "--modes", mode, "--key-bits", str(key_bits), "--directions",
             "encrypt", "--size", ",".join(f"{w // MIB}M" for w in work_sizes), "--repeat", str(repeat), "--json"]
     return json.loads(run_checked(argv, timeout=600).stdout)
+
+
+def geometry_figures(paes, engine, work, repeat, groups, items):
+    """Kernel-only AES-128-CTR encryption on `work` bytes for every pair of `groups` x `items`: its records."""
+    argv = [paes, "bench", "--engine", engine, "--modes", "ctr", "--key-bits", "128", "--directions", "encrypt",
+            "--size", f"{work // MIB}M", "--repeat", str(repeat), "--json",
+            "--group-sizes", ",".join(map(str, groups)), "--blocks-per-item", ",".join(map(str, items))]
+    return json.loads(run_checked(argv, timeout=600).stdout)
+
+
+def int_list(text):
+    return [int(x) for x in text.split(",") if x]
 
 
 def figure(records, name, work=None):
@@ -104,6 +118,10 @@ def main():
     ap.add_argument("--work-mib", type=int, default=1024, help="bytes on the device for kernel-only and for "
                     "the in-memory figure (default 1024; at least 256 for the issue's kernel figure)")
     ap.add_argument("--json", default="gpu-bench.json", help="where the report goes as JSON")
+    ap.add_argument("--sweep-groups", type=int_list, default=[128, 256, 512, 1024],
+                    help="threads per block (work-group sizes) of the kernel's geometry sweep; empty: no sweep")
+    ap.add_argument("--sweep-items", type=int_list, default=[1, 2, 4, 8, 16, 32],
+                    help="16-byte blocks per GPU thread of the geometry sweep")
     ap.add_argument("--cpu-opencl", action="store_true",
                     help="count an OpenCL device on the CPU (PoCL) as a GPU: to check this script without one")
     args = ap.parse_args()
@@ -128,6 +146,11 @@ def main():
             "pin_gbps": gbps_of(figure(records, "pin", batch)),
             "records": records,
         }
+        if args.sweep_groups and args.sweep_items:
+            sweep = geometry_figures(args.paes, engine, work, args.repeat, args.sweep_groups, args.sweep_items)
+            best = max(sweep, key=lambda r: r["gbps"])
+            report["engines"][engine]["geometry_sweep"] = sweep
+            report["engines"][engine]["best_geometry"] = {k: best[k] for k in ("group_size", "blocks_per_item", "gbps")}
     files = file_runs(args.paes, list(devices), args.size_mib, args.runs, args.dir)
     report["file"] = files
     report["seconds"] = time.time() - start
@@ -138,6 +161,11 @@ def main():
               f"both ways at once {f['link_both_ways_gbps']:.1f} GB/s each")
         print(f"  kernel-only AES-128-CTR, {args.work_mib} MiB on the device: {f['kernel_only_gbps']:.1f} GB/s "
               f"({8 * f['kernel_only_gbps'] / 1000:.2f} Tbit/s)   goal >= 290 GB/s, stretch 400")
+        if "best_geometry" in f:
+            b = f["best_geometry"]
+            print(f"  kernel-only, best of a sweep of {len(f['geometry_sweep'])} launch geometries: {b['gbps']:.1f} GB/s "
+                  f"({8 * b['gbps'] / 1000:.2f} Tbit/s) at {b['group_size']} threads per block, "
+                  f"{b['blocks_per_item']} blocks per thread")
         link = f["link_both_ways_gbps"]
         paths = [("staged", f["with_transfers_gbps"])]
         if f["with_transfers_pinned_gbps"]:

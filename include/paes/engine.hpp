@@ -162,11 +162,20 @@ class GpuBackend {
   virtual PinnedMemory pin_memory(const void* data, std::size_t len) = 0;
 };
 
+// How a GPU engine's kernels are launched: threads per block (CUDA) or
+// work-group size (OpenCL), and the 16-byte blocks each thread transforms.
+// 0: the engine's default.
+struct GpuGeometry {
+  unsigned group_size = 0;
+  unsigned blocks_per_item = 0;
+};
+
 // The backend of the opencl or cuda engine (kind) on `device` (as --device;
-// unset: the engine's default), in batches of `batch_bytes`, its kernels
-// timed, started and self-tested. Throws a usage Error for another kind or
-// one this build lacks, and what starting the device throws.
+// unset: the engine's default), in batches of `batch_bytes`, launched with
+// `geometry`, its kernels timed, started and self-tested. Throws a usage Error
+// for another kind or one this build lacks, or a geometry the device refuses,
+// and what starting the device throws.
 std::unique_ptr<GpuBackend> open_gpu_backend(EngineKind kind, std::optional<unsigned> device,
-                                             std::size_t batch_bytes);
+                                             std::size_t batch_bytes, const GpuGeometry& geometry = {});
 
 }  // namespace paes

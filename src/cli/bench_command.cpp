@@ -149,6 +149,16 @@ or bit.)");
                   "cost) and end-to-end file figures (--size lists the work sizes; bench/gpu/gpu_bench.py runs "
                   "the set)");
   cmd->add_option("--device", args.device, "With --engine: the GPU's index in 'paes info'");
+  cmd->add_option("--group-sizes", args.group_sizes,
+                  "With --engine: kernel-only figures (nothing else) for each of these threads per block (CUDA: "
+                  "multiples of 32 up to 1024) or work-group sizes (OpenCL), e.g. 128,256,512,1024")
+      ->delimiter(',')
+      ->check(CLI::Range(1u, 1024u));
+  cmd->add_option("--blocks-per-item", args.blocks_per_item,
+                  "With --engine: kernel-only figures (nothing else) for each of these counts of 16-byte blocks "
+                  "per GPU thread, e.g. 1,4,8,32 (with --group-sizes, every pair)")
+      ->delimiter(',')
+      ->check(CLI::Range(1u, 4096u));
   cmd->add_flag("--json", args.json, "Print a JSON array of records instead of the table");
   return cmd;
 }
@@ -428,6 +438,46 @@ void bench_gpu(const BenchArgs& args, EngineKind kind, nlohmann::json& records) 
   std::filesystem::remove_all(dir);
 }
 
+// Kernel-only figures for each launch geometry (--group-sizes x
+// --blocks-per-item; an empty list: the engine's default) at each work size
+// (default 256 MiB): which launch the device runs fastest, to tune the
+// engines' defaults by (bench/gpu/gpu_bench.py sweeps a set).
+void bench_gpu_geometry(const BenchArgs& args, EngineKind kind, nlohmann::json& records) {
+  const std::vector<std::uint64_t> work_sizes = args.sizes.empty() ? std::vector<std::uint64_t>{256u << 20} : args.sizes;
+  const std::vector<std::string> modes = args.modes.empty() ? std::vector<std::string>{"ctr"} : args.modes;
+  const std::vector<unsigned> group_sizes = args.group_sizes.empty() ? std::vector<unsigned>{0} : args.group_sizes;
+  const std::vector<unsigned> per_item = args.blocks_per_item.empty() ? std::vector<unsigned>{0} : args.blocks_per_item;
+  for (const auto& name : modes) {
+    const auto mode = parse_mode(name);
+    if (!mode) throw usage_error("unknown mode '" + name + "' in --modes");
+    for (const unsigned bits : args.key_bits) {
+      for (const auto& direction_text : args.directions) {
+        const Direction direction = direction_text == "encrypt" ? Direction::encrypt : Direction::decrypt;
+        const BenchCase c = raw_case(*mode, direction, bits, 0, 0);
+        if (!runs_on_gpu(*c.spec)) continue;
+        for (const unsigned group : group_sizes) {
+          for (const unsigned items : per_item) {
+            const auto gpu = open_gpu_backend(kind, args.device, 1u << 20, {group, items});
+            for (const std::uint64_t work : work_sizes) {
+              const double seconds = gpu->kernel_only_seconds(*c.spec, static_cast<std::size_t>(work), args.repeat);
+              records.push_back({{"mode", name}, {"direction", direction_text}, {"key_bits", bits},
+                                 {"engine", engine_name(kind)}, {"figure", "kernel"}, {"group_size", group},
+                                 {"blocks_per_item", items}, {"work_bytes", work}, {"bytes", work},
+                                 {"repeat", args.repeat}, {"seconds", seconds}, {"gbps", gbps(work, seconds)}});
+              if (!args.json) {
+                std::printf("%-4s %-7s %4u work %10llu B  group %4s  blocks/item %4s  kernel %8.3f GB/s (best of %u)\n",
+                            name.c_str(), direction_text.c_str(), bits, static_cast<unsigned long long>(work),
+                            group != 0 ? std::to_string(group).c_str() : "dflt",
+                            items != 0 ? std::to_string(items).c_str() : "dflt", gbps(work, seconds), args.repeat);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 int run_bench(const BenchArgs& args) {
   if (!args.engine.empty()) {
     nlohmann::json records = nlohmann::json::array();
@@ -435,9 +485,16 @@ int run_bench(const BenchArgs& args) {
     if (kind != EngineKind::opencl && kind != EngineKind::cuda) {
       throw usage_error("paes bench --engine takes opencl or cuda (where built in); the CPU engines are measured by default");
     }
-    bench_gpu(args, *kind, records);
+    if (!args.group_sizes.empty() || !args.blocks_per_item.empty()) {
+      bench_gpu_geometry(args, *kind, records);
+    } else {
+      bench_gpu(args, *kind, records);
+    }
     if (args.json) std::cout << records.dump(1) << '\n';
     return 0;
+  }
+  if (!args.group_sizes.empty() || !args.blocks_per_item.empty()) {
+    throw usage_error("--group-sizes and --blocks-per-item time GPU kernels: give --engine opencl or cuda");
   }
   std::vector<std::string> modes = args.modes;
   if (modes.empty()) {

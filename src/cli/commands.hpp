@@ -62,6 +62,10 @@ struct BenchArgs {
   std::vector<std::string> backends{"auto"};  // CPU AES libraries to compare
   std::string engine;  // opencl or cuda: the GPU figures instead
   std::optional<unsigned> device;
+  // With engine: kernel-only figures for each of these launch geometries
+  // instead (threads per block or work-group size, x blocks per thread).
+  std::vector<unsigned> group_sizes;
+  std::vector<unsigned> blocks_per_item;
   unsigned repeat = 5;
   std::uint64_t chunk_len = 0;
   bool json = false;

@@ -84,12 +84,27 @@ class DirectGpuBackend final : public GpuBackend {
   Backend backend_;
 };
 
+#ifdef PAES_HAVE_OPENCL
+void apply_geometry(OpenClOptions& options, const GpuGeometry& geometry) {
+  if (geometry.group_size != 0) options.local_size = geometry.group_size;
+  if (geometry.blocks_per_item != 0) options.blocks_per_item = geometry.blocks_per_item;
+}
+#endif
+#ifdef PAES_HAVE_CUDA
+void apply_geometry(CudaOptions& options, const GpuGeometry& geometry) {
+  if (geometry.group_size != 0) options.threads_per_block = geometry.group_size;
+  if (geometry.blocks_per_item != 0) options.blocks_per_thread = geometry.blocks_per_item;
+}
+#endif
+
 template <class Backend, class Options>
-std::unique_ptr<GpuBackend> open_direct(std::optional<unsigned> device, std::size_t batch_bytes) {
+std::unique_ptr<GpuBackend> open_direct(std::optional<unsigned> device, std::size_t batch_bytes,
+                                        const GpuGeometry& geometry) {
   Options options;
   options.device_index = device;
   options.batch_bytes = batch_bytes;
   options.profile = true;
+  apply_geometry(options, geometry);
   return std::make_unique<DirectGpuBackend<Backend, Options>>(options);
 }
 #endif
@@ -219,12 +234,13 @@ std::vector<GpuDevice> list_gpu_devices([[maybe_unused]] EngineKind kind) {
 bool runs_on_gpu(const CipherSpec& spec) { return gpu::runs_on_gpu(spec); }
 
 std::unique_ptr<GpuBackend> open_gpu_backend(EngineKind kind, [[maybe_unused]] std::optional<unsigned> device,
-                                             [[maybe_unused]] std::size_t batch_bytes) {
+                                             [[maybe_unused]] std::size_t batch_bytes,
+                                             [[maybe_unused]] const GpuGeometry& geometry) {
 #ifdef PAES_HAVE_OPENCL
-  if (kind == EngineKind::opencl) return open_direct<OpenClEngine, OpenClOptions>(device, batch_bytes);
+  if (kind == EngineKind::opencl) return open_direct<OpenClEngine, OpenClOptions>(device, batch_bytes, geometry);
 #endif
 #ifdef PAES_HAVE_CUDA
-  if (kind == EngineKind::cuda) return open_direct<CudaEngine, CudaOptions>(device, batch_bytes);
+  if (kind == EngineKind::cuda) return open_direct<CudaEngine, CudaOptions>(device, batch_bytes, geometry);
 #endif
   throw usage_error("this paes has no GPU backend for the " + std::string(engine_name(kind)) + " engine");
 }

@@ -99,6 +99,22 @@ class OpenClCliTest(ScratchTestCase):
         self.assertEqual(sorted({r["work_bytes"] for r in records if not r["figure"].startswith("link")}),
                          [1 << 20, 4 << 20])
         self.assertTrue(all(r["gbps"] > 0 and r["engine"] == "opencl" for r in records), records)
+        # PoCL pins no caller memory: no pinned figures are made up for it.
+        self.assertFalse(any(r["figure"] in ("transfers_pinned", "pin") for r in records), records)
+
+    def test_bench_sweeps_launch_geometries(self):
+        proc = run(["bench", "--engine", "opencl", "--modes", "ctr", "--key-bits", "128", "--directions",
+                    "encrypt", "--size", "1M", "--repeat", "1", "--group-sizes", "16,32", "--blocks-per-item",
+                    "1,4,8", "--json"])
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        records = json.loads(proc.stdout)
+        self.assertEqual(sorted((r["group_size"], r["blocks_per_item"]) for r in records),
+                         [(g, b) for g in (16, 32) for b in (1, 4, 8)])
+        self.assertTrue(all(r["figure"] == "kernel" and r["work_bytes"] == 1 << 20 and r["gbps"] > 0
+                            for r in records), records)
+        proc = run(["bench", "--modes", "ctr", "--group-sizes", "64"])
+        self.assertEqual(proc.returncode, 2, describe(proc))
+        self.assertIn(b"give --engine opencl or cuda", proc.stderr)
 
 
 class AutoEngineCliTest(ScratchTestCase):

@@ -250,7 +250,7 @@ class CudaDevice final : public gpu::Device {
 
   double kernel_seconds(const gpu::Launch& launch, unsigned repeats) override {
     use_device();
-    Scratch buffers(launch.bytes);
+    Scratch buffers(launch.bytes, false);
     const std::size_t blocks = (launch.bytes + kBlockLen - 1) / kBlockLen;
     const std::size_t threads = (blocks + options_.blocks_per_thread - 1) / options_.blocks_per_thread;
     const std::size_t grid = std::clamp<std::size_t>((threads + options_.threads_per_block - 1) /
@@ -288,14 +288,15 @@ class CudaDevice final : public gpu::Device {
     std::array<cudaEvent_t, 4> events{};
   };
 
-  // Buffers and a stream of a measurement's own, freed with it.
+  // Buffers and a stream of a measurement's own, freed with it; page-locked
+  // host memory only `with_host` (the link's, not the kernel's).
   struct Scratch {
-    explicit Scratch(std::size_t n) : bytes(n) {
+    explicit Scratch(std::size_t n, bool with_host = true) : bytes(n) {
       try {
         check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
         check(cudaEventCreate(&start), "cudaEventCreate");
         check(cudaEventCreate(&end), "cudaEventCreate");
-        check(cudaHostAlloc(&host, n, cudaHostAllocDefault), "cudaHostAlloc");
+        if (with_host) check(cudaHostAlloc(&host, n, cudaHostAllocDefault), "cudaHostAlloc");
         check(cudaMalloc(&dev_in, n), "cudaMalloc");
         check(cudaMalloc(&dev_out, n), "cudaMalloc");
         check(cudaMemset(dev_in, 0x5a, n), "cudaMemset");
@@ -303,7 +304,7 @@ class CudaDevice final : public gpu::Device {
         release();
         throw;
       }
-      std::memset(host, 0xa5, n);
+      if (host != nullptr) std::memset(host, 0xa5, n);
     }
     ~Scratch() { release(); }
     // Frees what was made, ignoring errors (null handles are skipped).
