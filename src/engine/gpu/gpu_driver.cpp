@@ -145,9 +145,13 @@ void GpuDriver::unpin(std::uint64_t id) noexcept {
 }
 
 bool GpuDriver::in_pinned(const void* data, std::size_t len) const {
-  const auto* begin = static_cast<const std::uint8_t*>(data);
+  // As addresses: the caller's buffer and a pinned range may be different
+  // objects, which pointers may not be compared across.
+  const auto begin = reinterpret_cast<std::uintptr_t>(data);
   return std::any_of(pinned_.begin(), pinned_.end(), [&](const PinnedRange& r) {
-    return begin >= r.begin && begin <= r.end && len <= static_cast<std::size_t>(r.end - begin);
+    const auto range_begin = reinterpret_cast<std::uintptr_t>(r.begin);
+    const auto range_end = reinterpret_cast<std::uintptr_t>(r.end);
+    return begin >= range_begin && begin <= range_end && len <= range_end - begin;
   });
 }
 
