@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -152,8 +153,15 @@ struct AppendixA {
   std::vector<std::uint32_t> words;
 };
 
+// The data file where the build put it, else under the working directory: a
+// build carried to a GPU machine runs from a checkout at another path.
+std::string data_file(const std::string& name) {
+  const std::string built = std::string(PAES_TEST_DATA_DIR) + "/" + name;
+  return std::filesystem::exists(built) ? built : "tests/data/" + name;
+}
+
 std::vector<AppendixA> read_appendix_a() {
-  std::ifstream in(std::string(PAES_TEST_DATA_DIR) + "/gpu/fips197_appendix_a.txt");
+  std::ifstream in(data_file("gpu/fips197_appendix_a.txt"));
   EXPECT_TRUE(in) << "can't open tests/data/gpu/fips197_appendix_a.txt";
   std::vector<AppendixA> out;
   std::string line;
