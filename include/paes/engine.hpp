@@ -104,9 +104,6 @@ unsigned online_cpus();
 // CBC and CFB128 decryption. The rest runs on the CPU.
 bool runs_on_gpu(const CipherSpec& spec);
 
-// A GPU engine's backend driven directly, without the engine around it (no
-// CPU fallback, no files): for `paes bench`, which times the kernels apart
-// from the transfers.
 // Caller memory that a GPU driver page-locked (GpuDriver::pin,
 // GpuBackend::pin_memory), so that the device copies straight from and into
 // it; unpinned when the handle goes. Move-only; it must not outlive the
@@ -136,6 +133,10 @@ class PinnedMemory {
   std::function<void()> release_;
 };
 
+// A GPU engine's backend driven directly, without the engine around it (no
+// CPU fallback, no files): for `paes bench`, which times the kernels apart
+// from the transfers, and for a program that sends its own, pinned buffers
+// through the device again and again (pin_memory).
 class GpuBackend {
  public:
   virtual ~GpuBackend() = default;

@@ -443,7 +443,8 @@ void bench_gpu(const BenchArgs& args, EngineKind kind, nlohmann::json& records) 
 // (default 256 MiB): which launch the device runs fastest, to tune the
 // engines' defaults by (bench/gpu/gpu_bench.py sweeps a set).
 void bench_gpu_geometry(const BenchArgs& args, EngineKind kind, nlohmann::json& records) {
-  const std::vector<std::uint64_t> work_sizes = args.sizes.empty() ? std::vector<std::uint64_t>{256u << 20} : args.sizes;
+  const std::vector<std::uint64_t> work_sizes =
+      args.sizes.empty() ? std::vector<std::uint64_t>{256u << 20} : args.sizes;
   const std::vector<std::string> modes = args.modes.empty() ? std::vector<std::string>{"ctr"} : args.modes;
   const std::vector<unsigned> group_sizes = args.group_sizes.empty() ? std::vector<unsigned>{0} : args.group_sizes;
   const std::vector<unsigned> per_item = args.blocks_per_item.empty() ? std::vector<unsigned>{0} : args.blocks_per_item;

@@ -24,8 +24,9 @@
 //
 // Memory the caller pinned (pin()) skips the staging: a piece whose input and
 // output lie in it is copied by the device straight from and into it, and
-// the reader and writer only hand the batches on. Only its last batch, where
-// it holds a padding block or a partial one, goes through a lane's buffer.
+// the reader and writer only hand the batches on. Only a last batch that
+// holds a padding block (encryption) or padding to strip (decryption) goes
+// through a lane's buffer.
 #pragma once
 
 #include <cstddef>
