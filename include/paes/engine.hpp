@@ -106,8 +106,8 @@ bool runs_on_gpu(const CipherSpec& spec);
 
 // Caller memory that a GPU driver page-locked (GpuDriver::pin,
 // GpuBackend::pin_memory), so that the device copies straight from and into
-// it; unpinned when the handle goes. Move-only; it must not outlive the
-// driver that made it. Empty (pinned() false) where the device can't pin.
+// it; unpinned when the handle goes, or with the driver that made it if that
+// goes first. Move-only. Empty (pinned() false) where the device can't pin.
 class PinnedMemory {
  public:
   PinnedMemory() = default;

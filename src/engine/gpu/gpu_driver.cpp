@@ -83,7 +83,7 @@ GpuDriver::GpuDriver(std::unique_ptr<gpu::Device> device, const GpuDriverOptions
 GpuDriver::~GpuDriver() {
   if (!device_) return;
   device_->drain_quietly();
-  for (const PinnedRange& range : pinned_) {  // handles that outlived us, against the contract
+  for (const PinnedRange& range : pinned_) {  // handles that outlive us: theirs is a no-op then
     if (range.owned) device_->unpin_host(range.begin);
   }
 }
@@ -131,7 +131,9 @@ PinnedMemory GpuDriver::pin(const void* data, std::size_t len) {
   const auto* begin = static_cast<const std::uint8_t*>(data);
   const std::uint64_t id = next_pin_id_++;
   pinned_.push_back({id, begin, begin + len, result == gpu::Device::Pin::pinned});
-  return PinnedMemory([this, id] { unpin(id); });
+  return PinnedMemory([this, id, alive = std::weak_ptr<const bool>(alive_)] {
+    if (alive.lock()) unpin(id);
+  });
 }
 
 void GpuDriver::unpin(std::uint64_t id) noexcept {

@@ -97,8 +97,8 @@ class GpuDriver {
   // device, with no staging copy. Pinning costs time in proportion to `len`:
   // it pays for memory that goes through the device many times. An empty
   // handle where the device can't (OpenCL, or the call failed): the pieces
-  // are staged as before. Unpin (drop the handle) before freeing the memory,
-  // and before the driver goes.
+  // are staged as before. Unpin (drop the handle) before freeing the memory;
+  // the driver unpins what is still pinned when it goes.
   PinnedMemory pin(const void* data, std::size_t len);
 
   // A whole message at once: begin(spec, spec.iv) and one final update.
@@ -192,6 +192,9 @@ class GpuDriver {
   std::unique_ptr<gpu::Device> device_;
   std::vector<PinnedRange> pinned_;
   std::uint64_t next_pin_id_ = 0;
+  // Handles hold it weakly: one dropped after the driver went (whose
+  // destructor unpinned its memory) does nothing.
+  std::shared_ptr<const bool> alive_ = std::make_shared<const bool>(true);
   std::size_t batch_bytes_ = 0;
   unsigned lanes_ = 0;
   unsigned copy_threads_ = 0;
