@@ -33,6 +33,15 @@ SecretBytes hkdf_sha256(const SecretBytes& ikm, std::span<const std::uint8_t> sa
   return out;
 }
 
+std::array<std::uint8_t, 32> sha256(std::string_view data) {
+  std::array<std::uint8_t, 32> digest{};
+  unsigned int len = 0;
+  if (EVP_Digest(data.data(), data.size(), digest.data(), &len, EVP_sha256(), nullptr) != 1 || len != digest.size()) {
+    throw_openssl_error("SHA-256 failed");
+  }
+  return digest;
+}
+
 SecretBytes scrypt_key(const SecretBytes& passphrase, std::span<const std::uint8_t> salt,
                        const ScryptParams& params, std::size_t out_len) {
   if (params.log2_n < 1 || params.log2_n > 30 || params.r == 0 || params.p == 0) {

@@ -1,11 +1,14 @@
 // Key derivation, all through OpenSSL: HKDF-SHA256 (Tink's segment key),
 // scrypt (passphrases of the sealed format), PBKDF2-HMAC-SHA256 (openssl enc
-// -pbkdf2). Every function throws Error when OpenSSL fails. random_bytes
-// (paes/secret.hpp) is defined in kdf.cpp too.
+// -pbkdf2), and plain SHA-256 (digests that name things, never keys). Every
+// function throws Error when OpenSSL fails. random_bytes (paes/secret.hpp) is
+// defined in kdf.cpp too.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
+#include <string_view>
 
 #include "paes/secret.hpp"
 
@@ -34,6 +37,8 @@ constexpr std::uint64_t scrypt_memory(const ScryptParams& params) {
 // kMaxScryptMemory.
 SecretBytes scrypt_key(const SecretBytes& passphrase, std::span<const std::uint8_t> salt,
                        const ScryptParams& params, std::size_t out_len);
+
+std::array<std::uint8_t, 32> sha256(std::string_view data);
 
 SecretBytes pbkdf2_sha256(const SecretBytes& passphrase, std::span<const std::uint8_t> salt,
                           std::uint32_t iterations, std::size_t out_len);

@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <fstream>
 #include <iostream>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "engine/gpu_stack.hpp"
 #include "gpu/gpu_modes.hpp"
 #include "paes/backend.hpp"
 #include "paes/error.hpp"
@@ -42,6 +44,13 @@ EngineKind auto_engine_choice(const Job& job, std::uint64_t input_len, bool cuda
 
 AutoEngine::AutoEngine(unsigned threads, std::optional<unsigned> device) : threads_(threads), device_(device) {}
 
+bool gpu_predicted_faster(const MeasuredRates& rates, std::uint64_t len, bool started) {
+  if (!rates.found_gpu()) return false;
+  const auto bytes = static_cast<double>(len);
+  const double gpu_seconds = (started ? 0.0 : rates.gpu_start_seconds) + bytes / rates.gpu_bytes_per_s;
+  return gpu_seconds < bytes / rates.cpu_bytes_per_s;
+}
+
 namespace {
 
 std::string cpu_model() {
@@ -54,16 +63,31 @@ std::string cpu_model() {
 }
 
 // What the measured rates depend on: the CPU and its AES library, the
-// threads, the device, the kernel and the key size. Tabs and newlines would
-// break the cache's lines.
-std::string rate_key(EngineKind gpu, const std::string& device, const CipherSpec& spec, unsigned threads) {
-  std::string key = cpu_model() + "|" + selected_cipher_backend() + "|" + std::to_string(threads) + " threads|" +
-                    std::string(engine_name(gpu)) + "|" + device + "|" + std::string(mode_name(spec.mode)) + " " +
-                    std::string(direction_name(spec.direction)) + "|" + std::to_string(spec.key_bits());
+// threads, the GPU stack (and --device), the kernel and the key size; all of
+// it known without starting a driver. Tabs and newlines would break the
+// cache's lines.
+std::string rate_key(const CipherSpec& spec, unsigned threads, std::optional<unsigned> device) {
+  std::string key = cpu_model() + "|" + selected_cipher_backend() + "|" + std::to_string(threads) +
+                    " threads|gpu stack " + gpu_stack_fingerprint() +
+                    (device ? " device " + std::to_string(*device) : std::string()) + "|" +
+                    std::string(mode_name(spec.mode)) + " " + std::string(direction_name(spec.direction)) + "|" +
+                    std::to_string(spec.key_bits());
   for (char& c : key) {
     if (c == '\t' || c == '\n') c = ' ';
   }
   return key;
+}
+
+// The name of the device the `gpu` engine starts: --device's, else the first GPU.
+std::string device_name(EngineKind gpu, std::optional<unsigned> device) {
+  const auto devices = list_gpu_devices(gpu);
+  auto it = devices.begin();
+  if (device) {
+    it = *device < devices.size() ? devices.begin() + *device : devices.end();
+  } else {
+    it = std::find_if(devices.begin(), devices.end(), [](const GpuDevice& d) { return d.type == "gpu"; });
+  }
+  return it != devices.end() ? it->name : "device " + std::to_string(device.value_or(0));
 }
 
 // Seconds of `engine` on kAutoProbeBytes of `spec` in memory: the better of
@@ -83,7 +107,8 @@ double probe_seconds(Engine& engine, const CipherSpec& spec, std::span<const std
   return best;
 }
 
-MeasuredRates measure_rates(Engine& gpu, const CipherSpec& job_spec, unsigned threads) {
+// Fills in the rates of `gpu`, already started, and of the threads engine.
+void measure_rates(Engine& gpu, const CipherSpec& job_spec, unsigned threads, MeasuredRates& rates) {
   CipherSpec spec;  // the job's, unpadded: any bytes are valid input
   spec.mode = job_spec.mode;
   spec.direction = job_spec.direction;
@@ -94,78 +119,119 @@ MeasuredRates measure_rates(Engine& gpu, const CipherSpec& job_spec, unsigned th
   std::vector<std::uint8_t> out(kAutoProbeBytes + kBlockLen);
   const auto cpu = make_engine(EngineKind::threads, threads);
   const double bytes = static_cast<double>(in.size());
-  return {bytes / probe_seconds(gpu, spec, in, out), bytes / probe_seconds(*cpu, spec, in, out)};
+  rates.gpu_bytes_per_s = bytes / probe_seconds(gpu, spec, in, out);
+  rates.cpu_bytes_per_s = bytes / probe_seconds(*cpu, spec, in, out);
 }
 
-std::string describe_rates(EngineKind gpu, const MeasuredRates& rates, bool measured_now) {
-  char text[160];
-  std::snprintf(text, sizeof text, "%s %.2f GB/s with transfers, threads %.2f GB/s (%s)",
-                std::string(engine_name(gpu)).c_str(), rates.gpu_bytes_per_s / 1e9, rates.cpu_bytes_per_s / 1e9,
+// Why auto chose what it did, e.g. "cuda 30.1 GB/s with transfers + 0.41 s to
+// start, threads 25.3 GB/s: 0.45 s against 0.04 s for 1024 MiB (measured
+// before)".
+std::string describe_rates(const MeasuredRates& rates, std::uint64_t len, bool started, bool measured_now) {
+  const auto bytes = static_cast<double>(len);
+  const double gpu_seconds = (started ? 0.0 : rates.gpu_start_seconds) + bytes / rates.gpu_bytes_per_s;
+  char text[256];
+  std::snprintf(text, sizeof text,
+                "%s %.2f GB/s with transfers + %.2f s to start%s, threads %.2f GB/s: %.2f s against %.2f s for "
+                "%.0f MiB (%s)",
+                std::string(engine_name(rates.gpu)).c_str(), rates.gpu_bytes_per_s / 1e9, rates.gpu_start_seconds,
+                started ? " (started already)" : "", rates.cpu_bytes_per_s / 1e9, gpu_seconds,
+                bytes / rates.cpu_bytes_per_s, bytes / (1 << 20),
                 measured_now ? "measured now, kept for next time" : "measured before");
   return text;
 }
 
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 }  // namespace
 
-// Starts the GPU engine chosen_ names when the rates say it is faster
-// (measuring them first, with it, when they are not known yet); otherwise,
-// or when the device fails, chosen_ becomes the threads engine.
-void AutoEngine::start_gpu_if_faster(const CipherSpec& spec) {
-  const EngineKind gpu = chosen_;
-  // The device the engine will start: --device's, else the first GPU.
-  const auto devices = list_gpu_devices(gpu);
-  auto it = devices.begin();
-  if (device_) {
-    it = *device_ < devices.size() ? devices.begin() + *device_ : devices.end();
-  } else {
-    it = std::find_if(devices.begin(), devices.end(), [](const GpuDevice& d) { return d.type == "gpu"; });
-  }
-  const std::string device = it != devices.end() ? it->name : "device " + std::to_string(device_.value_or(0));
-  const unsigned threads = threads_ != 0 ? threads_ : online_cpus();
-  const std::string key = rate_key(gpu, device, spec, threads);
-  RateCache cache(RateCache::default_path());
-  std::optional<MeasuredRates> rates = cache.find(key);
-  const bool measured_now = !rates;
-  chosen_ = EngineKind::threads;
-  if (rates && !gpu_measured_faster(*rates)) {
-    choice_ = "auto chose threads: " + describe_rates(gpu, *rates, false);
-    return;
-  }
+// Runs `work` (starting or measuring the `gpu` engine); false, with a
+// warning and engine_ empty, where the device fails.
+bool AutoEngine::on_device(EngineKind gpu, const std::function<void()>& work) {
   // Auto promises the best engine that gives correct bytes, so a GPU that
   // can't start, fails its AES self-test or the measurement leaves the job to
   // the CPU. An explicit --engine opencl|cuda fails instead: the user asked
   // for that device. A device that fails a per-batch check during the job
   // fails the run either way (some output exists by then).
   try {
-    engine_ = make_started_gpu_engine(gpu, threads_, device_);
-    if (!rates) {
-      rates = measure_rates(*engine_, spec, threads);
-      cache.store(key, *rates);
-    }
+    work();
+    return true;
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::usage) throw;
     std::cerr << "paes: warning: " << e.what()
               << "\npaes: warning: --engine auto runs this job on the CPU (threads engine) instead\n";
     engine_.reset();
     choice_ = "auto chose threads: the " + std::string(engine_name(gpu)) + " device failed";
+    return false;
+  }
+}
+
+bool AutoEngine::start_gpu(EngineKind gpu) {
+  return on_device(gpu, [&] { engine_ = make_started_gpu_engine(gpu, threads_, device_); });
+}
+
+// A job of a kind auto has seen on this GPU stack: no driver starts unless
+// the GPU is predicted faster.
+void AutoEngine::choose_by_kept_rates(const MeasuredRates& kept, std::uint64_t len) {
+  if (!kept.found_gpu()) {
+    choice_ = "auto chose threads: no GPU for this job (looked before, and the GPU stack is unchanged)";
     return;
   }
-  if (gpu_measured_faster(*rates)) {
-    chosen_ = gpu;
+  if (!gpu_predicted_faster(kept, len, false)) {
+    choice_ = "auto chose threads: " + describe_rates(kept, len, false, false);
+    return;
+  }
+  if (!start_gpu(kept.gpu)) return;
+  chosen_ = kept.gpu;
+  choice_ = "auto chose " + std::string(engine_name(chosen_)) + ": " + describe_rates(kept, len, false, false);
+}
+
+// The first job of its kind on this GPU stack: looks for a GPU (CUDA first;
+// OpenCL's platforms are only loaded where CUDA has none), starts and measures
+// it, and keeps what it found, no GPU included.
+void AutoEngine::look_and_measure(const Job& job, std::uint64_t len, RateCache& cache) {
+  const CipherSpec& spec = *job.raw_spec();
+  const unsigned threads = threads_ != 0 ? threads_ : online_cpus();
+  const auto start = std::chrono::steady_clock::now();
+  const bool cuda = has_cuda_device();
+  MeasuredRates found;
+  found.gpu = auto_engine_choice(job, len, cuda, !cuda && has_opencl_gpu());
+  if (!found.found_gpu()) {
+    cache.store(rate_key(spec, threads, device_), found);
+    choice_ = "auto chose threads: no GPU for this job (looked now, kept for next time)";
+    return;
+  }
+  found.device = device_name(found.gpu, device_);
+  if (!start_gpu(found.gpu)) return;
+  found.gpu_start_seconds = seconds_since(start);
+  if (!on_device(found.gpu, [&] { measure_rates(*engine_, spec, threads, found); })) return;
+  // Keyed by the stack as it is now: starting a driver may add device nodes
+  // (nvidia-uvm), which later jobs will see.
+  cache.store(rate_key(spec, threads, device_), found);
+  if (gpu_predicted_faster(found, len, true)) {
+    chosen_ = found.gpu;
   } else {
     engine_.reset();
   }
-  choice_ = "auto chose " + std::string(engine_name(chosen_)) + ": " + describe_rates(gpu, *rates, measured_now);
+  choice_ = "auto chose " + std::string(engine_name(chosen_)) + ": " + describe_rates(found, len, true, true);
 }
 
 Engine& AutoEngine::pick(const Job& job, std::uint64_t input_len) {
-  // Devices are only probed when the job could use one: small jobs never
-  // pay for a driver's start-up.
-  const bool worthy = gpu_worthy(job, input_len);
-  chosen_ = worthy ? auto_engine_choice(job, input_len, has_cuda_device(), has_opencl_gpu()) : EngineKind::threads;
+  chosen_ = EngineKind::threads;
   choice_.clear();
   engine_.reset();
-  if (chosen_ != EngineKind::threads) start_gpu_if_faster(*job.raw_spec());
+  // Devices are only looked for when the job could use one: small jobs
+  // never pay for a driver's start-up.
+  if (gpu_worthy(job, input_len)) {
+    RateCache cache(RateCache::default_path());
+    const unsigned threads = threads_ != 0 ? threads_ : online_cpus();
+    if (const std::optional<MeasuredRates> kept = cache.find(rate_key(*job.raw_spec(), threads, device_))) {
+      choose_by_kept_rates(*kept, input_len);
+    } else {
+      look_and_measure(job, input_len, cache);
+    }
+  }
   if (!engine_) engine_ = make_engine(EngineKind::threads, threads_);
   engine_->on_progress([this](std::uint64_t bytes) { report(bytes); });
   return *engine_;

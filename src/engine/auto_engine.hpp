@@ -5,15 +5,19 @@
 // CBC/CFB128 decryption), the input is a file or buffer of at least
 // kAutoGpuMinBytes (below that, starting a device costs more than it could
 // save) and the device is a real GPU (a CPU OpenCL device such as PoCL never
-// is). Then auto compares two rates, in memory: the GPU engine's with its
-// transfers, and the threads engine's with this run's threads (the file I/O
-// is the same for both). They are measured on kAutoProbeBytes the first time
-// such a job runs on this machine and kept (engine/rate_cache.hpp); auto
-// starts the GPU only when its rate is higher. `-v` says what it chose and
-// why. A GPU that fails to start, its AES self-test or the measurement
-// leaves the job to the threads engine, with a warning on stderr.
+// is). The first such job on a machine looks for a GPU (CUDA first, OpenCL
+// only where CUDA has none), starts it, and measures in memory on
+// kAutoProbeBytes the GPU engine's rate with its transfers and the threads
+// engine's with this run's threads (the file I/O is the same for both). What
+// it found is kept (engine/rate_cache.hpp) under a fingerprint of the GPU
+// stack (engine/gpu_stack.hpp), so later jobs decide without starting any
+// driver: they run the GPU only where it is predicted faster for their size,
+// its start-up included. `-v` says what auto chose and why. A GPU that fails
+// to start, its AES self-test or the measurement leaves the job to the threads
+// engine, with a warning on stderr.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,8 +34,10 @@ inline constexpr std::size_t kAutoProbeBytes = std::size_t{64} << 20;
 // threads engine where there is none to consider.
 EngineKind auto_engine_choice(const Job& job, std::uint64_t input_len, bool cuda_device, bool opencl_gpu);
 
-// Whether measured rates send a job to the GPU: only where it was faster.
-inline bool gpu_measured_faster(const MeasuredRates& rates) { return rates.gpu_bytes_per_s > rates.cpu_bytes_per_s; }
+// Whether kept rates send a job of `len` bytes to the GPU: only where it is
+// predicted faster, the seconds it takes to start included unless it already
+// runs (it was just started to be measured). A tie stays on the CPU.
+bool gpu_predicted_faster(const MeasuredRates& rates, std::uint64_t len, bool started);
 
 class AutoEngine final : public Engine {
  public:
@@ -44,7 +50,10 @@ class AutoEngine final : public Engine {
 
  private:
   Engine& pick(const Job& job, std::uint64_t input_len);
-  void start_gpu_if_faster(const CipherSpec& spec);
+  void choose_by_kept_rates(const MeasuredRates& kept, std::uint64_t len);
+  void look_and_measure(const Job& job, std::uint64_t len, RateCache& cache);
+  bool on_device(EngineKind gpu, const std::function<void()>& work);
+  bool start_gpu(EngineKind gpu);
   unsigned threads_;
   std::optional<unsigned> device_;
   EngineKind chosen_ = EngineKind::threads;

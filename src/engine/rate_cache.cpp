@@ -22,6 +22,40 @@ std::filesystem::path RateCache::default_path() {
   return {};
 }
 
+namespace {
+
+// One line's fields after the key, or nothing when they don't parse or make
+// no sense (a GPU must have positive rates, "none" zero ones).
+std::optional<MeasuredRates> parse_rates(std::istringstream& fields) {
+  std::string engine;
+  MeasuredRates rates;
+  if (!std::getline(fields, engine, '\t') ||
+      !(fields >> rates.gpu_bytes_per_s >> rates.cpu_bytes_per_s >> rates.gpu_start_seconds) ||
+      fields.get() != '\t' || rates.gpu_start_seconds < 0) {
+    return std::nullopt;
+  }
+  std::getline(fields, rates.device);
+  if (engine == "none") return rates.gpu_bytes_per_s == 0 && rates.cpu_bytes_per_s == 0 ? std::optional(rates)
+                                                                                         : std::nullopt;
+  const std::optional<EngineKind> gpu = parse_engine(engine);
+  if (!gpu || (*gpu != EngineKind::cuda && *gpu != EngineKind::opencl) || !(rates.gpu_bytes_per_s > 0) ||
+      !(rates.cpu_bytes_per_s > 0)) {
+    return std::nullopt;
+  }
+  rates.gpu = *gpu;
+  return rates;
+}
+
+// Tabs and newlines in a name would break the file's lines.
+std::string one_field(std::string text) {
+  for (char& c : text) {
+    if (c == '\t' || c == '\n') c = ' ';
+  }
+  return text;
+}
+
+}  // namespace
+
 RateCache::RateCache(std::filesystem::path file) : file_(std::move(file)) {
   if (file_.empty()) return;
   std::ifstream in(file_);
@@ -29,11 +63,8 @@ RateCache::RateCache(std::filesystem::path file) : file_(std::move(file)) {
   while (std::getline(in, line)) {
     std::istringstream fields(line);
     std::string key;
-    MeasuredRates rates;
-    if (std::getline(fields, key, '\t') && fields >> rates.gpu_bytes_per_s >> rates.cpu_bytes_per_s &&
-        rates.gpu_bytes_per_s > 0 && rates.cpu_bytes_per_s > 0) {
-      entries_[key] = rates;  // a line that doesn't parse is left out
-    }
+    if (!std::getline(fields, key, '\t') || key.empty()) continue;
+    if (std::optional<MeasuredRates> rates = parse_rates(fields)) entries_[key] = std::move(*rates);
   }
 }
 
@@ -51,7 +82,11 @@ void RateCache::store(const std::string& key, const MeasuredRates& rates) {
   const std::filesystem::path temp = file_.string() + ".tmp" + std::to_string(::getpid());
   {
     std::ofstream out(temp, std::ios::trunc);
-    for (const auto& [k, r] : entries_) out << k << '\t' << r.gpu_bytes_per_s << '\t' << r.cpu_bytes_per_s << '\n';
+    out.precision(17);
+    for (const auto& [k, r] : entries_) {
+      out << k << '\t' << (r.found_gpu() ? engine_name(r.gpu) : "none") << '\t' << r.gpu_bytes_per_s << '\t'
+          << r.cpu_bytes_per_s << '\t' << r.gpu_start_seconds << '\t' << one_field(r.device) << '\n';
+    }
     if (!out.flush()) {
       std::filesystem::remove(temp, ec);
       return;

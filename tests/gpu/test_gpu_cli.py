@@ -199,14 +199,16 @@ class FaultyOpenClDeviceTest(ScratchTestCase):
             self.check(sorted(os.listdir(self.tmp)) == ["in", "key"], f"{what}: left {os.listdir(self.tmp)}")
         self.finish()
 
-    def auto_job(self, corrupt_min_bytes):
+    def auto_job(self, corrupt_min_bytes, fake_gpu=True, env_extra=None):
         """--engine auto on a 256 MiB file (what auto sends to a GPU), PoCL's device posing as a GPU, with a
-        rate cache of the test's own."""
+        rate cache of the test's own; every time paes loads the OpenCL platforms adds a line to self.trace."""
         inp = self.path("in")
         with open(inp, "wb") as f:
             f.truncate(256 << 20)
-        env = self.faulty(corrupt_min_bytes, fake_gpu=True)
+        env = self.faulty(corrupt_min_bytes, fake_gpu=fake_gpu)
         env["PAES_CACHE_DIR"] = self.cache
+        env["PAES_CL_TRACE"] = self.trace
+        env.update(env_extra or {})
         proc = run(self.job("encrypt", "ctr", inp, engine="auto") + ["--json", "-v"], env=env)
         return inp, proc
 
@@ -217,7 +219,19 @@ class FaultyOpenClDeviceTest(ScratchTestCase):
             self.addCleanup(shutil.rmtree, self._cache)
         return self._cache
 
+    @property
+    def trace(self):
+        return os.path.join(self.cache, "opencl-calls")
+
+    def platform_loads(self):
+        """How often paes loaded the OpenCL platforms so far (the shim's trace)."""
+        if not os.path.exists(self.trace):
+            return 0
+        with open(self.trace) as f:
+            return len(f.readlines())
+
     def cached_rates(self):
+        """The rate cache's lines: key, engine, GPU bytes/s, CPU bytes/s, GPU start-up seconds, device."""
         with open(os.path.join(self.cache, "auto-rates")) as f:
             return [line.rstrip("\n").split("\t") for line in f]
 
@@ -228,25 +242,63 @@ class FaultyOpenClDeviceTest(ScratchTestCase):
         self.assertEqual(proc.returncode, 0, describe(proc))
         report = json.loads(proc.stdout)
         self.assertEqual(report["engine"], "threads")
-        self.assertRegex(report["engine_choice"], r"^auto chose threads: opencl [0-9.]+ GB/s with transfers, "
-                                                  r"threads [0-9.]+ GB/s \(measured now")
+        self.assertRegex(report["engine_choice"],
+                         r"^auto chose threads: opencl [0-9.]+ GB/s with transfers \+ [0-9.]+ s to start "
+                         r"\(started already\), threads [0-9.]+ GB/s: [0-9.]+ s against [0-9.]+ s for 256 MiB "
+                         r"\(measured now, kept for next time\)$")
         self.assertIn(report["engine_choice"], proc.stderr.decode())  # -v says it
         rates = self.cached_rates()
         self.assertEqual(len(rates), 1)
-        self.assertLess(float(rates[0][1]), float(rates[0][2]))
-        # The next such job trusts the rates and never starts the device: a self-test that would fail
-        # leaves no warning.
+        key, engine, gpu, cpu, start, device = rates[0]
+        self.assertIn("|gpu stack ", key)
+        self.assertEqual(engine, "opencl")
+        self.assertLess(float(gpu), float(cpu))
+        self.assertGreater(float(start), 0)
+        self.assertTrue(device)
+        loads = self.platform_loads()
+        self.assertGreater(loads, 0)
+        # The next such job trusts the rates: it never starts the device (a self-test that would fail
+        # leaves no warning), nor even loads the OpenCL platforms to look for one.
         _, proc = self.auto_job(self.SELF_TEST_TOO)
         self.assertEqual(proc.returncode, 0, describe(proc))
         self.assertIn("(measured before)", json.loads(proc.stdout)["engine_choice"])
         self.assertNotIn(b"self-test", proc.stderr)
+        self.assertEqual(self.platform_loads(), loads)
+
+    def test_auto_keeps_finding_no_gpu_until_the_drivers_change(self):
+        # Without the pose, PoCL's device is a CPU: auto finds no GPU, says so, keeps that, and later
+        # jobs load no OpenCL platform to learn it again.
+        _, proc = self.auto_job(None, fake_gpu=False)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.assertEqual(json.loads(proc.stdout)["engine_choice"],
+                         "auto chose threads: no GPU for this job (looked now, kept for next time)")
+        self.assertEqual([r[1:] for r in self.cached_rates()], [["none", "0", "0", "0", ""]])
+        loads = self.platform_loads()
+        self.assertGreater(loads, 0)
+        _, proc = self.auto_job(None, fake_gpu=False)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.assertEqual(json.loads(proc.stdout)["engine_choice"],
+                         "auto chose threads: no GPU for this job (looked before, and the GPU stack is unchanged)")
+        self.assertEqual(self.platform_loads(), loads)
+        # The same drivers installed elsewhere (OCL_ICD_VENDORS): another stack, so auto looks again.
+        vendors = os.environ.get("OCL_ICD_VENDORS") or "/etc/OpenCL/vendors"
+        elsewhere = self.path("vendors")
+        os.mkdir(elsewhere)
+        for name in os.listdir(vendors):
+            if name.endswith(".icd"):
+                shutil.copy(os.path.join(vendors, name), elsewhere)
+        _, proc = self.auto_job(None, fake_gpu=False, env_extra={"OCL_ICD_VENDORS": elsewhere})
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.assertIn("(looked now", json.loads(proc.stdout)["engine_choice"])
+        self.assertGreater(self.platform_loads(), loads)
+        self.assertEqual(len(self.cached_rates()), 2)
 
     def prefer_the_gpu(self):
-        """Rewrites the kept rates as if the device had been the faster."""
+        """Rewrites the kept rates as if the device had been the faster, and quick to start."""
         rates = self.cached_rates()
         with open(os.path.join(self.cache, "auto-rates"), "w") as f:
-            for key, gpu, cpu in rates:
-                f.write(f"{key}\t{max(float(gpu), float(cpu)) * 2}\t{cpu}\n")
+            for key, engine, gpu, cpu, _, device in rates:
+                f.write(f"{key}\t{engine}\t{max(float(gpu), float(cpu)) * 2}\t{cpu}\t0\t{device}\n")
 
     def test_auto_runs_on_the_cpu_when_the_self_test_fails(self):
         inp, proc = self.auto_job(self.SELF_TEST_TOO)

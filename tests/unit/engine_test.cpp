@@ -1,6 +1,13 @@
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
 #include "engine/auto_engine.hpp"
+#include "engine/gpu_stack.hpp"
 #include "format/sealed_format.hpp"
 #include "paes/plan.hpp"
 #include "test_support.hpp"
@@ -29,34 +36,109 @@ TEST(AutoEngine, PicksAGpuOnlyForLargeParallelRawJobsOnARealGpu) {
   EXPECT_EQ(auto_engine_choice(sealed, big, true, true), EngineKind::threads);  // AES-GCM stays on the CPU
 }
 
-// The rates auto measured survive a run, and a damaged cache is no error.
-TEST(AutoEngine, MeasuredRatesAreKeptAndOnlyAFasterGpuWins) {
+MeasuredRates gpu_rates(double gpu, double cpu, double start_seconds) {
+  MeasuredRates r;
+  r.gpu = EngineKind::opencl;
+  r.device = "a GPU";
+  r.gpu_bytes_per_s = gpu;
+  r.cpu_bytes_per_s = cpu;
+  r.gpu_start_seconds = start_seconds;
+  return r;
+}
+
+// The GPU runs a job only where it is predicted faster for its size,
+// counting its start-up unless it already runs.
+TEST(AutoEngine, AGpuMustBeFasterStartUpIncluded) {
+  const std::uint64_t gib = std::uint64_t{1} << 30;
+  const MeasuredRates fast = gpu_rates(40e9, 20e9, 0.5);  // saves 1/40 s a GiB, starts in 0.5 s
+  EXPECT_FALSE(gpu_predicted_faster(fast, gib, false));
+  EXPECT_TRUE(gpu_predicted_faster(fast, gib, true));  // started to be measured: that's paid
+  // Even at 20e9 bytes (18.6 GiB): 0.5 + 0.5 s against 1 s.
+  EXPECT_FALSE(gpu_predicted_faster(fast, 18 * gib, false));
+  EXPECT_TRUE(gpu_predicted_faster(fast, 19 * gib, false));
+  EXPECT_FALSE(gpu_predicted_faster(gpu_rates(5e9, 20e9, 0), 100 * gib, false));  // slower at any size
+  EXPECT_FALSE(gpu_predicted_faster(gpu_rates(20e9, 20e9, 0), gib, true));        // a tie stays on the CPU
+  EXPECT_FALSE(gpu_predicted_faster(MeasuredRates{}, 100 * gib, true));           // no GPU found
+}
+
+// What auto found survives a run, "no GPU" included, and a damaged cache, or
+// one an older paes wrote, is no error.
+TEST(AutoEngine, MeasuredRatesAreKept) {
   const auto dir = std::filesystem::temp_directory_path() / ("paes-rates-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const auto file = dir / "auto-rates";
   {
     RateCache cache(file);
     EXPECT_FALSE(cache.find("ctr").has_value());
-    cache.store("ctr 128", {40e9, 20e9});
-    cache.store("ecb 256", {5e9, 20e9});
+    MeasuredRates found = gpu_rates(40e9, 20e9, 0.375);
+    found.device = "NVIDIA H100\t80GB";  // a tab would break the line
+    cache.store("ctr 128", found);
+    cache.store("ecb 256", gpu_rates(5e9, 20e9, 0.25));
+    cache.store("cbc 192", MeasuredRates{});
   }
   const RateCache again(file);
   ASSERT_TRUE(again.find("ctr 128").has_value());
-  EXPECT_DOUBLE_EQ(again.find("ctr 128")->gpu_bytes_per_s, 40e9);
-  EXPECT_TRUE(gpu_measured_faster(*again.find("ctr 128")));
-  EXPECT_FALSE(gpu_measured_faster(*again.find("ecb 256")));
-  EXPECT_FALSE(gpu_measured_faster({20e9, 20e9}));  // a tie stays on the CPU
+  const MeasuredRates ctr = *again.find("ctr 128");
+  EXPECT_EQ(ctr.gpu, EngineKind::opencl);
+  EXPECT_EQ(ctr.device, "NVIDIA H100 80GB");
+  EXPECT_DOUBLE_EQ(ctr.gpu_bytes_per_s, 40e9);
+  EXPECT_DOUBLE_EQ(ctr.cpu_bytes_per_s, 20e9);
+  EXPECT_DOUBLE_EQ(ctr.gpu_start_seconds, 0.375);
+  EXPECT_DOUBLE_EQ(again.find("ecb 256")->gpu_start_seconds, 0.25);
+  ASSERT_TRUE(again.find("cbc 192").has_value());
+  EXPECT_FALSE(again.find("cbc 192")->found_gpu());
   {
     std::ofstream junk(file, std::ios::app);
-    junk << "half a line\n\tno key 1 2\nnegative\t-1\t5\n";
+    junk << "half a line\n\tno key opencl 1 2 0 \nnegative\topencl\t-1\t5\t0\tx\n"
+         << "older paes\t40e9\t20e9\n"                       // the format before start-up times
+         << "no such engine\tthreads\t1\t2\t0\tx\n"           // only GPU engines are measured
+         << "none with rates\tnone\t1\t2\t0\t\n"
+         << "negative start\topencl\t1\t2\t-1\tx\n";
   }
   const RateCache damaged(file);
   EXPECT_TRUE(damaged.find("ctr 128").has_value());
-  EXPECT_FALSE(damaged.find("negative").has_value());
+  for (const char* bad : {"half a line", "negative", "older paes", "no such engine", "none with rates",
+                          "negative start"}) {
+    EXPECT_FALSE(damaged.find(bad).has_value()) << bad;
+  }
   RateCache nowhere(dir / "missing" / "deeper" / "auto-rates");
-  nowhere.store("k", {1, 2});  // creates its directory
+  nowhere.store("k", gpu_rates(1, 2, 0));  // creates its directory
   EXPECT_TRUE(RateCache(dir / "missing" / "deeper" / "auto-rates").find("k").has_value());
   std::filesystem::remove_all(dir);
+}
+
+// The fingerprint auto keys its rates by is the same from call to call and
+// changes with the OpenCL drivers installed and the variables that steer them.
+TEST(AutoEngine, GpuStackFingerprintFollowsTheDrivers) {
+  const auto vendors = std::filesystem::temp_directory_path() / ("paes-icd-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(vendors);
+  ASSERT_EQ(::setenv("OCL_ICD_VENDORS", vendors.c_str(), 1), 0);
+  const std::string empty = gpu_stack_fingerprint();
+  EXPECT_EQ(empty.size(), 16u);
+  EXPECT_EQ(gpu_stack_fingerprint(), empty);
+  {
+    std::ofstream icd(vendors / "vendor.icd");
+    icd << "libvendor-opencl.so.1\n";
+  }
+  const std::string one = gpu_stack_fingerprint();
+  EXPECT_NE(one, empty);
+  {
+    std::ofstream other(vendors / "README");  // not an ICD: ocl-icd reads *.icd only
+    other << "x";
+  }
+  EXPECT_EQ(gpu_stack_fingerprint(), one);
+  {
+    std::ofstream icd(vendors / "vendor.icd", std::ios::trunc);
+    icd << "libother-opencl.so.1\n";  // the same ICD naming another library
+  }
+  const std::string other = gpu_stack_fingerprint();
+  EXPECT_NE(other, one);
+  ASSERT_EQ(::setenv("CUDA_VISIBLE_DEVICES", "1", 1), 0);
+  EXPECT_NE(gpu_stack_fingerprint(), other);
+  ASSERT_EQ(::unsetenv("CUDA_VISIBLE_DEVICES"), 0);
+  EXPECT_EQ(gpu_stack_fingerprint(), other);
+  ASSERT_EQ(::unsetenv("OCL_ICD_VENDORS"), 0);
+  std::filesystem::remove_all(vendors);
 }
 
 }  // namespace
