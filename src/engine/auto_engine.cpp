@@ -190,9 +190,8 @@ void AutoEngine::choose_by_kept_rates(const MeasuredRates& kept, std::uint64_t l
 // The first job of its kind on this GPU stack: looks for a GPU (CUDA first;
 // OpenCL's platforms are only loaded where CUDA has none), starts and measures
 // it, and keeps what it found, no GPU included.
-void AutoEngine::look_and_measure(const Job& job, std::uint64_t len, RateCache& cache) {
+void AutoEngine::look_and_measure(const Job& job, std::uint64_t len, unsigned threads, RateCache& cache) {
   const CipherSpec& spec = *job.raw_spec();
-  const unsigned threads = threads_ != 0 ? threads_ : online_cpus();
   const auto start = std::chrono::steady_clock::now();
   const bool cuda = has_cuda_device();
   MeasuredRates found;
@@ -229,7 +228,7 @@ Engine& AutoEngine::pick(const Job& job, std::uint64_t input_len) {
     if (const std::optional<MeasuredRates> kept = cache.find(rate_key(*job.raw_spec(), threads, device_))) {
       choose_by_kept_rates(*kept, input_len);
     } else {
-      look_and_measure(job, input_len, cache);
+      look_and_measure(job, input_len, threads, cache);
     }
   }
   if (!engine_) engine_ = make_engine(EngineKind::threads, threads_);
