@@ -29,7 +29,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "suite"))
-from paes_bench.runner import measure, run_checked  # noqa: E402
+from paes_bench.runner import CommandFailed, measure, run_checked  # noqa: E402
 
 MIB = 1 << 20
 KEY_HEX = "000102030405060708090a0b0c0d0e0f"
@@ -138,10 +138,16 @@ def main():
         print("no GPU: paes info lists no CUDA device and no OpenCL device of type gpu; nothing to measure")
         return 77
     report = {"devices": devices, "size_mib": args.size_mib, "runs": args.runs, "engines": {}}
+    print(f"GPU: {', '.join(f'{e}: {d}' for e, d in devices.items())}", flush=True)
     for engine in devices:
         work = args.work_mib * MIB
         batch = min(16 * MIB, work)
-        records = engine_figures(args.paes, engine, sorted({batch, work}), args.repeat)
+        try:
+            records = engine_figures(args.paes, engine, sorted({batch, work}), args.repeat)
+        except CommandFailed as e:  # one engine's failure leaves the other's figures
+            print(f"\n{engine}: not measured: {e}", flush=True)
+            report["engines"][engine] = {"not_run": str(e)}
+            continue
         report["engines"][engine] = {
             "link_up_gbps": figure(records, "link_up")["gbps"],
             "link_down_gbps": figure(records, "link_down")["gbps"],
@@ -157,51 +163,76 @@ def main():
             best = max(sweep, key=lambda r: r["gbps"])
             report["engines"][engine]["geometry_sweep"] = sweep
             report["engines"][engine]["best_geometry"] = {k: best[k] for k in ("group_size", "blocks_per_item", "gbps")}
-    files = file_runs(args.paes, list(devices), args.size_mib, args.runs, args.dir)
-    report["file"] = files
-    report["seconds"] = time.time() - start
+        print_engine(engine, report["engines"][engine], args.work_mib)
+        write_report(report, start, args.json)  # what is measured so far survives a failure further on
+    report["file"] = file_figures(args, list(devices))
+    write_report(report, start, args.json)
+    print(f"\nthe whole measurement took {report['seconds']:.0f} s; JSON in {args.json}")
+    failed = "not_run" in report["file"] or any("not_run" in f for f in report["engines"].values())
+    return 1 if failed else 0
 
-    print(f"GPU: {', '.join(f'{e}: {d}' for e, d in devices.items())}")
-    for engine, f in report["engines"].items():
-        print(f"\n{engine}: pinned link up {f['link_up_gbps']:.1f} GB/s, down {f['link_down_gbps']:.1f} GB/s, "
-              f"both ways at once {f['link_both_ways_gbps']:.1f} GB/s each")
-        print(f"  kernel-only AES-128-CTR, {args.work_mib} MiB on the device: {f['kernel_only_gbps']:.1f} GB/s "
-              f"({8 * f['kernel_only_gbps'] / 1000:.2f} Tbit/s)   goal >= 290 GB/s, stretch 400")
-        if "best_geometry" in f:
-            b = f["best_geometry"]
-            print(f"  kernel-only, best of a sweep of {len(f['geometry_sweep'])} launch geometries: {b['gbps']:.1f} GB/s "
-                  f"({8 * b['gbps'] / 1000:.2f} Tbit/s) at {b['group_size']} threads per block, "
-                  f"{b['blocks_per_item']} blocks per thread")
-        link = f["link_both_ways_gbps"]
-        paths = [("staged", f["with_transfers_gbps"])]
-        if f["with_transfers_pinned_gbps"]:
-            paths.append(("caller's memory pinned once", f["with_transfers_pinned_gbps"]))
-            # Pinning for one call only: the pinning's time and the transform's add up.
-            per_call = 1 / (1 / f["with_transfers_pinned_gbps"] + 1 / f["pin_gbps"])
-            paths.append(("pinned for this call alone", per_call))
-            print(f"  pinning and unpinning {args.work_mib} MiB of input and its output: {f['pin_gbps']:.1f} GB/s "
-                  f"of input")
-        for name, rate in paths:
-            print(f"  in memory with transfers, {args.work_mib} MiB, {name}: {rate:.1f} GB/s = "
-                  f"{100 * rate / link if link else 0:.0f}% of the both-ways link")
-        name, rate = max(paths, key=lambda p: p[1])
-        print(f"  best in memory ({name}): {rate:.1f} GB/s, {100 * rate / link if link else 0:.0f}%   "
-              f"goal >= 40 GB/s and >= 85%")
+
+def write_report(report, start, path):
+    report["seconds"] = time.time() - start
+    with open(path, "w") as f:
+        json.dump(report, f, indent=2)
+
+
+def print_engine(engine, f, work_mib):
+    """The link, kernel and in-memory figures of one engine, with the goals they answer."""
+    print(f"\n{engine}: pinned link up {f['link_up_gbps']:.1f} GB/s, down {f['link_down_gbps']:.1f} GB/s, "
+          f"both ways at once {f['link_both_ways_gbps']:.1f} GB/s each")
+    print(f"  kernel-only AES-128-CTR, {work_mib} MiB on the device: {f['kernel_only_gbps']:.1f} GB/s "
+          f"({8 * f['kernel_only_gbps'] / 1000:.2f} Tbit/s)   goal >= 290 GB/s, stretch 400")
+    if "best_geometry" in f:
+        b = f["best_geometry"]
+        print(f"  kernel-only, best of a sweep of {len(f['geometry_sweep'])} launch geometries: {b['gbps']:.1f} GB/s "
+              f"({8 * b['gbps'] / 1000:.2f} Tbit/s) at {b['group_size']} threads per block, "
+              f"{b['blocks_per_item']} blocks per thread")
+    link = f["link_both_ways_gbps"]
+    paths = [("staged", f["with_transfers_gbps"])]
+    if f["with_transfers_pinned_gbps"]:
+        paths.append(("caller's memory pinned once", f["with_transfers_pinned_gbps"]))
+        # Pinning for one call only: the pinning's time and the transform's add up.
+        per_call = 1 / (1 / f["with_transfers_pinned_gbps"] + 1 / f["pin_gbps"])
+        paths.append(("pinned for this call alone", per_call))
+        print(f"  pinning and unpinning {work_mib} MiB of input and its output: {f['pin_gbps']:.1f} GB/s of input")
+    for name, rate in paths:
+        print(f"  in memory with transfers, {work_mib} MiB, {name}: {rate:.1f} GB/s = "
+              f"{100 * rate / link if link else 0:.0f}% of the both-ways link")
+    name, rate = max(paths, key=lambda p: p[1])
+    print(f"  best in memory ({name}): {rate:.1f} GB/s, {100 * rate / link if link else 0:.0f}%   "
+          f"goal >= 40 GB/s and >= 85%", flush=True)
+
+
+def file_figures(args, engines):
+    """The file through every engine and openssl, printed with the goals' ratios; {"not_run": why} where
+    --dir lacks the room or a command fails, so that the figures measured before still come out."""
+    size = args.size_mib * MIB
+    need = 2 * size + 256 * MIB  # the input, one output at a time (deleted between runs), and some slack
+    free = shutil.disk_usage(args.dir).free
+    if free < need:
+        why = (f"{args.dir} has {free / MIB:.0f} MiB free and the file runs need {need / MIB:.0f} "
+               f"(give --dir a tmpfs with more room, or a smaller --size-mib)")
+        print(f"\n{args.size_mib} MiB file: not run: {why}")
+        return {"not_run": why}
+    try:
+        files = file_runs(args.paes, engines, args.size_mib, args.runs, args.dir)
+    except CommandFailed as e:
+        print(f"\n{args.size_mib} MiB file: not run: {e}")
+        return {"not_run": str(e)}
     print(f"\n{args.size_mib} MiB file on {args.dir}, medians of {args.runs} round-robin runs after a warm-up:")
     for name, r in files.items():
         own = f"   (paes' own: {r['paes_reported_seconds']:.3f} s)" if "paes_reported_seconds" in r else ""
         print(f"  {name:<12} {r['seconds']:8.3f} s  {r['gbps']:6.2f} GB/s{own}")
     threads = files["threads"]["seconds"]
-    for engine in devices:
+    for engine in engines:
         gpu = files[engine]["seconds"]
         print(f"  --engine {engine} / --engine threads: {gpu / threads:.2f}   goal <= 1.00")
         print(f"  openssl enc / --engine {engine}:      {files['openssl enc']['seconds'] / gpu:.2f}   goal >= 3")
-    best = min([threads] + [files[e]["seconds"] for e in devices])
+    best = min([threads] + [files[e]["seconds"] for e in engines])
     print(f"  --engine auto / the better of threads and GPU: {files['auto']['seconds'] / best:.2f}   goal <= 1.05")
-    print(f"\nthe whole measurement took {report['seconds']:.0f} s; JSON in {args.json}")
-    with open(args.json, "w") as f:
-        json.dump(report, f, indent=2)
-    return 0
+    return files
 
 
 if __name__ == "__main__":
