@@ -10,7 +10,7 @@ integer count is the kernel's speed limit: about 132 SMs x 1.755 GHz x 64 / (int
 AES blocks a second on an H100. docs/GPU.md gives the figures; only a GPU measures the real rate
 (bench/gpu/gpu_bench.py).
 
-    python3 bench/gpu/kernel_ops.py [--arch sm_90] [--nvcc nvcc] [--cuobjdump PATH]
+    python3 bench/gpu/kernel_ops.py [--arch sm_90] [--nvcc nvcc] [--cuobjdump PATH] [--portable-lookups]
 
 cuobjdump is not in Debian; PyPI has it: pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm (it is
 then under site-packages/nvidia/cu13/bin). Standard-library Python 3 only.
@@ -66,18 +66,22 @@ def main():
     ap.add_argument("--arch", default="sm_90", help="the architecture to compile for (default sm_90: H100)")
     ap.add_argument("--nvcc", default="nvcc")
     ap.add_argument("--cuobjdump", help="default: on PATH, else from the nvidia-cuda-cuobjdump wheel")
+    ap.add_argument("--portable-lookups", action="store_true",
+                    help="count the kernels as -DPAES_CUDA_PORTABLE_LOOKUPS=ON builds them (no inline PTX)")
     args = ap.parse_args()
     cuobjdump = find_cuobjdump(args.cuobjdump)
     with tempfile.TemporaryDirectory() as work:
         cubin = os.path.join(work, "kernels.cubin")
-        subprocess.run([args.nvcc, "-std=c++17", f"-arch={args.arch}", "-cubin", "-O3", "-I", os.path.join(ROOT, "src"),
-                        "-I", os.path.join(ROOT, "include"), "-o", cubin, os.path.join(ROOT, "src", "gpu", "kernels.cu")],
-                       check=True)
+        defines = ["-DPAES_CUDA_PORTABLE_LOOKUPS"] if args.portable_lookups else []
+        subprocess.run([args.nvcc, "-std=c++17", f"-arch={args.arch}", "-cubin", "-O3", *defines, "-I",
+                        os.path.join(ROOT, "src"), "-I", os.path.join(ROOT, "include"), "-o", cubin,
+                        os.path.join(ROOT, "src", "gpu", "kernels.cu")], check=True)
         sass = subprocess.run([cuobjdump, "-sass", cubin], check=True, capture_output=True, text=True).stdout
     kernels = count(sass)
     if not kernels:
         sys.exit("kernel_ops.py: no AES-128 kernel found in the disassembly")
-    print(f"{args.arch}, AES-128 kernels: instructions per pass of the grid-stride loop (one block), and the kernel's "
+    lookups = "portable look-ups" if args.portable_lookups else "inline PTX look-ups"
+    print(f"{args.arch}, {lookups}, AES-128 kernels: instructions per pass of the grid-stride loop (one block), and the kernel's "
           "set-up once")
     print(f"{'kernel':16} {'all':>6} {'integer':>8} {'mul-add':>8} {'LDS':>5}")
     for name, ops in sorted(kernels.items()):

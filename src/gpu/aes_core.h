@@ -137,11 +137,21 @@ PAES_DEVICE PAES_INLINE paes_u32 paes_bswap32(paes_u32 x) {
 #define PAES_BE32(x) (x)
 #endif
 
+/* The CUDA kernels form their look-ups with __byte_perm and inline PTX
+ * (below), unless built with PAES_CUDA_PORTABLE_LOOKUPS (the CMake option of
+ * that name): then they compile the portable C the host and OpenCL compile,
+ * which is slower (893 integer instructions an AES-128 CTR block on sm_90
+ * against 503) but the fallback should a driver mishandle the PTX, and the
+ * other half of measuring what the PTX buys (docs/GPU.md). */
+#if defined(__CUDA_ARCH__) && !defined(PAES_CUDA_PORTABLE_LOOKUPS)
+#define PAES_CUDA_FAST_LOOKUPS 1
+#endif
+
 /* Byte k of w (k = 0: the least significant), as a table index. The look-ups
  * are all a round does, and on a GPU the integer pipe, not shared memory, is
  * what bounds them, so each instruction of an index counts: CUDA picks a byte
  * with one byte permute (PRMT) where shifting and masking take two. */
-#if defined(__CUDA_ARCH__)
+#if defined(PAES_CUDA_FAST_LOOKUPS)
 #define PAES_BYTE(w, k) __byte_perm((w), 0u, 0x4440u | (k))
 #else
 #define PAES_BYTE(w, k) (((w) >> (8 * (k))) & 0xffu)
@@ -157,7 +167,7 @@ PAES_DEVICE PAES_INLINE paes_u32 paes_bswap32(paes_u32 x) {
  * block before, 503 after). The memory clobber keeps the reads after the
  * barrier that ends the tables' fill. */
 PAES_DEVICE PAES_INLINE paes_u32 paes_entry(const PAES_TABLE_SPACE paes_u32* column, paes_u32 x) {
-#if defined(__CUDA_ARCH__)
+#if defined(PAES_CUDA_FAST_LOOKUPS)
   const unsigned address = (unsigned)__cvta_generic_to_shared(column) + x * (4u * PAES_TABLE_LANES);
   paes_u32 word;
   asm volatile("ld.shared.u32 %0, [%1];" : "=r"(word) : "r"(address) : "memory");
