@@ -1,6 +1,7 @@
 """The GPU measurement of paes, in one run (issue #12; docs/GPU.md): for each GPU engine that has a real GPU
 (a CUDA device, or an OpenCL device of type gpu):
 
+  - the start-up of the engine (driver, device, buffers, self-test), which each paes process pays first;
   - the page-locked link: up alone, down alone, and each way while both run (paes bench --engine E);
   - kernel-only AES-128-CTR on 1 GiB (--work-mib) already on the device, timed with the device's events;
   - in memory with transfers: 1 GiB through the driver's pipeline (16 MiB batches), staged through the lanes'
@@ -162,6 +163,7 @@ def main():
             report["engines"][engine] = {"not_run": str(e)}
             continue
         report["engines"][engine] = {
+            "start_seconds": figure(records, "start")["seconds"],
             "link_up_gbps": figure(records, "link_up")["gbps"],
             "link_down_gbps": figure(records, "link_down")["gbps"],
             "link_both_ways_gbps": figure(records, "link_both_ways")["gbps"],
@@ -194,7 +196,9 @@ def write_report(report, start, path):
 
 def print_engine(engine, f, work_mib):
     """The link, kernel and in-memory figures of one engine, with the goals they answer."""
-    print(f"\n{engine}: pinned link up {f['link_up_gbps']:.1f} GB/s, down {f['link_down_gbps']:.1f} GB/s, "
+    print(f"\n{engine}: start-up {f['start_seconds']:.3f} s (driver, device, buffers, self-test: what each "
+          f"paes --engine {engine} process pays first)")
+    print(f"  pinned link up {f['link_up_gbps']:.1f} GB/s, down {f['link_down_gbps']:.1f} GB/s, "
           f"both ways at once {f['link_both_ways_gbps']:.1f} GB/s each")
     print(f"  kernel-only AES-128-CTR, {work_mib} MiB on the device: {f['kernel_only_gbps']:.1f} GB/s "
           f"({8 * f['kernel_only_gbps'] / 1000:.2f} Tbit/s)   goal >= 290 GB/s, stretch 400")

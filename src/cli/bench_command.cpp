@@ -395,8 +395,8 @@ void bench_gpu_case(nlohmann::json& records, const BenchArgs& args, EngineKind k
 
 }  // namespace
 
-// The GPU figures of `paes bench --engine opencl|cuda`: the page-locked link
-// (up, down, both ways at once), then for each work size (bytes per kernel
+// The GPU figures of `paes bench --engine opencl|cuda`: the start-up, the
+// page-locked link (up, down, both ways at once), then for each work size (bytes per kernel
 // launch) kernel-only (that many bytes already on the device, by its own
 // events), with transfers (wall time of the in-memory transform through the
 // driver's pipeline: staged, then with input and output pinned beforehand,
@@ -409,10 +409,20 @@ void bench_gpu(const BenchArgs& args, EngineKind kind, nlohmann::json& records) 
   const std::uint64_t size = std::max<std::uint64_t>(work_sizes.back(), 64u << 20);
   const std::vector<std::string> modes =
       args.modes.empty() ? std::vector<std::string>{"ctr", "ecb", "cbc", "cfb"} : args.modes;
-  // The page-locked link, once: what the with-transfers figures are bounded by.
+  // The start-up, once: what `paes encrypt --engine E` pays before its first
+  // byte (the driver, the device, its buffers and the AES self-test), the
+  // first start in this process as in that one. Then the page-locked link:
+  // what the with-transfers figures are bounded by.
   {
+    const auto start = std::chrono::steady_clock::now();
+    const std::unique_ptr<GpuBackend> first = open_gpu_backend(kind, args.device, 1u << 20);
+    const double start_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    records.push_back({{"engine", engine_name(kind)}, {"figure", "start"}, {"seconds", start_seconds}});
+    if (!args.json) {
+      std::printf("start-up (driver, device, buffers, self-test)  %8.3f s\n", start_seconds);
+    }
     const std::size_t link_bytes = static_cast<std::size_t>(std::max<std::uint64_t>(work_sizes.back(), 256u << 20));
-    const GpuBackend::LinkRates link = open_gpu_backend(kind, args.device, 1u << 20)->measure_link(link_bytes, args.repeat);
+    const GpuBackend::LinkRates link = first->measure_link(link_bytes, args.repeat);
     struct LinkFigure {
       const char* figure;
       const char* label;

@@ -95,10 +95,15 @@ class OpenClCliTest(ScratchTestCase):
         self.assertEqual(proc.returncode, 0, describe(proc))
         records = json.loads(proc.stdout)
         self.assertEqual(sorted({r["figure"] for r in records}),
-                         ["file", "kernel", "link_both_ways", "link_down", "link_up", "transfers"])
-        self.assertEqual(sorted({r["work_bytes"] for r in records if not r["figure"].startswith("link")}),
+                         ["file", "kernel", "link_both_ways", "link_down", "link_up", "start", "transfers"])
+        start = [r for r in records if r["figure"] == "start"]
+        self.assertEqual(len(start), 1)
+        self.assertGreater(start[0]["seconds"], 0)
+        rates = [r for r in records if r["figure"] != "start"]
+        self.assertEqual(sorted({r["work_bytes"] for r in rates if not r["figure"].startswith("link")}),
                          [1 << 20, 4 << 20])
-        self.assertTrue(all(r["gbps"] > 0 and r["engine"] == "opencl" for r in records), records)
+        self.assertTrue(all(r["gbps"] > 0 for r in rates), records)
+        self.assertTrue(all(r["engine"] == "opencl" for r in records), records)
         # PoCL pins no caller memory: no pinned figures are made up for it.
         self.assertFalse(any(r["figure"] in ("transfers_pinned", "pin") for r in records), records)
 

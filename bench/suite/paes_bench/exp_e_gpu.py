@@ -28,14 +28,18 @@ def run(suite):
                 "reason": f"no GPU: paes lists engines {' '.join(suite.engines) or 'none'}, but no CUDA device and no "
                           "OpenCL device of type gpu; no numbers are reported rather than invented"}
     works = [1 * MIB, 4 * MIB, 16 * MIB] if suite.quick else [1 * MIB, 4 * MIB, 16 * MIB, 64 * MIB, 256 * MIB]
+    start_seconds = {}
     for engine, name in devices.items():
         log(f"e: {engine} on {name}, work sizes {[w // MIB for w in works]} MiB")
         recs = gpu_bench.engine_figures(suite.paes, engine, works, suite.runs)
+        # The start-up is seconds, not a rate: it goes with the experiment, not among the records.
+        start_seconds[engine] = next(r["seconds"] for r in recs if r["figure"] == "start")
+        recs = [r for r in recs if r["figure"] != "start"]
         for r in recs:
             r["kind"] = "gpu"
             r["device"] = name
         suite.add("e", recs)
-    return {"status": "run", "devices": devices, "work_sizes": works}
+    return {"status": "run", "devices": devices, "work_sizes": works, "start_seconds": start_seconds}
 
 
 def section(suite, ex, derived):
@@ -43,6 +47,7 @@ def section(suite, ex, derived):
     if not recs:
         return []
     rows = []
+    starts = [f"{engine} {seconds:.3f} s" for engine, seconds in ex.get("start_seconds", {}).items()]
     for r in recs:
         if r["figure"].startswith("link"):
             rows.append([r["engine"], r["figure"], "-", "-", r["gbps"]])
@@ -53,4 +58,5 @@ def section(suite, ex, derived):
             "input in memory through the driver's pipeline with batches of the work size (transfers_pinned: with "
             "the input and output pinned beforehand; pin: input bytes per second of pinning and unpinning them); "
             "file: end to end, "
-            "page cache warm. GPU threads = work / 16 / 8 blocks per thread, the thesis' axis.\n"]
+            "page cache warm. GPU threads = work / 16 / 8 blocks per thread, the thesis' axis. Start-up (driver, "
+            f"device, buffers, self-test, the process's first): {', '.join(starts) or 'not measured'}.\n"]
