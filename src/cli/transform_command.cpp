@@ -203,7 +203,9 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
       ->type_name("ENGINE")
       ->check(name_validator(valid_engine, "engine", std::string(compiled_engines())))
       ->capture_default_str();
-  cmd->add_option("--threads,-t", args.threads, "Worker threads (default: online CPUs)")
+  cmd->add_option("--threads,-t", args.threads,
+                  "Worker threads (default: online CPUs); with --engine opencl or cuda, the threads that read and "
+                  "write (half each; default: the online CPUs, at most 16)")
       ->type_name("N")
       ->check(CLI::Range(1u, 4096u));
   add_backend_option(*cmd, args.backend);

@@ -28,32 +28,37 @@ namespace paes {
 
 namespace {
 
+unsigned cpu_threads_for(unsigned threads) { return threads == 0 ? online_cpus() : threads; }
+
 #if defined(PAES_HAVE_OPENCL) || defined(PAES_HAVE_CUDA)
 template <class Backend, class Options>
-std::unique_ptr<Engine> gpu_engine(EngineKind kind, unsigned cpu_threads,
-                                   std::optional<unsigned> device, bool start) {
+std::unique_ptr<Engine> gpu_engine(EngineKind kind, unsigned threads, std::optional<unsigned> device, bool start) {
   Options options;
   options.device_index = device;
-  auto engine = std::make_unique<GpuEngine<Backend, Options>>(kind, options, cpu_threads);
+  // --threads N: on a GPU the CPU's threads read and write; half of them
+  // each (the driver's default without it).
+  options.copy_threads = threads == 0 ? 0 : std::max(1u, threads / 2);
+  auto engine = std::make_unique<GpuEngine<Backend, Options>>(kind, options, cpu_threads_for(threads));
   if (start) engine->backend();
   return engine;
 }
 #endif
 
-// The opencl or cuda engine; with `start`, its device is started (and
+// The opencl or cuda engine with `threads` (--threads; 0: the default) for
+// what runs on the CPU; with `start`, its device is started (and
 // self-tested) now rather than at its first job.
 // (The parameters go unused in a build with neither.)
-std::unique_ptr<Engine> gpu_engine(EngineKind kind, [[maybe_unused]] unsigned cpu_threads,
+std::unique_ptr<Engine> gpu_engine(EngineKind kind, [[maybe_unused]] unsigned threads,
                                    [[maybe_unused]] std::optional<unsigned> device, [[maybe_unused]] bool start) {
   if (kind == EngineKind::opencl) {
 #ifdef PAES_HAVE_OPENCL
-    return gpu_engine<OpenClEngine, OpenClOptions>(kind, cpu_threads, device, start);
+    return gpu_engine<OpenClEngine, OpenClOptions>(kind, threads, device, start);
 #else
     throw usage_error("this paes was built without OpenCL: no opencl engine");
 #endif
   }
 #ifdef PAES_HAVE_CUDA
-  return gpu_engine<CudaEngine, CudaOptions>(kind, cpu_threads, device, start);
+  return gpu_engine<CudaEngine, CudaOptions>(kind, threads, device, start);
 #else
   throw usage_error("this paes was built without CUDA: no cuda engine");
 #endif
@@ -109,8 +114,6 @@ std::unique_ptr<GpuBackend> open_direct(std::optional<unsigned> device, std::siz
 }
 #endif
 
-unsigned cpu_threads_for(unsigned threads) { return threads == 0 ? online_cpus() : threads; }
-
 // The engines, one row each: its kind, its name on the command line, how to
 // make it (null where this build lacks it), and why it refuses streams (empty
 // where it runs them). Names, parsing, the list that `paes info` prints,
@@ -156,7 +159,7 @@ constexpr EngineRow kEngines[] = {
     {EngineKind::opencl, "opencl",
 #ifdef PAES_HAVE_OPENCL
      [](unsigned threads, std::optional<unsigned> device) {
-       return gpu_engine(EngineKind::opencl, cpu_threads_for(threads), device, false);
+       return gpu_engine(EngineKind::opencl, threads, device, false);
      }},
 #else
      nullptr},
@@ -164,7 +167,7 @@ constexpr EngineRow kEngines[] = {
     {EngineKind::cuda, "cuda",
 #ifdef PAES_HAVE_CUDA
      [](unsigned threads, std::optional<unsigned> device) {
-       return gpu_engine(EngineKind::cuda, cpu_threads_for(threads), device, false);
+       return gpu_engine(EngineKind::cuda, threads, device, false);
      }},
 #else
      nullptr},
@@ -263,7 +266,7 @@ std::unique_ptr<Engine> make_engine(EngineKind kind, unsigned threads, std::opti
 
 std::unique_ptr<Engine> make_started_gpu_engine(EngineKind kind, unsigned threads,
                                                 std::optional<unsigned> device) {
-  return gpu_engine(kind, cpu_threads_for(threads), device, true);
+  return gpu_engine(kind, threads, device, true);
 }
 
 }  // namespace paes

@@ -3,8 +3,10 @@
 // (gpu_driver_test.cpp) on whatever device the ICD loader offers.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
+#include "engine/gpu/gpu_engine.hpp"
 #include "engine/gpu/opencl_engine.hpp"
 #include "paes/error.hpp"
 
@@ -32,6 +34,19 @@ TEST(OpenClEngine, DeviceListAndSelection) {
   const OpenClEngine engine(opts);
   EXPECT_EQ(engine.device().index, 0u);
   EXPECT_EQ(engine.device().name, devices[0].name);
+}
+
+// --threads N on a GPU engine: the CPU's threads read and write, half each.
+TEST(OpenClEngine, ThreadsOptionSetsTheThreadsThatMoveTheData) {
+  if (list_opencl_devices().empty()) GTEST_SKIP() << "no OpenCL device found (install pocl-opencl-icd)";
+  const auto copy_threads = [](unsigned threads) {
+    const std::unique_ptr<Engine> engine = make_engine(EngineKind::opencl, threads, std::nullopt);
+    return dynamic_cast<GpuEngine<OpenClEngine, OpenClOptions>&>(*engine).backend().copy_threads();
+  };
+  EXPECT_EQ(copy_threads(6), 3u);
+  EXPECT_EQ(copy_threads(1), 1u);
+  EXPECT_EQ(copy_threads(32), 16u);
+  EXPECT_EQ(copy_threads(0), std::clamp(online_cpus() / 2, 1u, 8u));  // the default
 }
 
 TEST(OpenClEngine, ErrorNames) {

@@ -52,7 +52,8 @@ struct GpuDriverOptions {
   // and writing each have one.
   unsigned lanes = 4;
   // Threads that split each batch's move between page-locked buffers and
-  // memory or files (copies, preads, pwrites); 0: half the CPUs, 1 to 8.
+  // memory or files (copies, preads, pwrites), for filling and for draining
+  // each; 0: half the CPUs, 1 to 8 (the engines: half of --threads).
   unsigned copy_threads = 0;
   // Time uploads, kernels and downloads with the device's events (stats()).
   bool profile = false;
@@ -138,6 +139,7 @@ class GpuDriver {
 
   std::size_t batch_bytes() const { return batch_bytes_; }
   unsigned lanes() const { return lanes_; }
+  unsigned copy_threads() const { return copy_threads_; }
 
  protected:
   gpu::Device& gpu_device() const { return *device_; }
