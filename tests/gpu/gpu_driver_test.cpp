@@ -546,6 +546,42 @@ TYPED_TEST(GpuDriverTest, OnlyWhollyPinnedPiecesGoStraight) {
   EXPECT_TRUE(out == expected);
 }
 
+// Pins that overlap follow CUDA's rules (the host adapter enforces them: a
+// copy spanning registered and unregistered memory fails there): memory
+// overlapping an earlier pin in part is refused and staged; a range inside
+// one is pinned already and goes straight, until the outer handle goes.
+TYPED_TEST(GpuDriverTest, OverlappingPinsAreRefusedAndNestedOnesLastAsLongAsTheirOuter) {
+  GpuDriver& engine = this->small();
+  const CipherSpec spec = make_spec(Mode::ctr, Direction::encrypt, 128, 31);
+  std::vector<std::uint8_t> buf = random_bytes(16 * 4096, 32);
+  const auto run_in_place = [&](std::size_t at, std::size_t len) {
+    std::vector<std::uint8_t> piece(buf.begin() + static_cast<std::ptrdiff_t>(at),
+                                    buf.begin() + static_cast<std::ptrdiff_t>(at + len));
+    const auto expected = openssl_oneshot(spec, piece);
+    engine.reset_stats();
+    engine.transform(spec, buf.data() + at, buf.data() + at, len);
+    EXPECT_TRUE(std::equal(expected.begin(), expected.end(), buf.begin() + static_cast<std::ptrdiff_t>(at)));
+    return engine.stats().direct_batches;
+  };
+  PinnedMemory outer = engine.pin(buf.data(), 8 * 4096);
+  if (!outer.pinned()) GTEST_SKIP() << "this device pins no caller memory";
+  // Half inside the outer range, half outside: refused, and staged.
+  const PinnedMemory straddling = engine.pin(buf.data() + 4 * 4096, 8 * 4096);
+  EXPECT_FALSE(straddling.pinned());
+  EXPECT_EQ(run_in_place(4 * 4096, 8 * 4096), 0u);
+  // Inside it: pinned already, straight.
+  const PinnedMemory inner = engine.pin(buf.data() + 4096, 4 * 4096);
+  EXPECT_TRUE(inner.pinned());
+  EXPECT_EQ(run_in_place(4096, 4 * 4096), 4u);
+  // The outer handle goes: so does the inner range, staged again.
+  outer.reset();
+  EXPECT_EQ(run_in_place(4096, 4 * 4096), 0u);
+  // And the memory can be pinned afresh.
+  const PinnedMemory again = engine.pin(buf.data() + 4 * 4096, 8 * 4096);
+  EXPECT_TRUE(again.pinned());
+  EXPECT_EQ(run_in_place(4 * 4096, 8 * 4096), 8u);
+}
+
 // A handle dropped after its driver went does nothing (the driver unpinned
 // its memory as it went): no call into a driver that is gone (ASan).
 TEST(HostGpuEngine, APinHandleMayOutliveItsDriver) {

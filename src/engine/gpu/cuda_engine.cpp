@@ -134,7 +134,16 @@ class CudaDevice final : public gpu::Device {
     void* tables = nullptr;
     check(cudaMalloc(&tables, sizeof(image)), "cudaMalloc (tables)");
     tables_ = static_cast<std::uint32_t*>(tables);
-    check(cudaMemcpy(tables_, image.data(), sizeof(image), cudaMemcpyHostToDevice), "cudaMemcpy (tables)");
+    try {  // no destructor runs for a constructor that throws: free here
+      check(cudaMemcpy(tables_, image.data(), sizeof(image), cudaMemcpyHostToDevice), "cudaMemcpy (tables)");
+      // From pageable memory, cudaMemcpy may return before its DMA has
+      // landed, and the lanes' streams are non-blocking: they don't wait for
+      // the legacy stream it ran on. The kernels must see whole tables.
+      check(cudaDeviceSynchronize(), "cudaDeviceSynchronize (tables)");
+    } catch (...) {
+      (void)cudaFree(tables_);
+      throw;
+    }
   }
   // Releases what was allocated, ignoring errors: after a kernel fault the
   // context is gone and every call fails, but the process must go on.
@@ -216,13 +225,17 @@ class CudaDevice final : public gpu::Device {
 
   // cudaHostRegister: pinned memory is mapped for the device's DMA engines,
   // so cudaMemcpyAsync copies it at the link's rate without a bounce buffer.
-  Pin pin_host(const void* data, std::size_t len) override {
+  // It fails with cudaErrorHostMemoryAlreadyRegistered for memory that
+  // overlaps a registration at all, not only memory wholly inside one, and
+  // a copy spanning registered and unregistered memory fails: such memory
+  // is refused, and staged.
+  bool pin_host(const void* data, std::size_t len) override {
     use_device();
     // The runtime takes a non-const pointer; the device only reads the input.
     const cudaError_t err = cudaHostRegister(const_cast<void*>(data), len, cudaHostRegisterDefault);
-    if (err == cudaSuccess) return Pin::pinned;
+    if (err == cudaSuccess) return true;
     (void)cudaGetLastError();  // not sticky: clear it for later calls
-    return err == cudaErrorHostMemoryAlreadyRegistered ? Pin::already_pinned : Pin::refused;
+    return false;
   }
   void unpin_host(const void* data) noexcept override {
     (void)cudaSetDevice(device_);

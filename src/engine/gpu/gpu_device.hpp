@@ -79,13 +79,14 @@ class Device {
   virtual void drain_quietly() noexcept = 0;
 
   // Page-locks the caller's memory [data, data + len) for DMA (CUDA:
-  // cudaHostRegister), so that enqueue() may copy straight from and into it.
-  // already_pinned: someone else pinned it (cudaHostAlloc memory, or the
-  // caller's own registration), usable but not for unpin_host(). refused:
-  // the device can't, or the call failed; batches are then staged.
-  enum class Pin { refused, pinned, already_pinned };
-  virtual Pin pin_host(const void* /*data*/, std::size_t /*len*/) { return Pin::refused; }
-  // Undoes a pin_host() that returned `pinned`, with nothing in flight.
+  // cudaHostRegister), so that enqueue() may copy straight from and into it;
+  // false where the device can't (OpenCL) or the call fails, and batches
+  // are then staged. CUDA also fails it for memory that overlaps a
+  // registration (cudaHostAlloc memory, the caller's own, an earlier pin),
+  // wholly or in part: one copy may not span registered and unregistered
+  // memory, and the extent of a registration it didn't make is unknown.
+  virtual bool pin_host(const void* /*data*/, std::size_t /*len*/) { return false; }
+  // Undoes a pin_host() that returned true, with nothing in flight.
   virtual void unpin_host(const void* /*data*/) noexcept {}
 
   // Measurements for `paes bench --engine` (bench/gpu/), with buffers of

@@ -126,11 +126,13 @@ std::size_t GpuDriver::update(std::uint8_t* out, const std::uint8_t* in, std::si
 
 PinnedMemory GpuDriver::pin(const void* data, std::size_t len) {
   if (data == nullptr || len == 0) return {};
-  const gpu::Device::Pin result = device_->pin_host(data, len);
-  if (result == gpu::Device::Pin::refused) return {};
+  // Inside memory this driver pinned: usable as it is, and the device would
+  // refuse to register it again. Else the device pins it, or refuses.
+  const bool inside_ours = in_pinned(data, len);
+  if (!inside_ours && !device_->pin_host(data, len)) return {};
   const auto* begin = static_cast<const std::uint8_t*>(data);
   const std::uint64_t id = next_pin_id_++;
-  pinned_.push_back({id, begin, begin + len, result == gpu::Device::Pin::pinned});
+  pinned_.push_back({id, begin, begin + len, !inside_ours});
   return PinnedMemory([this, id, alive = std::weak_ptr<const bool>(alive_)] {
     if (alive.lock()) unpin(id);
   });
@@ -139,11 +141,20 @@ PinnedMemory GpuDriver::pin(const void* data, std::size_t len) {
 void GpuDriver::unpin(std::uint64_t id) noexcept {
   const auto it = std::find_if(pinned_.begin(), pinned_.end(), [&](const PinnedRange& r) { return r.id == id; });
   if (it == pinned_.end()) return;
-  if (it->owned) {
-    device_->drain_quietly();  // nothing may still be copying from or into it
-    device_->unpin_host(it->begin);
+  if (!it->owned) {
+    pinned_.erase(it);
+    return;
   }
-  pinned_.erase(it);
+  device_->drain_quietly();  // nothing may still be copying from or into it
+  device_->unpin_host(it->begin);
+  // The ranges pinned inside it are no longer pinned: their handles go
+  // empty-handed (unpin finds nothing), and their memory is staged again.
+  const auto begin = reinterpret_cast<std::uintptr_t>(it->begin);
+  const auto end = reinterpret_cast<std::uintptr_t>(it->end);
+  std::erase_if(pinned_, [&](const PinnedRange& r) {
+    return r.id == id || (!r.owned && reinterpret_cast<std::uintptr_t>(r.begin) >= begin &&
+                          reinterpret_cast<std::uintptr_t>(r.end) <= end);
+  });
 }
 
 bool GpuDriver::in_pinned(const void* data, std::size_t len) const {

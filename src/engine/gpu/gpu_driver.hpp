@@ -97,8 +97,10 @@ class GpuDriver {
   // output both lie in pinned memory then go straight between it and the
   // device, with no staging copy. Pinning costs time in proportion to `len`:
   // it pays for memory that goes through the device many times. An empty
-  // handle where the device can't (OpenCL, or the call failed): the pieces
-  // are staged as before. Unpin (drop the handle) before freeing the memory;
+  // handle where the device can't (OpenCL, memory that overlaps a
+  // registration the driver didn't make, or the call failed): the pieces are
+  // staged as before. A range inside one pinned here is pinned already, until
+  // the outer handle goes. Unpin (drop the handle) before freeing the memory;
   // the driver unpins what is still pinned when it goes.
   PinnedMemory pin(const void* data, std::size_t len);
 
@@ -188,7 +190,7 @@ class GpuDriver {
     std::uint64_t id = 0;
     const std::uint8_t* begin = nullptr;
     const std::uint8_t* end = nullptr;
-    bool owned = false;  // pinned by us (else by someone before us): unpinned by us
+    bool owned = false;  // registered by this range's pin (else it lies inside one that was)
   };
 
   std::unique_ptr<gpu::Device> device_;

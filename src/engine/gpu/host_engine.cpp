@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -53,6 +54,8 @@ class HostDevice final : public gpu::Device {
 
   void enqueue(unsigned l, const gpu::Launch& launch, const std::uint8_t* from, std::uint8_t* to) override {
     Lane& lane = *lanes_[l];
+    check_copy(lane, from, launch.bytes);
+    check_copy(lane, to, launch.bytes);
     {
       const std::lock_guard lock(lane.mutex);
       if (lane.queued) throw Error("host GPU adapter: a lane was enqueued twice");
@@ -68,7 +71,22 @@ class HostDevice final : public gpu::Device {
   // Host memory needs no pinning: any of it may stand for pinned memory, so
   // that the driver's path straight from and into the caller's memory runs
   // here too (the lane's thread then copies from and into it as DMA would).
-  Pin pin_host(const void* /*data*/, std::size_t /*len*/) override { return Pin::pinned; }
+  // The registrations follow CUDA's rules, so that the driver is tested
+  // against them: memory overlapping a registration is refused, and a copy
+  // may not span registered and unregistered memory (check_copy).
+  bool pin_host(const void* data, std::size_t len) override {
+    const std::uintptr_t begin = address(data);
+    const std::lock_guard lock(registered_mutex_);
+    for (const auto& [b, e] : registered_) {
+      if (begin < e && b < begin + len) return false;
+    }
+    registered_.emplace_back(begin, begin + len);
+    return true;
+  }
+  void unpin_host(const void* data) noexcept override {
+    const std::lock_guard lock(registered_mutex_);
+    std::erase_if(registered_, [&](const auto& r) { return r.first == address(data); });
+  }
 
   gpu::LaneTimes wait(unsigned l) override {
     Lane& lane = *lanes_[l];
@@ -115,6 +133,8 @@ class HostDevice final : public gpu::Device {
   }
 
  private:
+  static std::uintptr_t address(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
+
   struct Lane {
     std::vector<std::uint8_t> host, dev_in, dev_out;
     std::thread worker;
@@ -184,7 +204,24 @@ class HostDevice final : public gpu::Device {
     lanes_.clear();
   }
 
+  // A direct copy of n bytes at `p` (not the lane's buffer) must lie wholly
+  // inside one registration or wholly outside all of them, as cudaMemcpyAsync
+  // requires (outside: pageable memory, which CUDA copies too, synchronously).
+  void check_copy(const Lane& lane, const std::uint8_t* p, std::size_t n) {
+    if (p == lane.host.data() || n == 0) return;
+    const std::uintptr_t begin = address(p);
+    const std::lock_guard lock(registered_mutex_);
+    for (const auto& [b, e] : registered_) {
+      const bool inside = b <= begin && begin < e && n <= e - begin;
+      if (!inside && begin < e && b < begin + n) {
+        throw Error("host GPU adapter: a copy spans registered and unregistered memory (CUDA refuses it)");
+      }
+    }
+  }
+
   HostGpuOptions options_;
+  std::mutex registered_mutex_;  // pin_host may run beside the lanes' enqueues
+  std::vector<std::pair<std::uintptr_t, std::uintptr_t>> registered_;  // [begin, end) pinned
   std::vector<std::unique_ptr<Lane>> lanes_;
   bool profile_ = false;
   gpu::RoundKeys keys_;  // wiped on destruction

@@ -350,14 +350,20 @@ class OpenClDevice final : public gpu::Device {
       host = clEnqueueMapBuffer(queue.get(), pinned.get(), CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, n, 0, nullptr,
                                 nullptr, &err);
       check(err, "clEnqueueMapBuffer");
-      std::memset(host, 0xa5, n);
-      dev_in.reset(clCreateBuffer(device.context_.get(), CL_MEM_READ_WRITE, n, nullptr, &err));
-      check(err, "clCreateBuffer");
-      dev_out.reset(clCreateBuffer(device.context_.get(), CL_MEM_READ_WRITE, n, nullptr, &err));
-      check(err, "clCreateBuffer");
-      finish(copy_up());  // the device buffer holds defined bytes
+      try {  // no destructor runs for a constructor that throws: unmap here
+        std::memset(host, 0xa5, n);
+        dev_in.reset(clCreateBuffer(device.context_.get(), CL_MEM_READ_WRITE, n, nullptr, &err));
+        check(err, "clCreateBuffer");
+        dev_out.reset(clCreateBuffer(device.context_.get(), CL_MEM_READ_WRITE, n, nullptr, &err));
+        check(err, "clCreateBuffer");
+        finish(copy_up());  // the device buffer holds defined bytes
+      } catch (...) {
+        unmap();
+        throw;
+      }
     }
-    ~Scratch() {
+    ~Scratch() { unmap(); }
+    void unmap() noexcept {
       clEnqueueUnmapMemObject(queue.get(), pinned.get(), host, 0, nullptr, nullptr);
       clFinish(queue.get());
     }
