@@ -171,6 +171,10 @@ struct GpuGeometry {
   unsigned blocks_per_item = 0;
 };
 
+// The GPU engines' batch: the bytes of one kernel launch and of each lane's
+// buffers.
+inline constexpr std::size_t kGpuBatchBytes = std::size_t{16} << 20;
+
 // The backend of the opencl or cuda engine (kind) on `device` (as --device;
 // unset: the engine's default), in batches of `batch_bytes`, launched with
 // `geometry`, its kernels timed, started and self-tested. Throws a usage Error

@@ -415,7 +415,7 @@ void bench_gpu(const BenchArgs& args, EngineKind kind, nlohmann::json& records) 
   // what the with-transfers figures are bounded by.
   {
     const auto start = std::chrono::steady_clock::now();
-    const std::unique_ptr<GpuBackend> first = open_gpu_backend(kind, args.device, 1u << 20);
+    const std::unique_ptr<GpuBackend> first = open_gpu_backend(kind, args.device, kGpuBatchBytes);
     const double start_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     records.push_back({{"engine", engine_name(kind)}, {"figure", "start"}, {"seconds", start_seconds}});
     if (!args.json) {

@@ -47,7 +47,7 @@ namespace paes {
 struct GpuDriverOptions {
   // Bytes per batch (rounded down to whole blocks, and to what one device
   // allocation may hold).
-  std::size_t batch_bytes = std::size_t{16} << 20;
+  std::size_t batch_bytes = kGpuBatchBytes;
   // Batches in flight, one per lane; at least 3, so that filling, the device
   // and writing each have one.
   unsigned lanes = 4;
