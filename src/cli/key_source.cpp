@@ -119,8 +119,16 @@ std::vector<X25519PublicKey> load_recipients(const std::vector<std::string>& rec
   std::vector<X25519PublicKey> keys;
   for (const std::string& text : recipients) keys.push_back(recipient_or_throw(trimmed(text), ""));
   for (const std::string& path : files) {
-    std::ifstream in(path);
-    if (!in) throw Error("can't read recipients file " + path + ": " + std::strerror(errno));
+    // "-": standard input, as age reads it (the caller made sure it isn't
+    // also the input to encrypt).
+    const bool from_stdin = path == "-";
+    const std::string name = from_stdin ? "standard input (-R -)" : "recipients file " + path;
+    std::ifstream file;
+    if (!from_stdin) {
+      file.open(path);
+      if (!file) throw Error("can't read " + name + ": " + std::strerror(errno));
+    }
+    std::istream& in = from_stdin ? std::cin : file;
     std::string line;
     std::size_t number = 0;
     std::size_t found = 0;
@@ -128,11 +136,11 @@ std::vector<X25519PublicKey> load_recipients(const std::vector<std::string>& rec
       ++number;
       const std::string_view text = trimmed(line);
       if (skipped_line(text)) continue;
-      keys.push_back(recipient_or_throw(text, "recipients file " + path + ", line " + std::to_string(number) + ": "));
+      keys.push_back(recipient_or_throw(text, name + ", line " + std::to_string(number) + ": "));
       ++found;
     }
-    if (in.bad()) throw Error("can't read recipients file " + path);
-    if (found == 0) throw usage_error("recipients file " + path + " holds no recipient");
+    if (in.bad()) throw Error("can't read " + name);
+    if (found == 0) throw usage_error(name + " holds no recipient");
   }
   if (keys.size() > kMaxRecipients) {
     throw usage_error("at most " + std::to_string(kMaxRecipients) + " recipients, got " + std::to_string(keys.size()));

@@ -156,7 +156,8 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
         ->allow_extra_args(false)  // one value each time: "-r A in.txt" must not take in.txt too
         ->group("Public-key recipients (instead of a key)");
     cmd->add_option("-R,--recipients-file", args.recipients_files,
-                    "Sealed: file of recipients, one a line ('#' comments and blank lines ignored); repeatable")
+                    "Sealed: file of recipients, one a line ('#' comments and blank lines ignored); repeatable; "
+                    "'-': standard input (the input to encrypt must then be a file)")
         ->type_name("PATH")
         ->allow_extra_args(false)
         ->group("Public-key recipients (instead of a key)");
@@ -316,6 +317,12 @@ SealedSpec sealed_spec(Direction direction, const TransformArgs& args, const CLI
     refuse(command, "--key-bits", "doesn't go with recipients: their files are always AES-256");
     refuse(command, "--scrypt-log-n", "sets a passphrase's scrypt cost; recipients need none");
     if (to_recipients) {
+      const auto from_stdin = std::count(args.recipients_files.begin(), args.recipients_files.end(), "-");
+      if (from_stdin > 1) throw usage_error("-R - given twice: standard input is read once");
+      if (from_stdin == 1 && (args.input.empty() || args.input == "-")) {
+        throw usage_error("-R - reads the recipients from standard input, which is also the input to encrypt: "
+                          "name the input file");
+      }
       spec.recipients = load_recipients(args.recipients, args.recipients_files);
     } else {
       spec.identities = load_identities(args.identities);

@@ -1514,6 +1514,31 @@ class RecipientsTest(PaesTestCase):
         self.assert_fails(["encrypt", "-R", bad, rfile, "-o", self.path("x")], 2, "not-a-recipient",
                           out_dir=self.tmp)
 
+    def test_recipients_from_stdin(self):
+        # -R - reads the recipients from standard input, as age does, when the input is a file.
+        (a, ra, _), (b, rb, _) = self.identity("a.key"), self.identity("b.key")
+        data = b"to readers listed on stdin\n"
+        inp = write_file(self.path("in"), data)
+        out = self.path("sealed")
+        proc = run(["encrypt", "-R", "-", "-r", rb, inp, "-o", out], input_bytes=f"# a\n{ra}\n".encode())
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        sealed = read_file(out)
+        self.assertEqual(sealed[PREAMBLE], 2)
+        for ident in (a, b):
+            proc, got = self.open_sealed(sealed, ["-i", ident])
+            self.check(proc.returncode == 0 and got == data, f"-R -, -i {ident}: {describe(proc)}")
+        self.finish()
+        out_dir = self.new_dir("out")
+        target = os.path.join(out_dir, "x")
+        self.assert_fails(["encrypt", "-R", "-", "-o", target], 2, "also the input to encrypt",
+                          out_dir=out_dir, input_bytes=f"{ra}\n".encode())
+        self.assert_fails(["encrypt", "-R", "-", "-", "-o", target], 2, "also the input to encrypt",
+                          out_dir=out_dir, input_bytes=f"{ra}\n".encode())
+        self.assert_fails(["encrypt", "-R", "-", "-R", "-", inp, "-o", target], 2, "given twice",
+                          out_dir=out_dir, input_bytes=f"{ra}\n".encode())
+        self.assert_fails(["encrypt", "-R", "-", inp, "-o", target], 2, "standard input (-R -) holds no recipient",
+                          out_dir=out_dir, input_bytes=b"# nobody\n")
+
     def test_no_identity_given(self):
         # A file sealed to recipients, opened with no option: said so, rather than a passphrase asked for.
         (_, ra, _) = self.identity("a.key")
