@@ -98,6 +98,7 @@ def file_runs(paes, engines, size_mib, runs, directory, gpu_threads=()):
         with open(src, "wb") as f:  # zeros: CTR's speed does not depend on the data
             for _ in range(size_mib):
                 f.write(bytes(MIB))
+
         def encrypt(engine, source):
             return [paes, "encrypt", "--mode", "ctr", "--key-file", key, "--iv", IV_HEX, "--engine", engine, "-f",
                     source, "-o", out, "--json"]
