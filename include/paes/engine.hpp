@@ -49,6 +49,13 @@ struct GpuDevice {
 // Throws Error only on a failing driver call past that.
 std::vector<GpuDevice> list_gpu_devices(EngineKind kind);
 
+// What `paes info` says of a GPU API beside its devices: for cuda, the
+// runtime paes was built with and the driver's version ("runtime 13.0,
+// driver 12.8", "driver none" without one), which tells why a machine with a
+// GPU lists none (a driver older than the runtime). Empty for the other
+// engines (OpenCL: each device names its platform) and one this build lacks.
+std::string gpu_api_versions(EngineKind kind);
+
 // Told the input bytes of each finished chunk, from any worker thread.
 using ProgressCallback = std::function<void(std::uint64_t)>;
 

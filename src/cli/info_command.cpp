@@ -54,6 +54,9 @@ int run_info(const InfoArgs& args) {
                                     {"compute_capability", d.compute_capability},
                                     {"multiprocessors", d.compute_units}});
   }
+  if (const std::string versions = gpu_api_versions(EngineKind::cuda); !versions.empty()) {
+    info["cuda_versions"] = versions;
+  }
   if (args.json) {
     std::cout << info.dump(2) << '\n';
     return 0;
@@ -75,6 +78,9 @@ int run_info(const InfoArgs& args) {
   for (const char* kind : {"opencl_devices", "cuda_devices"}) {
     const bool opencl = std::string_view(kind) == "opencl_devices";
     std::cout << (opencl ? "OpenCL:      " : "CUDA:        ");
+    if (!opencl && info.contains("cuda_versions")) {
+      std::cout << info["cuda_versions"].get<std::string>() << (info[kind].empty() ? "; " : "");
+    }
     if (info[kind].empty()) std::cout << "no devices";
     std::cout << '\n';
     for (const auto& d : info[kind]) {

@@ -234,6 +234,13 @@ std::vector<GpuDevice> list_gpu_devices([[maybe_unused]] EngineKind kind) {
   return devices;
 }
 
+std::string gpu_api_versions([[maybe_unused]] EngineKind kind) {
+#ifdef PAES_HAVE_CUDA
+  if (kind == EngineKind::cuda) return cuda_version_string();
+#endif
+  return {};
+}
+
 bool runs_on_gpu(const CipherSpec& spec) { return gpu::runs_on_gpu(spec); }
 
 std::unique_ptr<GpuBackend> open_gpu_backend(EngineKind kind, [[maybe_unused]] std::optional<unsigned> device,

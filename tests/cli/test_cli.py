@@ -386,6 +386,13 @@ class ReportingTest(PaesTestCase):
         text = proc.stdout.decode(errors="replace")
         for needle in ["OpenSSL 3", "AES-NI", "serial", "threads"]:
             self.assertIn(needle, text, f"`paes info` lacks {needle!r}:\n{text}")
+        info = json.loads(run(["info", "--json"]).stdout)
+        if "cuda" in info["engines"].split():
+            # The runtime paes was built with and the driver's version: why a GPU machine may list no device.
+            self.assertRegex(info["cuda_versions"], r"^runtime \d+\.\d+, driver (none|\d+\.\d+)$")
+            self.assertIn("CUDA:        " + info["cuda_versions"], text)
+        else:
+            self.assertNotIn("cuda_versions", info)
 
     def test_help(self):
         for args in (["--help"], ["encrypt", "--help"]):
