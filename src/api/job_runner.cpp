@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "paes/error.hpp"
+#include "util/elapsed.hpp"
 
 namespace paes {
 namespace {
@@ -96,7 +97,7 @@ void JobRunner::run(const Job& job, InputEndpoint& in, std::uint64_t in_skip, Ou
     report.bytes_in = in_skip;
     for (const auto& r : report.ranks) report.bytes_in += r.bytes_in;
   }
-  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  report.seconds = seconds_since(start_);
 }
 
 }  // namespace paes

@@ -18,6 +18,7 @@
 #include "format/sealed_format.hpp"
 #include "paes/endpoint.hpp"
 #include "paes/error.hpp"
+#include "util/elapsed.hpp"
 
 namespace paes {
 namespace {
@@ -441,7 +442,7 @@ TransformReport read_sealed_range(const SealedSpec& spec, const std::string& inp
   report.parallel = true;
   report.engine = EngineKind::threads;
   report.workers = options.threads != 0 ? options.threads : online_cpus();
-  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  report.seconds = seconds_since(start);
   return report;
 }
 

@@ -32,6 +32,7 @@
 // seals only files and streams).
 #include "cipher/oneshot.hpp"
 #include "format/sealed_format.hpp"
+#include "util/elapsed.hpp"
 
 namespace paes::cli {
 namespace {
@@ -69,8 +70,7 @@ std::vector<Measurement> time_round_robin(const std::vector<Candidate>& candidat
     for (std::size_t i = 0; i < candidates.size(); ++i) {
       const auto start = std::chrono::steady_clock::now();
       candidates[i].run();
-      seconds[i].push_back(
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      seconds[i].push_back(seconds_since(start));
     }
   }
   std::vector<Measurement> results;
@@ -311,23 +311,22 @@ void time_gpu_memory(GpuTimings& timings, const BenchArgs& args, EngineKind kind
   for (unsigned r = 0; r < args.repeat; ++r) {
     const auto start = std::chrono::steady_clock::now();
     gpu->transform(*c.spec, output.data(), c.input.data(), c.input.size());
-    timings.transfers.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    timings.transfers.push_back(seconds_since(start));
     timings.kernel.push_back(gpu->kernel_only_seconds(*c.spec, static_cast<std::size_t>(work), 1));
   }
   for (unsigned r = 0; r < args.repeat; ++r) {
     const auto pin_start = std::chrono::steady_clock::now();
     PinnedMemory pinned_in = gpu->pin_memory(c.input.data(), c.input.size());
     PinnedMemory pinned_out = gpu->pin_memory(output.data(), output.size());
-    double pin_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - pin_start).count();
+    double pin_seconds = seconds_since(pin_start);
     if (!pinned_in.pinned() || !pinned_out.pinned()) return;
     const auto start = std::chrono::steady_clock::now();
     gpu->transform(*c.spec, output.data(), c.input.data(), c.input.size());
-    timings.transfers_pinned.push_back(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    timings.transfers_pinned.push_back(seconds_since(start));
     const auto unpin_start = std::chrono::steady_clock::now();
     pinned_in.reset();
     pinned_out.reset();
-    pin_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - unpin_start).count();
+    pin_seconds += seconds_since(unpin_start);
     timings.pin.push_back(pin_seconds);
   }
 }
@@ -416,7 +415,7 @@ void bench_gpu(const BenchArgs& args, EngineKind kind, nlohmann::json& records) 
   {
     const auto start = std::chrono::steady_clock::now();
     const std::unique_ptr<GpuBackend> first = open_gpu_backend(kind, args.device, kGpuBatchBytes);
-    const double start_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double start_seconds = seconds_since(start);
     records.push_back({{"engine", engine_name(kind)}, {"figure", "start"}, {"seconds", start_seconds}});
     if (!args.json) {
       std::printf("start-up (driver, device, buffers, self-test)  %8.3f s\n", start_seconds);

@@ -15,6 +15,7 @@
 #include "paes/backend.hpp"
 #include "paes/error.hpp"
 #include "paes/plan.hpp"
+#include "util/elapsed.hpp"
 
 namespace paes {
 namespace {
@@ -64,18 +65,12 @@ std::string cpu_model() {
 
 // What the measured rates depend on: the CPU and its AES library, the
 // threads, the GPU stack (and --device), the kernel and the key size; all of
-// it known without starting a driver. Tabs and newlines would break the
-// cache's lines.
+// it known without starting a driver.
 std::string rate_key(const CipherSpec& spec, unsigned threads, std::optional<unsigned> device) {
-  std::string key = cpu_model() + "|" + selected_cipher_backend() + "|" + std::to_string(threads) +
-                    " threads|gpu stack " + gpu_stack_fingerprint() +
-                    (device ? " device " + std::to_string(*device) : std::string()) + "|" +
-                    std::string(mode_name(spec.mode)) + " " + std::string(direction_name(spec.direction)) + "|" +
-                    std::to_string(spec.key_bits());
-  for (char& c : key) {
-    if (c == '\t' || c == '\n') c = ' ';
-  }
-  return key;
+  return cpu_model() + "|" + selected_cipher_backend() + "|" + std::to_string(threads) + " threads|gpu stack " +
+         gpu_stack_fingerprint() + (device ? " device " + std::to_string(*device) : std::string()) + "|" +
+         std::string(mode_name(spec.mode)) + " " + std::string(direction_name(spec.direction)) + "|" +
+         std::to_string(spec.key_bits());
 }
 
 // The name of the device the `gpu` engine starts: --device's, else the first GPU.
@@ -101,7 +96,7 @@ double probe_seconds(Engine& engine, const CipherSpec& spec, std::span<const std
     MemorySink sink(out);
     const auto start = std::chrono::steady_clock::now();
     engine.run(plan, source, sink);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double seconds = seconds_since(start);
     if (run == 0 || seconds < best) best = seconds;
   }
   return best;
@@ -138,10 +133,6 @@ std::string describe_rates(const MeasuredRates& rates, std::uint64_t len, bool s
                 bytes / rates.cpu_bytes_per_s, bytes / (1 << 20),
                 measured_now ? "measured now, kept for next time" : "measured before");
   return text;
-}
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 }  // namespace

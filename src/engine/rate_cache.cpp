@@ -50,7 +50,7 @@ std::optional<MeasuredRates> parse_rates(std::istringstream& fields) {
   return std::nullopt;
 }
 
-// Tabs and newlines in a name would break the file's lines.
+// Tabs and newlines in a key or a name would break the file's lines.
 std::string one_field(std::string text) {
   for (char& c : text) {
     if (c == '\t' || c == '\n') c = ' ';
@@ -73,13 +73,13 @@ RateCache::RateCache(std::filesystem::path file) : file_(std::move(file)) {
 }
 
 std::optional<MeasuredRates> RateCache::find(const std::string& key) const {
-  const auto it = entries_.find(key);
+  const auto it = entries_.find(one_field(key));
   if (it == entries_.end()) return std::nullopt;
   return it->second;
 }
 
 void RateCache::store(const std::string& key, const MeasuredRates& rates) {
-  entries_[key] = rates;
+  entries_[one_field(key)] = rates;
   if (file_.empty()) return;
   std::error_code ec;
   std::filesystem::create_directories(file_.parent_path(), ec);

@@ -86,6 +86,9 @@ TEST(AutoEngine, MeasuredRatesAreKept) {
   EXPECT_DOUBLE_EQ(ctr.gpu_start_seconds, 0.375);
   EXPECT_DOUBLE_EQ(again.find("ecb 256")->gpu_start_seconds, 0.25);
   ASSERT_TRUE(again.find("cbc 192").has_value());
+  RateCache tabbed(file);
+  tabbed.store("a\tkey\nwith breaks", gpu_rates(1, 2, 0));  // kept on one line, found by the same key
+  EXPECT_TRUE(RateCache(file).find("a\tkey\nwith breaks").has_value());
   EXPECT_FALSE(again.find("cbc 192")->found_gpu());
   {
     std::ofstream junk(file, std::ios::app);

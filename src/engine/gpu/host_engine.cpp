@@ -15,14 +15,11 @@
 #include "gpu/aes_tables.hpp"
 #include "gpu/host_kernels.hpp"
 #include "paes/error.hpp"
+#include "util/elapsed.hpp"
 
 namespace paes {
 
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 // The host as a gpu::Device: each lane is a thread that, for each enqueued
 // batch, copies it "up" into its input buffer, runs the kernel into its

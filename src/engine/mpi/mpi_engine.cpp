@@ -69,6 +69,7 @@
 #include "paes/backend.hpp"
 #include "paes/error.hpp"
 #include "paes/mpi.hpp"
+#include "util/elapsed.hpp"
 
 namespace paes {
 namespace {
@@ -78,9 +79,6 @@ MpiSession* g_session = nullptr;
 enum class Message : std::uint64_t { job = 1, done = 2 };
 
 using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 // Which file a path names, as far as every host of a shared file system agrees
 // (device numbers differ between NFS clients; inode numbers and times don't).
