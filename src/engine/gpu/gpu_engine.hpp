@@ -23,22 +23,30 @@ class GpuEngine final : public Engine {
   GpuEngine(EngineKind kind, Options options, unsigned cpu_threads)
       : kind_(kind), options_(options), cpu_(cpu_threads) {}
 
-  EngineKind kind() const override { return kind_; }
+  // The engine that runs the job: this GPU engine, or the threads engine
+  // for the last job it sent to the CPU (as auto's kind() is the engine it
+  // chose), so that -v and --json say what ran the AES.
+  EngineKind kind() const override { return ran_on_cpu_ ? EngineKind::threads : kind_; }
   unsigned workers_for(const Job& job, std::uint64_t input_len) const override {
     return on_gpu(job) ? 1 : cpu_.workers_for(job, input_len);
   }
 
   std::uint64_t run(const Job& job, Source& in, Sink& out) override {
-    if (!on_gpu(job)) return run_on_cpu(job, in, out);
+    if (!on_gpu(job)) {
+      to_cpu(job);
+      return cpu_.run(job, in, out);
+    }
+    ran_on_cpu_ = false;
     job.chunk_count(in.size());  // refuses impossible lengths as the CPU path does
     return backend().run(*job.raw_spec(), in, out, [this](std::uint64_t bytes) { report(bytes); });
   }
 
   std::uint64_t run_stream(const Job& job, StreamReader& in, StreamWriter& out) override {
     if (!on_gpu(job)) {
-      note_cpu(job);
+      to_cpu(job);
       return cpu_.run_stream(job, in, out);
     }
+    ran_on_cpu_ = false;
     return backend().run_stream(*job.raw_spec(), in, out, [this](std::uint64_t bytes) { report(bytes); });
   }
 
@@ -52,11 +60,11 @@ class GpuEngine final : public Engine {
     const CipherSpec* spec = job.raw_spec();
     return spec && Backend::supports(*spec);
   }
-  std::uint64_t run_on_cpu(const Job& job, Source& in, Sink& out) {
-    note_cpu(job);
-    return cpu_.run(job, in, out);
-  }
-  static void note_cpu(const Job& job) {
+  // Hands `job` to the threads engine: says so, and passes its progress on,
+  // which is what --progress shows and the report's bytes_in counts.
+  void to_cpu(const Job& job) {
+    ran_on_cpu_ = true;
+    cpu_.on_progress([this](std::uint64_t bytes) { report(bytes); });
     std::cerr << "paes: note: "
               << (job.raw_spec() ? "this mode and direction is sequential (or CFB8/CFB1): it runs on the CPU"
                                  : "the sealed format (AES-GCM) runs on the CPU")
@@ -66,6 +74,7 @@ class GpuEngine final : public Engine {
   EngineKind kind_;
   Options options_;
   ThreadsEngine cpu_;
+  bool ran_on_cpu_ = false;
   std::unique_ptr<Backend> backend_;
 };
 
