@@ -86,10 +86,10 @@ void JobRunner::run(const Job& job, InputEndpoint& in, std::uint64_t in_skip, Ou
   report.engine = engine_->kind();
   if (!job.parallel() || engine_->kind() == EngineKind::serial) {
     report.workers = 1;
-  } else if (const auto size = in.size()) {
-    report.workers = engine_->workers_for(job, *size - in_skip);
   } else {
-    report.workers = threads_;
+    // A stream's length is known now: what it consumed, as a file's size.
+    const auto size = in.size();
+    report.workers = engine_->workers_for(job, size ? *size - in_skip : consumed_->load());
   }
   report.ranks = engine_->rank_timings();
   report.engine_choice = engine_->choice();

@@ -237,7 +237,9 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
   cmd->add_flag("-f,--force", args.force,
                 "Replace an existing output file or symbolic link (keeping the file's mode, owner and group); "
                 "write a device in place");
-  cmd->add_flag("--json", args.json, "Print a JSON summary on stdout");
+  cmd->add_flag("--json", args.json,
+                "Print a JSON summary on stdout: the engine that ran the AES (and auto's reason), threads (the "
+                "workers that ran cipher work), bytes_in, bytes_out, seconds, gbps, mode, key_bits, chunk_size");
   cmd->add_flag("-v,--verbose", args.verbose, "Print a one-line summary on stderr");
   auto* progress = cmd->add_flag("--progress", args.progress, "Show progress on stderr even when it is not a terminal");
   auto* no_progress = cmd->add_flag("--no-progress", args.no_progress, "Never show progress");

@@ -305,8 +305,8 @@ class ReportingTest(PaesTestCase):
     JSON_KEYS = {"mode", "key_bits", "direction", "engine", "threads", "chunk_size",
                  "bytes_in", "bytes_out", "seconds", "gbps"}
 
-    def run_json(self, args):
-        proc = run(args)
+    def run_json(self, args, input_bytes=None):
+        proc = run(args, input_bytes)
         self.assertEqual(proc.returncode, 0, describe(proc))
         try:
             report = json.loads(proc.stdout.decode())
@@ -367,6 +367,14 @@ class ReportingTest(PaesTestCase):
                                            extra=["--json", "--threads", "3"]))
         self.assertEqual((report["chunk_size"], report["threads"]), (262144, 2), report)
         self.assertEqual(read_file(out), expected, "fitted chunks")
+        # A stream's workers are counted from what it turned out to hold, as a file's from its size.
+        for size, want in [(len(data), 3), (100, 1)]:
+            out = self.path(f"out-stream-{size}")
+            report = self.run_json(cipher_args("encrypt", "ctr", key, iv, "-", out,
+                                               extra=["--json", "--threads", "3", "--chunk-size", "64K"]),
+                                   input_bytes=data[:size])
+            self.assertEqual((report["bytes_in"], report["threads"]), (size, want), report)
+            self.assertEqual(read_file(out), expected[:size], f"a {size}-byte stream")
 
     def test_size_suffixes_accepted(self):
         key, iv = os.urandom(16), os.urandom(16)

@@ -94,6 +94,21 @@ class OpenClCliTest(ScratchTestCase):
         self.assertEqual(proc.returncode, 0, describe(proc))
         self.assertEqual(read_file(self.path("back")), plain)
 
+    def test_a_stream_runs_on_the_device_and_reports_it(self):
+        key, iv = os.urandom(16), os.urandom(16)
+        key_file = write_file(self.path("key"), key, 0o600)
+        plain = os.urandom((3 << 20) + 5)
+        proc = subprocess.run([PAES, "encrypt", "--engine", "opencl", "--mode", "ctr", "--key-file", key_file,
+                               "--iv", iv.hex(), "--threads", "4", "--json", "-", "-o", self.path("ctr")],
+                              input=plain, capture_output=True, timeout=300)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.assertNotIn(b"runs on the CPU", proc.stderr)
+        self.assertEqual(read_file(self.path("ctr")), self.oracle("ctr", key, iv, plain, False))
+        # One device ran it: --threads only sets the threads that read and write.
+        report = json.loads(proc.stdout)
+        self.assertEqual((report["engine"], report["threads"], report["bytes_in"]), ("opencl", 1, len(plain)),
+                         report)
+
     def test_bench_reports_the_link_and_three_figures(self):
         proc = run(["bench", "--engine", "opencl", "--modes", "ctr", "--key-bits", "128", "--directions",
                     "encrypt", "--size", "1M,4M", "--repeat", "1", "--json"])
