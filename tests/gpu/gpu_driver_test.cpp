@@ -774,5 +774,15 @@ TEST(HostGpuEngine, AFailingSinkStopsThePipeline) {
   expect_same_as_openssl(engine, spec, random_bytes(9 * 4096, 11));
 }
 
+// --device past the end says which indices there are, in words that fit one
+// device as well as several.
+TEST(GpuDriver, NoSuchDeviceNamesTheIndicesThereAre) {
+  const Error one = no_such_device("OpenCL", 5, 1);
+  EXPECT_EQ(one.kind(), ErrorKind::usage);
+  EXPECT_EQ(std::string(one.what()), "--device 5: this machine has one OpenCL device, --device 0 (see paes info)");
+  EXPECT_EQ(std::string(no_such_device("CUDA", 4, 4).what()),
+            "--device 4: this machine has 4 CUDA devices, --device 0 to 3 (see paes info)");
+}
+
 }  // namespace
 }  // namespace paes

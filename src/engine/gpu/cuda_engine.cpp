@@ -404,8 +404,7 @@ std::unique_ptr<CudaDevice> open_cuda_device(const CudaOptions& options) {
   if (count == 0) throw Error("CUDA: no CUDA device found");
   const unsigned index = options.device_index.value_or(0);
   if (index >= static_cast<unsigned>(count)) {
-    throw usage_error("--device " + std::to_string(index) + ": there are only " + std::to_string(count) +
-                      " CUDA devices (see paes info)");
+    throw no_such_device("CUDA", index, static_cast<std::size_t>(count));
   }
   const int device = static_cast<int>(index);
   return std::make_unique<CudaDevice>(checked, device, describe_device(device));

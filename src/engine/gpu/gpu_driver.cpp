@@ -88,6 +88,13 @@ GpuDriver::~GpuDriver() {
   }
 }
 
+Error no_such_device(const char* api, unsigned index, std::size_t count) {
+  const std::string which = count == 1 ? "one " + std::string(api) + " device, --device 0"
+                                       : std::to_string(count) + " " + api + " devices, --device 0 to " +
+                                             std::to_string(count - 1);
+  return usage_error("--device " + std::to_string(index) + ": this machine has " + which + " (see paes info)");
+}
+
 bool GpuDriver::supports(const CipherSpec& spec) { return gpu::runs_on_gpu(spec); }
 
 void GpuDriver::begin(const CipherSpec& spec, const Block& start_state) {

@@ -216,4 +216,8 @@ class GpuDriver {
   std::uint64_t blocks_done_ = 0;  // CTR: blocks of the chunk already transformed
 };
 
+// The usage error for --device INDEX where the API (CUDA, OpenCL) lists
+// `count` devices, numbered from 0.
+Error no_such_device(const char* api, unsigned index, std::size_t count);
+
 }  // namespace paes

@@ -548,8 +548,7 @@ std::unique_ptr<OpenClDevice> open_opencl_device(const OpenClOptions& options) {
   const FoundDevice* chosen = nullptr;
   if (options.device_index) {
     if (*options.device_index >= devices.size()) {
-      throw usage_error("--device " + std::to_string(*options.device_index) + ": there are only " +
-                        std::to_string(devices.size()) + " OpenCL devices (see paes info)");
+      throw no_such_device("OpenCL", *options.device_index, devices.size());
     }
     chosen = &devices[*options.device_index];
   } else {
