@@ -12,6 +12,8 @@
   - a SIZE file on tmpfs, end to end: --engine cuda, --engine opencl, --engine threads, --engine auto and
     one-thread `openssl enc`, round-robin, medians of RUNS after a warm-up (bench/suite/paes_bench/runner.py);
     and each GPU engine again with each --threads of --gpu-file-threads (the CPU threads that read and write);
+    for each GPU run, the busy time of the pipeline's stages (filling, waiting on the device, writing): the
+    one nearest the run's time is what holds the GPU engine back;
 
 then the ratios of the issue's goals, all from this one run. Prints a report and writes it as JSON.
 
@@ -256,6 +258,10 @@ def file_figures(args, engines):
             continue
         own = f"   (paes' own: {r['paes_reported_seconds']:.3f} s)" if "paes_reported_seconds" in r else ""
         print(f"  {name:<12} {r['seconds']:8.3f} s  {r['gbps']:6.2f} GB/s{own}")
+        if "pipeline_detail" in r:  # which stage held the GPU engine back, in its last run
+            p = r["pipeline_detail"]
+            print(f"  {'':<12} busy: filling {p['fill_seconds']:.3f} s, waiting on the device "
+                  f"{p['device_wait_seconds']:.3f} s, checking and writing {p['drain_seconds']:.3f} s")
     threads = files["threads"]["seconds"]
     measured = [e for e in engines if "not_run" not in files[e]]
     for engine in measured:

@@ -85,6 +85,19 @@ class Engine {
     unsigned threads = 0;
   };
   virtual std::vector<RankTiming> rank_timings() const { return {}; }
+  // Where the last run's time went, for an engine that runs its work as a
+  // pipeline of batches (the GPU engines): the busy seconds of each stage.
+  // Stages overlap, so the one whose seconds come near the run's wall time
+  // is what limits it. None for the CPU engines, or a job a GPU engine sent
+  // to the CPU.
+  struct PipelineTimes {
+    std::uint64_t batches = 0;
+    std::uint64_t batch_bytes = 0;
+    double fill_seconds = 0;         // reading input into the batches' page-locked memory
+    double device_wait_seconds = 0;  // waiting for the device: uploads, kernels, downloads not hidden
+    double drain_seconds = 0;        // checking each batch's sample blocks, writing its output
+  };
+  virtual std::optional<PipelineTimes> pipeline_times() const { return std::nullopt; }
   // Why this engine ran the last job, where it chose one (auto), for -v.
   virtual std::string choice() const { return {}; }
 

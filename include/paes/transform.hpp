@@ -38,6 +38,7 @@ struct TransformReport {
   double seconds = 0;  // open to commit, I/O included
   std::vector<Engine::RankTiming> ranks;  // per MPI rank (mpi engine only)
   std::string engine_choice;  // why --engine auto ran this engine (Engine::choice)
+  std::optional<Engine::PipelineTimes> pipeline;  // a GPU engine's stages (Engine::pipeline_times)
 };
 
 // Encrypts or decrypts input into output with a raw mode. Nothing appears

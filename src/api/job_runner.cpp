@@ -93,6 +93,7 @@ void JobRunner::run(const Job& job, InputEndpoint& in, std::uint64_t in_skip, Ou
   }
   report.ranks = engine_->rank_timings();
   report.engine_choice = engine_->choice();
+  report.pipeline = engine_->pipeline_times();
   if (!report.ranks.empty()) {  // rank 0's progress only estimates the other ranks' share
     report.bytes_in = in_skip;
     for (const auto& r : report.ranks) report.bytes_in += r.bytes_in;

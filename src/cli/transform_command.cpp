@@ -239,7 +239,8 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
                 "write a device in place");
   cmd->add_flag("--json", args.json,
                 "Print a JSON summary on stdout: the engine that ran the AES (and auto's reason), threads (the "
-                "workers that ran cipher work), bytes_in, bytes_out, seconds, gbps, mode, key_bits, chunk_size");
+                "workers that ran cipher work), bytes_in, bytes_out, seconds, gbps, mode, key_bits, chunk_size; "
+                "on a GPU, the pipeline's stages");
   cmd->add_flag("-v,--verbose", args.verbose, "Print a one-line summary on stderr");
   auto* progress = cmd->add_flag("--progress", args.progress, "Show progress on stderr even when it is not a terminal");
   auto* no_progress = cmd->add_flag("--no-progress", args.no_progress, "Never show progress");
@@ -455,6 +456,15 @@ void print_summary_line(Direction direction, const JobDescription& description, 
   if (cpu_ran_aes(report)) std::cerr << ", " << description.backend;
   std::cerr << '\n';
   if (!report.engine_choice.empty()) std::cerr << "paes: " << report.engine_choice << '\n';
+  if (const auto& p = report.pipeline) {
+    char stages[256];
+    std::snprintf(stages, sizeof stages,
+                  "filling %.3f s, waiting on the device %.3f s, checking and writing %.3f s", p->fill_seconds,
+                  p->device_wait_seconds, p->drain_seconds);
+    std::cerr << "paes: GPU pipeline, " << p->batches << (p->batches == 1 ? " batch" : " batches") << " of "
+              << format_size(p->batch_bytes) << ": " << stages
+              << " (each stage's busy time; they overlap, so the one nearest the total limits it)\n";
+  }
 }
 
 // --json: one object on stdout, with a list of ranks under MPI.
@@ -473,6 +483,13 @@ void print_json_summary(Direction direction, const JobDescription& description, 
       {"gbps", gbps(report)},
   };
   if (!report.engine_choice.empty()) out["engine_choice"] = report.engine_choice;  // auto's reason
+  if (const auto& p = report.pipeline) {
+    out["pipeline"] = {{"batches", p->batches},
+                       {"batch_bytes", p->batch_bytes},
+                       {"fill_seconds", p->fill_seconds},
+                       {"device_wait_seconds", p->device_wait_seconds},
+                       {"drain_seconds", p->drain_seconds}};
+  }
   if (cpu_ran_aes(report)) out["backend"] = description.backend;
   if (!report.ranks.empty()) {
     out["ranks"] = nlohmann::json::array();

@@ -47,6 +47,9 @@ class AutoEngine final : public Engine {
   std::uint64_t run(const Job& job, Source& in, Sink& out) override;
   std::uint64_t run_stream(const Job& job, StreamReader& in, StreamWriter& out) override;
   std::string choice() const override { return choice_; }
+  std::optional<PipelineTimes> pipeline_times() const override {
+    return engine_ ? engine_->pipeline_times() : std::nullopt;
+  }
 
  private:
   Engine& pick(const Job& job, std::uint64_t input_len);

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -32,6 +33,7 @@
 #include "paes/error.hpp"
 #include "paes/plan.hpp"
 #include "test_support.hpp"
+#include "util/elapsed.hpp"
 #ifdef PAES_HAVE_OPENCL
 #include "engine/gpu/opencl_engine.hpp"
 #endif
@@ -746,6 +748,31 @@ TEST(HostGpuEngine, FileBatchesSplitOverThreadsMatchOpenSsl) {
     written.resize(expected.size());
     EXPECT_TRUE(written == expected);
   }
+}
+
+// Each stage's busy time is counted for the run it served (what -v and
+// --json show): a stage runs on one thread within the run, so its seconds
+// lie between nothing and the run's wall time, and reading and writing
+// megabytes take some.
+TEST(HostGpuEngine, CountsEachStagesBusyTime) {
+  HostGpuOptions options;
+  options.batch_bytes = std::size_t{4} << 20;
+  HostGpuEngine engine(options);
+  const CipherSpec spec = make_spec(Mode::ctr, Direction::encrypt, 128, 1600);
+  const auto in = input_for(spec, (std::size_t{9} << 20) + 5, 1601);
+  std::vector<std::uint8_t> written;
+  ReadOnlySource file_in(in);
+  WriteOnlySink file_out(written);
+  engine.reset_stats();
+  const auto start = std::chrono::steady_clock::now();
+  engine.run(spec, file_in, file_out, nullptr);
+  const double wall = seconds_since(start);
+  const GpuDriver::Stats& stats = engine.stats();
+  EXPECT_EQ(stats.batches, 3u);
+  EXPECT_GT(stats.fill_seconds, 0.0);
+  EXPECT_GE(stats.wait_seconds, 0.0);
+  EXPECT_GT(stats.drain_seconds, 0.0);
+  for (const double busy : {stats.fill_seconds, stats.wait_seconds, stats.drain_seconds}) EXPECT_LE(busy, wall);
 }
 
 // A sink that fails part way through a batch written in parts on several

@@ -90,6 +90,7 @@ class OpenClCliTest(ScratchTestCase):
         self.assertIn(b"runs on the CPU", proc.stderr)
         report = json.loads(proc.stdout)
         self.assertEqual((report["engine"], report["bytes_in"]), ("threads", len(plain)), report)
+        self.assertNotIn("pipeline", report)
         proc = run(["decrypt", "--key-file", key_file, self.path("sealed"), "-o", self.path("back")])
         self.assertEqual(proc.returncode, 0, describe(proc))
         self.assertEqual(read_file(self.path("back")), plain)
@@ -108,6 +109,24 @@ class OpenClCliTest(ScratchTestCase):
         report = json.loads(proc.stdout)
         self.assertEqual((report["engine"], report["threads"], report["bytes_in"]), ("opencl", 1, len(plain)),
                          report)
+        self.assertEqual(report["pipeline"]["batches"], 1, report)
+
+    def test_the_pipeline_reports_its_stages(self):
+        key, iv = os.urandom(16), os.urandom(16)
+        key_file = write_file(self.path("key"), key, 0o600)
+        plain = os.urandom((32 << 20) + 5)
+        inp = write_file(self.path("in"), plain)
+        proc = run(["encrypt", "--engine", "opencl", "--mode", "ctr", "--key-file", key_file, "--iv", iv.hex(),
+                    "--json", "-v", inp, "-o", self.path("ctr")])
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.assertEqual(read_file(self.path("ctr")), self.oracle("ctr", key, iv, plain, False))
+        report = json.loads(proc.stdout)
+        pipeline = report["pipeline"]
+        self.assertEqual((pipeline["batches"], pipeline["batch_bytes"]), (3, 16 << 20), report)
+        # Each stage runs on one thread within the run: its busy seconds lie within the run's.
+        for stage in ("fill_seconds", "device_wait_seconds", "drain_seconds"):
+            self.assertTrue(0 <= pipeline[stage] <= report["seconds"], report)
+        self.assertIn(b"GPU pipeline, 3 batches of 16.0 MiB: filling ", proc.stderr)
 
     def test_bench_reports_the_link_and_three_figures(self):
         proc = run(["bench", "--engine", "opencl", "--modes", "ctr", "--key-bits", "128", "--directions",

@@ -130,6 +130,8 @@ def measure(cands, runs):
             rec["paes_reported_seconds"] = median(reported[k])
         if last[k] and "ranks" in last[k]:
             rec["rank_detail"] = last[k]["ranks"]
+        if last[k] and "pipeline" in last[k]:  # a GPU engine's stages, from its last run
+            rec["pipeline_detail"] = last[k]["pipeline"]
         out.append(rec)
     return out
 

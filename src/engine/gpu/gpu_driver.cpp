@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
@@ -16,6 +17,7 @@
 #include "gpu/device_piece.hpp"
 #include "paes/engine.hpp"
 #include "paes/error.hpp"
+#include "util/elapsed.hpp"
 
 namespace paes {
 
@@ -344,9 +346,13 @@ std::uint64_t GpuDriver::run_batches(const FillBatch& fill, const Drain& drain, 
   std::uint64_t written_at = 0;   // ... and of those written
   std::uint64_t produced = 0;
 
+  // Each stage's busy time goes to stats_, a field per stage: the stages run
+  // on three threads, and are read after they joined.
   const auto fill_batch = [&](std::size_t i) {
     const unsigned l = lane_of(i);
+    const auto start = std::chrono::steady_clock::now();
     pipe.lane[l].batch = fill(i, device_->host_buffer(l));
+    stats_.fill_seconds += seconds_since(start);
     return pipe.lane[l].batch.last;
   };
   const auto launch_batch = [&](std::size_t i) {
@@ -378,8 +384,11 @@ std::uint64_t GpuDriver::run_batches(const FillBatch& fill, const Drain& drain, 
     const Batch& batch = pipe.lane[l].batch;
     std::size_t n = batch.bytes;
     const std::uint8_t* result = batch.to != nullptr ? batch.to : device_->host_buffer(l);
+    auto start = std::chrono::steady_clock::now();
     if (n != 0) {
       const gpu::LaneTimes times = device_->wait(l);
+      stats_.wait_seconds += seconds_since(start);
+      start = std::chrono::steady_clock::now();
       output_check_.verify(pipe.lane[l].sample, result);
       stats_.checked_batches += 1;
       stats_.write_seconds += times.upload;
@@ -390,6 +399,7 @@ std::uint64_t GpuDriver::run_batches(const FillBatch& fill, const Drain& drain, 
     // checked whole blocks and not empty when the batch was filled).
     if (batch.last && strips_padding) n -= pkcs7_pad_len(result + n - kBlockLen);
     if (batch.to == nullptr) drain(result, static_cast<std::size_t>(written_at), n);  // else already in place
+    stats_.drain_seconds += seconds_since(start);
     written_at += batch.bytes;
     produced += n;
     if (progress) progress(batch.input_bytes);

@@ -118,9 +118,9 @@ class GpuDriver {
   std::uint64_t run_stream(const CipherSpec& spec, StreamReader& in, StreamWriter& out,
                            const std::function<void(std::uint64_t)>& progress);
 
-  // Accumulated since construction or reset_stats(); the times are filled
-  // only with GpuDriverOptions::profile, and add up each batch's device time
-  // (batches overlap, so their sum may exceed the wall time).
+  // Accumulated since construction or reset_stats(); the device times are
+  // filled only with GpuDriverOptions::profile, and add up each batch's
+  // device time (batches overlap, so their sum may exceed the wall time).
   struct Stats {
     std::uint64_t bytes = 0;            // bytes through the kernels
     std::uint64_t batches = 0;          // kernel launches
@@ -129,6 +129,11 @@ class GpuDriver {
     double kernel_seconds = 0;          // device time in kernels
     double write_seconds = 0;           // device time copying host -> device
     double read_seconds = 0;            // device time copying device -> host
+    // Always counted, on the host: each pipeline stage's busy time (wall
+    // seconds; the stages overlap one another).
+    double fill_seconds = 0;   // filling batches (reading or staging input)
+    double wait_seconds = 0;   // waiting for the device to finish a batch
+    double drain_seconds = 0;  // checking a batch's samples and writing its output
   };
   const Stats& stats() const { return stats_; }
   void reset_stats() { stats_ = {}; }

@@ -12,6 +12,7 @@
 
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "engine/engines.hpp"
 
@@ -36,9 +37,8 @@ class GpuEngine final : public Engine {
       to_cpu(job);
       return cpu_.run(job, in, out);
     }
-    ran_on_cpu_ = false;
     job.chunk_count(in.size());  // refuses impossible lengths as the CPU path does
-    return backend().run(*job.raw_spec(), in, out, [this](std::uint64_t bytes) { report(bytes); });
+    return on_device().run(*job.raw_spec(), in, out, [this](std::uint64_t bytes) { report(bytes); });
   }
 
   std::uint64_t run_stream(const Job& job, StreamReader& in, StreamWriter& out) override {
@@ -46,8 +46,19 @@ class GpuEngine final : public Engine {
       to_cpu(job);
       return cpu_.run_stream(job, in, out);
     }
-    ran_on_cpu_ = false;
-    return backend().run_stream(*job.raw_spec(), in, out, [this](std::uint64_t bytes) { report(bytes); });
+    return on_device().run_stream(*job.raw_spec(), in, out, [this](std::uint64_t bytes) { report(bytes); });
+  }
+
+  std::optional<PipelineTimes> pipeline_times() const override {
+    if (ran_on_cpu_ || !backend_) return std::nullopt;
+    const auto& stats = backend_->stats();
+    PipelineTimes times;
+    times.batches = stats.batches;
+    times.batch_bytes = backend_->batch_bytes();
+    times.fill_seconds = stats.fill_seconds;
+    times.device_wait_seconds = stats.wait_seconds;
+    times.drain_seconds = stats.drain_seconds;
+    return times;
   }
 
   Backend& backend() {
@@ -59,6 +70,13 @@ class GpuEngine final : public Engine {
   static bool on_gpu(const Job& job) {
     const CipherSpec* spec = job.raw_spec();
     return spec && Backend::supports(*spec);
+  }
+  // The device, for a job it runs: its stats count this job alone.
+  Backend& on_device() {
+    ran_on_cpu_ = false;
+    Backend& device = backend();
+    device.reset_stats();
+    return device;
   }
   // Hands `job` to the threads engine: says so, and passes its progress on,
   // which is what --progress shows and the report's bytes_in counts.
