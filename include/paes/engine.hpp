@@ -56,6 +56,26 @@ std::vector<GpuDevice> list_gpu_devices(EngineKind kind);
 // engines (OpenCL: each device names its platform) and one this build lacks.
 std::string gpu_api_versions(EngineKind kind);
 
+// The least input --engine auto considers running on a GPU: below it,
+// starting a device costs more than it could save.
+inline constexpr std::uint64_t kAutoGpuMinBytes = std::uint64_t{256} << 20;
+
+// What --engine auto measured and kept on this machine as it is now (its
+// CPU and GPU stack: docs/GPU.md), one entry per kind of job, for `paes
+// info`. Reads the cache only: starts no driver.
+struct AutoVerdict {
+  std::string job;         // e.g. "ctr encrypt AES-128, 16 threads, ipsec-mb"
+  std::string gpu_engine;  // "cuda" or "opencl"; empty where auto found no GPU
+  std::string device;      // the GPU's name
+  double gpu_bytes_per_s = 0;    // the GPU engine in memory, with its transfers
+  double cpu_bytes_per_s = 0;    // the threads engine
+  double gpu_start_seconds = 0;  // finding, starting and self-testing the GPU
+  std::optional<std::uint64_t> gpu_from_bytes;  // the least input auto runs on the GPU; none: never
+};
+std::vector<AutoVerdict> kept_auto_verdicts();
+// The file auto keeps them in; empty where there is no home for it.
+std::string auto_rate_cache_path();
+
 // Told the input bytes of each finished chunk, from any worker thread.
 using ProgressCallback = std::function<void(std::uint64_t)>;
 

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <fstream>
 #include <iostream>
 #include <span>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -52,6 +54,17 @@ bool gpu_predicted_faster(const MeasuredRates& rates, std::uint64_t len, bool st
   return gpu_seconds < bytes / rates.cpu_bytes_per_s;
 }
 
+std::optional<std::uint64_t> gpu_from_bytes(const MeasuredRates& rates) {
+  if (!rates.found_gpu() || !(rates.gpu_bytes_per_s > rates.cpu_bytes_per_s)) return std::nullopt;
+  // Break-even: start + len / gpu = len / cpu; a tie stays on the CPU.
+  const double saved_per_byte = 1 / rates.cpu_bytes_per_s - 1 / rates.gpu_bytes_per_s;
+  const double even = std::floor(rates.gpu_start_seconds / saved_per_byte);
+  if (!(even < 0x1p63)) return std::nullopt;  // a saving too small for any file
+  auto least = std::max(kAutoGpuMinBytes, static_cast<std::uint64_t>(even) + 1);
+  while (!gpu_predicted_faster(rates, least, false)) least += 1 + least / (std::uint64_t{1} << 40);  // rounding
+  return least;
+}
+
 namespace {
 
 std::string cpu_model() {
@@ -63,15 +76,6 @@ std::string cpu_model() {
   return "unknown CPU";
 }
 
-// What the measured rates depend on: the CPU and its AES library, the
-// threads, the GPU stack (and --device), the kernel and the key size; all of
-// it known without starting a driver.
-std::string rate_key(const CipherSpec& spec, unsigned threads, std::optional<unsigned> device) {
-  return cpu_model() + "|" + selected_cipher_backend() + "|" + std::to_string(threads) + " threads|gpu stack " +
-         gpu_stack_fingerprint() + (device ? " device " + std::to_string(*device) : std::string()) + "|" +
-         std::string(mode_name(spec.mode)) + " " + std::string(direction_name(spec.direction)) + "|" +
-         std::to_string(spec.key_bits());
-}
 
 // The name of the device the `gpu` engine starts: --device's, else the first GPU.
 std::string device_name(EngineKind gpu, std::optional<unsigned> device) {
@@ -137,6 +141,45 @@ std::string describe_rates(const MeasuredRates& rates, std::uint64_t len, bool s
 
 }  // namespace
 
+// What the measured rates depend on: the CPU and its AES library, the
+// threads, the GPU stack (and --device), the kernel and the key size; all of
+// it known without starting a driver. kept_auto_verdicts() reads keys back.
+std::string auto_rate_key(const CipherSpec& spec, unsigned threads, std::optional<unsigned> device) {
+  return cpu_model() + "|" + selected_cipher_backend() + "|" + std::to_string(threads) + " threads|gpu stack " +
+         gpu_stack_fingerprint() + (device ? " device " + std::to_string(*device) : std::string()) + "|" +
+         std::string(mode_name(spec.mode)) + " " + std::string(direction_name(spec.direction)) + "|" +
+         std::to_string(spec.key_bits());
+}
+
+std::string auto_rate_cache_path() { return RateCache::default_path().string(); }
+
+std::vector<AutoVerdict> kept_auto_verdicts() {
+  const std::string machine = cpu_model() + "|";
+  const std::string stack = "gpu stack " + gpu_stack_fingerprint();
+  const RateCache cache(RateCache::default_path());
+  std::vector<AutoVerdict> verdicts;
+  for (const auto& [key, rates] : cache.entries()) {
+    if (key.rfind(machine, 0) != 0) continue;  // another machine's, sharing a home directory
+    std::vector<std::string> parts;  // backend, threads, stack [device], job, key bits
+    std::istringstream rest(key.substr(machine.size()));
+    for (std::string part; std::getline(rest, part, '|');) parts.push_back(part);
+    if (parts.size() != 5 || parts[2].rfind(stack, 0) != 0) continue;  // a GPU stack since changed
+    const std::string device = parts[2].substr(stack.size());           // "" or " device N"
+    if (!device.empty() && device.rfind(" device ", 0) != 0) continue;
+    AutoVerdict v;
+    v.job = parts[3] + " AES-" + parts[4] + ", " + parts[1] + ", --backend " + parts[0] +
+            (device.empty() ? "" : ", --device " + device.substr(8));
+    if (rates.found_gpu()) v.gpu_engine = engine_name(rates.gpu);
+    v.device = rates.device;
+    v.gpu_bytes_per_s = rates.gpu_bytes_per_s;
+    v.cpu_bytes_per_s = rates.cpu_bytes_per_s;
+    v.gpu_start_seconds = rates.gpu_start_seconds;
+    v.gpu_from_bytes = gpu_from_bytes(rates);
+    verdicts.push_back(std::move(v));
+  }
+  return verdicts;
+}
+
 // Runs `work` (starting or measuring the `gpu` engine); false, with a
 // warning and engine_ empty, where the device fails.
 bool AutoEngine::on_device(EngineKind gpu, const std::function<void()>& work) {
@@ -188,7 +231,7 @@ void AutoEngine::look_and_measure(const Job& job, std::uint64_t len, unsigned th
   MeasuredRates found;
   found.gpu = auto_engine_choice(job, len, cuda, !cuda && has_opencl_gpu());
   if (!found.found_gpu()) {
-    cache.store(rate_key(spec, threads, device_), found);
+    cache.store(auto_rate_key(spec, threads, device_), found);
     choice_ = "auto chose threads: no GPU for this job (looked now, kept for next time)";
     return;
   }
@@ -198,7 +241,7 @@ void AutoEngine::look_and_measure(const Job& job, std::uint64_t len, unsigned th
   if (!on_device(found.gpu, [&] { measure_rates(*engine_, spec, threads, found); })) return;
   // Keyed by the stack as it is now: starting a driver may add device nodes
   // (nvidia-uvm), which later jobs will see.
-  cache.store(rate_key(spec, threads, device_), found);
+  cache.store(auto_rate_key(spec, threads, device_), found);
   if (gpu_predicted_faster(found, len, true)) {
     chosen_ = found.gpu;
   } else {
@@ -216,7 +259,7 @@ Engine& AutoEngine::pick(const Job& job, std::uint64_t input_len) {
   if (gpu_worthy(job, input_len)) {
     RateCache cache(RateCache::default_path());
     const unsigned threads = threads_ != 0 ? threads_ : online_cpus();
-    if (const std::optional<MeasuredRates> kept = cache.find(rate_key(*job.raw_spec(), threads, device_))) {
+    if (const std::optional<MeasuredRates> kept = cache.find(auto_rate_key(*job.raw_spec(), threads, device_))) {
       choose_by_kept_rates(*kept, input_len);
     } else {
       look_and_measure(job, input_len, threads, cache);

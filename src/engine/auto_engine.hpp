@@ -27,7 +27,6 @@
 
 namespace paes {
 
-inline constexpr std::uint64_t kAutoGpuMinBytes = std::uint64_t{256} << 20;
 inline constexpr std::size_t kAutoProbeBytes = std::size_t{64} << 20;
 
 // The GPU engine auto considers for a job, given what this machine has; the
@@ -38,6 +37,13 @@ EngineKind auto_engine_choice(const Job& job, std::uint64_t input_len, bool cuda
 // predicted faster, the seconds it takes to start included unless it already
 // runs (it was just started to be measured). A tie stays on the CPU.
 bool gpu_predicted_faster(const MeasuredRates& rates, std::uint64_t len, bool started);
+
+// The least input that kept rates send to the GPU (kAutoGpuMinBytes at
+// least); none where the CPU is at least as fast at any length.
+std::optional<std::uint64_t> gpu_from_bytes(const MeasuredRates& rates);
+
+// The cache key of a kind of job on this machine as it is now.
+std::string auto_rate_key(const CipherSpec& spec, unsigned threads, std::optional<unsigned> device);
 
 class AutoEngine final : public Engine {
  public:

@@ -42,6 +42,7 @@ class RateCache {
   // Records `rates` and rewrites the file (a temporary renamed into place,
   // so a reader never sees half of it); failures leave the cache as it was.
   void store(const std::string& key, const MeasuredRates& rates);
+  const std::map<std::string, MeasuredRates>& entries() const { return entries_; }
 
  private:
   std::filesystem::path file_;

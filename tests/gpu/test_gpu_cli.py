@@ -249,12 +249,16 @@ class FaultyOpenClDeviceTest(ScratchTestCase):
         inp = self.path("in")
         with open(inp, "wb") as f:
             f.truncate(256 << 20)
+        proc = run(self.job("encrypt", "ctr", inp, engine="auto") + ["--json", "-v"],
+                   env=self.auto_env(corrupt_min_bytes, fake_gpu, env_extra))
+        return inp, proc
+
+    def auto_env(self, corrupt_min_bytes=None, fake_gpu=True, env_extra=None):
         env = self.faulty(corrupt_min_bytes, fake_gpu=fake_gpu)
         env["PAES_CACHE_DIR"] = self.cache
         env["PAES_CL_TRACE"] = self.trace
         env.update(env_extra or {})
-        proc = run(self.job("encrypt", "ctr", inp, engine="auto") + ["--json", "-v"], env=env)
-        return inp, proc
+        return env
 
     @property
     def cache(self):
@@ -299,6 +303,18 @@ class FaultyOpenClDeviceTest(ScratchTestCase):
         self.assertLess(float(gpu), float(cpu))
         self.assertGreater(float(start), 0)
         self.assertTrue(device)
+        # paes info shows what auto kept, with where it would turn to the GPU: never, being slower.
+        info = run(["info", "--json"], env=self.auto_env())
+        self.assertEqual(info.returncode, 0, describe(info))
+        kept = json.loads(info.stdout)["auto_kept"]
+        self.assertEqual(len(kept), 1, kept)
+        self.assertRegex(kept[0]["job"], r"^ctr encrypt AES-256, [0-9]+ threads, --backend [a-z-]+$")
+        self.assertEqual((kept[0]["gpu_engine"], kept[0]["device"], kept[0]["gpu_from_bytes"]),
+                         ("opencl", device, None), kept)
+        self.assertAlmostEqual(kept[0]["gpu_bytes_per_s"], float(gpu), delta=float(gpu) * 1e-5)
+        info = run(["info"], env=self.auto_env())
+        self.assertIn(b"\n  ctr encrypt AES-256, ", info.stdout)
+        self.assertIn(b": threads at any size\n", info.stdout)
         loads = self.platform_loads()
         self.assertGreater(loads, 0)
         # The next such job trusts the rates: it never starts the device (a self-test that would fail

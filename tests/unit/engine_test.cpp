@@ -3,12 +3,14 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
 #include "engine/auto_engine.hpp"
 #include "engine/gpu_stack.hpp"
 #include "format/sealed_format.hpp"
+#include "paes/backend.hpp"
 #include "paes/plan.hpp"
 #include "test_support.hpp"
 
@@ -59,6 +61,57 @@ TEST(AutoEngine, AGpuMustBeFasterStartUpIncluded) {
   EXPECT_FALSE(gpu_predicted_faster(gpu_rates(5e9, 20e9, 0), 100 * gib, false));  // slower at any size
   EXPECT_FALSE(gpu_predicted_faster(gpu_rates(20e9, 20e9, 0), gib, true));        // a tie stays on the CPU
   EXPECT_FALSE(gpu_predicted_faster(MeasuredRates{}, 100 * gib, true));           // no GPU found
+}
+
+// The least input kept rates send to the GPU, as `paes info` shows it:
+// where gpu_predicted_faster turns, and never below what auto considers.
+TEST(AutoEngine, GpuFromBytesIsWhereThePredictionTurns) {
+  const MeasuredRates fast = gpu_rates(40e9, 20e9, 0.5);  // break-even at 20e9 bytes
+  const std::optional<std::uint64_t> least = gpu_from_bytes(fast);
+  ASSERT_TRUE(least.has_value());
+  EXPECT_EQ(*least, std::uint64_t{20'000'000'001});
+  EXPECT_TRUE(gpu_predicted_faster(fast, *least, false));
+  EXPECT_FALSE(gpu_predicted_faster(fast, *least - 1, false));
+  EXPECT_EQ(gpu_from_bytes(gpu_rates(40e9, 20e9, 0)), kAutoGpuMinBytes);  // no start-up: from auto's least
+  EXPECT_FALSE(gpu_from_bytes(gpu_rates(5e9, 20e9, 0)).has_value());     // slower at any size
+  EXPECT_FALSE(gpu_from_bytes(gpu_rates(20e9, 20e9, 0)).has_value());    // a tie stays on the CPU
+  EXPECT_FALSE(gpu_from_bytes(MeasuredRates{}).has_value());             // no GPU found
+}
+
+// `paes info` lists what auto kept for this machine as it is: not another
+// machine's lines in a shared home, nor those of a GPU stack since changed.
+TEST(AutoEngine, KeptVerdictsAreThisMachinesAsItIs) {
+  const auto dir = std::filesystem::temp_directory_path() / ("paes-kept-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  ASSERT_EQ(::setenv("PAES_CACHE_DIR", dir.c_str(), 1), 0);
+  const CipherSpec ctr = test::make_spec(Mode::ctr, Direction::encrypt, 128, 1);
+  const CipherSpec ecb = test::make_spec(Mode::ecb, Direction::decrypt, 256, 1);
+  {
+    RateCache cache(RateCache::default_path());
+    cache.store(auto_rate_key(ctr, 16, std::nullopt), gpu_rates(40e9, 20e9, 0.5));
+    cache.store(auto_rate_key(ecb, 4, 1u), MeasuredRates{});
+    cache.store("Another CPU|ipsec-mb|16 threads|gpu stack 0123456789abcdef|ctr encrypt|128", gpu_rates(1, 2, 0));
+  }
+  EXPECT_EQ(auto_rate_cache_path(), (dir / "auto-rates").string());
+  std::vector<AutoVerdict> kept = kept_auto_verdicts();
+  ASSERT_EQ(kept.size(), 2u);
+  std::sort(kept.begin(), kept.end(), [](const auto& a, const auto& b) { return a.job < b.job; });
+  const std::string backend = selected_cipher_backend();
+  EXPECT_EQ(kept[0].job, "ctr encrypt AES-128, 16 threads, --backend " + backend);
+  EXPECT_EQ(kept[0].gpu_engine, "opencl");
+  EXPECT_EQ(kept[0].device, "a GPU");
+  EXPECT_EQ(kept[0].gpu_from_bytes, std::optional<std::uint64_t>(20'000'000'001));
+  EXPECT_EQ(kept[1].job, "ecb decrypt AES-256, 4 threads, --backend " + backend + ", --device 1");
+  EXPECT_EQ(kept[1].gpu_engine, "");
+  // Another GPU stack (an ICD added): nothing kept for it yet.
+  const auto vendors = dir / "vendors";
+  std::filesystem::create_directories(vendors);
+  std::ofstream(vendors / "vendor.icd") << "libvendor-opencl.so.1\n";
+  ASSERT_EQ(::setenv("OCL_ICD_VENDORS", vendors.c_str(), 1), 0);
+  EXPECT_TRUE(kept_auto_verdicts().empty());
+  ASSERT_EQ(::unsetenv("OCL_ICD_VENDORS"), 0);
+  ASSERT_EQ(::unsetenv("PAES_CACHE_DIR"), 0);
+  std::filesystem::remove_all(dir);
 }
 
 // What auto found survives a run, "no GPU" included, and a damaged cache, or
