@@ -10,6 +10,7 @@
 #include <span>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/gpu_stack.hpp"
@@ -75,7 +76,6 @@ std::string cpu_model() {
   }
   return "unknown CPU";
 }
-
 
 // The name of the device the `gpu` engine starts: --device's, else the first GPU.
 std::string device_name(EngineKind gpu, std::optional<unsigned> device) {
@@ -165,10 +165,11 @@ std::vector<AutoVerdict> kept_auto_verdicts() {
     for (std::string part; std::getline(rest, part, '|');) parts.push_back(part);
     if (parts.size() != 5 || parts[2].rfind(stack, 0) != 0) continue;  // a GPU stack since changed
     const std::string device = parts[2].substr(stack.size());           // "" or " device N"
-    if (!device.empty() && device.rfind(" device ", 0) != 0) continue;
+    constexpr std::string_view kDevice = " device ";
+    if (!device.empty() && device.rfind(kDevice, 0) != 0) continue;
     AutoVerdict v;
     v.job = parts[3] + " AES-" + parts[4] + ", " + parts[1] + ", --backend " + parts[0] +
-            (device.empty() ? "" : ", --device " + device.substr(8));
+            (device.empty() ? "" : ", --device " + device.substr(kDevice.size()));
     if (rates.found_gpu()) v.gpu_engine = engine_name(rates.gpu);
     v.device = rates.device;
     v.gpu_bytes_per_s = rates.gpu_bytes_per_s;
