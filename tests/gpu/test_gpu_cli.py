@@ -303,7 +303,17 @@ class FaultyOpenClDeviceTest(ScratchTestCase):
         self.assertLess(float(gpu), float(cpu))
         self.assertGreater(float(start), 0)
         self.assertTrue(device)
-        # paes info shows what auto kept, with where it would turn to the GPU: never, being slower.
+        loads = self.platform_loads()
+        self.assertGreater(loads, 0)
+        # The next such job trusts the rates: it never starts the device (a self-test that would fail
+        # leaves no warning), nor even loads the OpenCL platforms to look for one.
+        _, proc = self.auto_job(self.SELF_TEST_TOO)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.assertIn("(measured before)", json.loads(proc.stdout)["engine_choice"])
+        self.assertNotIn(b"self-test", proc.stderr)
+        self.assertEqual(self.platform_loads(), loads)
+        # paes info shows what auto kept, with where it would turn to the GPU: never, being slower. (It
+        # lists the OpenCL devices, so it loads the platforms: last, after the counts above.)
         info = run(["info", "--json"], env=self.auto_env())
         self.assertEqual(info.returncode, 0, describe(info))
         kept = json.loads(info.stdout)["auto_kept"]
@@ -315,15 +325,6 @@ class FaultyOpenClDeviceTest(ScratchTestCase):
         info = run(["info"], env=self.auto_env())
         self.assertIn(b"\n  ctr encrypt AES-256, ", info.stdout)
         self.assertIn(b": threads at any size\n", info.stdout)
-        loads = self.platform_loads()
-        self.assertGreater(loads, 0)
-        # The next such job trusts the rates: it never starts the device (a self-test that would fail
-        # leaves no warning), nor even loads the OpenCL platforms to look for one.
-        _, proc = self.auto_job(self.SELF_TEST_TOO)
-        self.assertEqual(proc.returncode, 0, describe(proc))
-        self.assertIn("(measured before)", json.loads(proc.stdout)["engine_choice"])
-        self.assertNotIn(b"self-test", proc.stderr)
-        self.assertEqual(self.platform_loads(), loads)
 
     def test_auto_keeps_finding_no_gpu_until_the_drivers_change(self):
         # Without the pose, PoCL's device is a CPU: auto finds no GPU, says so, keeps that, and later
