@@ -58,6 +58,18 @@ SecretBytes decode_key_file(const SecretBytes& content, const std::string& path)
     if (auto key = decode_hex(text)) return std::move(*key);
     if (text_only) throw not_a_key();
   }
+  // Text is never raw key bytes, whatever its length: said as such, not as
+  // a byte count that includes its newline.
+  if (text_only) {
+    const bool all_hex = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+      return std::isxdigit(static_cast<unsigned char>(c)) != 0;
+    });
+    if (all_hex) {
+      throw Error("key file " + path + " holds " + std::to_string(text.size()) +
+                  " hex digits; a key has 32, 48 or 64 (AES-128, -192, -256), as 'paes keygen' writes");
+    }
+    throw not_a_key();
+  }
   try {
     check_key_length(content.size());
   } catch (const Error& e) {
@@ -106,10 +118,19 @@ std::string_view trimmed(std::string_view line) {
 
 bool skipped_line(std::string_view line) { return line.empty() || line.front() == '#'; }
 
+// `where` names the argument or the file's line. The text itself is never
+// quoted: what stands where a recipient belongs may be a secret (an identity
+// file given to -R instead of -i, a hex AES key), and errors end up in logs.
 X25519PublicKey recipient_or_throw(std::string_view text, const std::string& where) {
   if (auto key = parse_recipient(text)) return *key;
-  throw usage_error(where + "'" + std::string(text) + "' is not a recipient (expected " +
-                    std::string(kRecipientPrefix) + " and 64 hex digits, as 'paes keygen --x25519' prints)");
+  if (text.substr(0, kIdentityPrefix.size()) == kIdentityPrefix) {
+    throw usage_error(where + " is an identity, a secret key, not a recipient: it decrypts (paes decrypt -i FILE); "
+                      "encrypt to the " + std::string(kRecipientPrefix) +
+                      " line 'paes keygen --x25519' printed for it (its file's \"# public key:\" comment)");
+  }
+  throw usage_error(where + " is not a recipient: expected " + std::string(kRecipientPrefix) +
+                    " and 64 hex digits, as 'paes keygen --x25519' prints (" + std::to_string(text.size()) +
+                    " characters given)");
 }
 
 }  // namespace
@@ -117,7 +138,9 @@ X25519PublicKey recipient_or_throw(std::string_view text, const std::string& whe
 std::vector<X25519PublicKey> load_recipients(const std::vector<std::string>& recipients,
                                              const std::vector<std::string>& files) {
   std::vector<X25519PublicKey> keys;
-  for (const std::string& text : recipients) keys.push_back(recipient_or_throw(trimmed(text), ""));
+  for (std::size_t i = 0; i < recipients.size(); ++i) {
+    keys.push_back(recipient_or_throw(trimmed(recipients[i]), "recipient " + std::to_string(i + 1) + " (-r)"));
+  }
   for (const std::string& path : files) {
     // "-": standard input, as age reads it (the caller made sure it isn't
     // also the input to encrypt).
@@ -136,7 +159,7 @@ std::vector<X25519PublicKey> load_recipients(const std::vector<std::string>& rec
       ++number;
       const std::string_view text = trimmed(line);
       if (skipped_line(text)) continue;
-      keys.push_back(recipient_or_throw(text, name + ", line " + std::to_string(number) + ": "));
+      keys.push_back(recipient_or_throw(text, name + ", line " + std::to_string(number)));
       ++found;
     }
     if (in.bad()) throw Error("can't read " + name);
