@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "api/job_runner.hpp"
+#include "engine/feed.hpp"
 #include "cipher/kdf.hpp"
 #include "format/recipients.hpp"
 #include "format/sealed_format.hpp"
@@ -299,8 +300,12 @@ struct SealedReader::State {
   // segment takes ~50 us, and starting a thread team in a fresh process
   // costs more than a few of them (1 MiB at the middle of a file: 10.8 ms
   // on one thread, 19.4 ms on two, 2-core VM).
+  // The batch's plaintext stays within the bytes a run may hold in flight
+  // (engine/feed.hpp): the file's preamble sets the segment size, up to
+  // 64 MiB, and 4 of those per thread would be 32 GiB at 128 threads, even
+  // for a one-byte range.
   static constexpr std::uint64_t kSegmentsPerWorker = 4;
-  std::uint64_t batch() const { return kSegmentsPerWorker * threads; }
+  std::uint64_t batch() const { return slots_within_budget(job, kSegmentsPerWorker * threads, 1); }
 
   // Segments [first, first + count), decrypted and verified: their plaintext,
   // which starts at plaintext offset `start`. Its buffer goes back to the
@@ -424,7 +429,7 @@ TransformReport read_sealed_range(const SealedSpec& spec, const std::string& inp
   const SealedReader reader(spec, input_path, options.threads);
   if (offset > reader.size()) {
     throw Error("--range starts at byte " + std::to_string(offset) + ", past the end of the plaintext (" +
-                std::to_string(reader.size()) + " bytes)");
+                std::to_string(reader.size()) + (reader.size() == 1 ? " byte)" : " bytes)"));
   }
   const std::uint64_t end = length ? std::min(reader.size(), offset + std::min(*length, reader.size() - offset))
                                    : reader.size();
