@@ -5,15 +5,18 @@
 // (--backend), all in this one process, and prints ratios against those
 // baselines. Each figure is the median of --repeat runs,
 // taken round-robin after a warm-up (see time_round_robin).
+#include <stdlib.h>  // mkstemp
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <span>
 
 #include <nlohmann/json.hpp>
 
@@ -331,15 +334,59 @@ void time_gpu_memory(GpuTimings& timings, const BenchArgs& args, EngineKind kind
   }
 }
 
-// End-to-end timings of `dir`/in to `dir`/out through the GPU engine `kind`.
+// The end-to-end figure's files in the temporary directory, which no exit
+// leaves behind: the input is unlinked as soon as it is written and read
+// through its descriptor (/proc/self/fd), and each output is removed once
+// timed (a signal mid-run removes the unfinished one, as for any output).
+class BenchFiles {
+ public:
+  explicit BenchFiles(std::span<const std::uint8_t> input)
+      : out_(std::filesystem::temp_directory_path() / ("paes-gpu-bench-" + std::to_string(::getpid()) + ".out")) {
+    std::string name = (std::filesystem::temp_directory_path() / "paes-gpu-bench-in.XXXXXX").string();
+    fd_ = ::mkstemp(name.data());
+    if (fd_ < 0) throw system_error("can't create the benchmark's input in " + name);
+    ::unlink(name.c_str());
+    for (std::size_t done = 0; done < input.size();) {
+      const ssize_t n = ::write(fd_, input.data() + done, input.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        const Error error = system_error("can't write the benchmark's input in " + name);
+        ::close(fd_);
+        throw error;
+      }
+      done += static_cast<std::size_t>(n);
+    }
+  }
+  ~BenchFiles() {
+    remove_output();
+    ::close(fd_);
+  }
+  BenchFiles(const BenchFiles&) = delete;
+  BenchFiles& operator=(const BenchFiles&) = delete;
+
+  std::filesystem::path input() const { return "/proc/self/fd/" + std::to_string(fd_); }
+  const std::filesystem::path& output() const { return out_; }
+  void remove_output() const {
+    std::error_code ignored;
+    std::filesystem::remove(out_, ignored);
+  }
+
+ private:
+  int fd_ = -1;
+  std::filesystem::path out_;
+};
+
+// End-to-end timings of `files`' input to its output through the GPU engine
+// `kind`.
 void time_gpu_file(GpuTimings& timings, const BenchArgs& args, EngineKind kind, const BenchCase& c,
-                   const std::filesystem::path& dir) {
+                   const BenchFiles& files) {
   TransformOptions file_options;
   file_options.engine = kind;
   file_options.device = args.device;
   file_options.force = true;
   for (unsigned r = 0; r < args.repeat; ++r) {
-    timings.file.push_back(transform_file(*c.spec, dir / "in", dir / "out", file_options).seconds);
+    timings.file.push_back(transform_file(*c.spec, files.input(), files.output(), file_options).seconds);
+    files.remove_output();
   }
 }
 
@@ -371,24 +418,43 @@ void report_gpu_figures(nlohmann::json& records, const BenchArgs& args, EngineKi
   }
 }
 
-// Every work size of one mode, key size and direction; modes the GPU does
-// not run (the sequential directions: the CPU's) are left out.
-void bench_gpu_case(nlohmann::json& records, const BenchArgs& args, EngineKind kind, const std::string& name,
-                    unsigned bits, const std::string& direction_text, std::uint64_t size,
-                    const std::vector<std::uint64_t>& work_sizes, const std::filesystem::path& dir) {
+// The modes of --modes (default: `fallback`), all checked before any is
+// measured: a typo is a usage error at once, not after minutes of figures.
+std::vector<Mode> gpu_bench_modes(const BenchArgs& args, const std::vector<Mode>& fallback) {
+  if (args.modes.empty()) return fallback;
+  std::vector<Mode> modes;
+  for (const auto& name : args.modes) {
+    const auto mode = parse_mode(name);
+    if (!mode) throw usage_error("unknown mode '" + name + "' in --modes (with --engine: a raw mode)");
+    modes.push_back(*mode);
+  }
+  return modes;
+}
+
+// A case the GPU engines hand to the CPU (the sequential directions, CFB8
+// and CFB1) has no GPU figure; said on stderr, so that --json stays clean.
+bool gpu_runs_case(const BenchCase& c) {
+  if (runs_on_gpu(*c.spec)) return true;
+  std::fprintf(stderr, "paes: %s %s runs on the CPU with every engine (paes bench without --engine): no GPU figure\n",
+               std::string(mode_name(c.spec->mode)).c_str(), std::string(direction_name(c.spec->direction)).c_str());
+  return false;
+}
+
+// Every work size of one mode, key size and direction.
+void bench_gpu_case(nlohmann::json& records, const BenchArgs& args, EngineKind kind, Mode mode, unsigned bits,
+                    const std::string& direction_text, std::uint64_t size,
+                    const std::vector<std::uint64_t>& work_sizes) {
   const Direction direction = direction_text == "encrypt" ? Direction::encrypt : Direction::decrypt;
-  const auto mode = parse_mode(name);
-  if (!mode) throw usage_error("unknown mode '" + name + "' in --modes");
-  const BenchCase c = raw_case(*mode, direction, bits, size, 0);
-  if (!runs_on_gpu(*c.spec)) return;
+  const BenchCase c = raw_case(mode, direction, bits, size, 0);
+  if (!gpu_runs_case(c)) return;
   std::vector<std::uint8_t> output(c.input.size() + kBlockLen);
-  std::ofstream(dir / "in", std::ios::binary)
-      .write(reinterpret_cast<const char*>(c.input.data()), static_cast<std::streamsize>(c.input.size()));
+  const BenchFiles files(c.input);
   for (const std::uint64_t work : work_sizes) {
     GpuTimings timings;
     time_gpu_memory(timings, args, kind, c, work, output);
-    time_gpu_file(timings, args, kind, c, dir);
-    report_gpu_figures(records, args, kind, name, direction_text, bits, work, c.input.size(), timings);
+    time_gpu_file(timings, args, kind, c, files);
+    report_gpu_figures(records, args, kind, std::string(mode_name(mode)), direction_text, bits, work,
+                       c.input.size(), timings);
   }
 }
 
@@ -406,8 +472,7 @@ void bench_gpu(const BenchArgs& args, EngineKind kind, nlohmann::json& records) 
   const std::vector<std::uint64_t> work_sizes =
       args.sizes.empty() ? std::vector<std::uint64_t>{1u << 20, 4u << 20, 16u << 20, 64u << 20} : args.sizes;
   const std::uint64_t size = std::max<std::uint64_t>(work_sizes.back(), 64u << 20);
-  const std::vector<std::string> modes =
-      args.modes.empty() ? std::vector<std::string>{"ctr", "ecb", "cbc", "cfb"} : args.modes;
+  const std::vector<Mode> modes = gpu_bench_modes(args, {Mode::ctr, Mode::ecb, Mode::cbc, Mode::cfb128});
   // The start-up, once: what `paes encrypt --engine E` pays before its first
   // byte (the driver, the device, its buffers and the AES self-test), the
   // first start in this process as in that one. Then the page-locked link:
@@ -435,16 +500,13 @@ void bench_gpu(const BenchArgs& args, EngineKind kind, nlohmann::json& records) 
                                   link_bytes >> 20, args.repeat);
     }
   }
-  const auto dir = std::filesystem::temp_directory_path() / ("paes-gpu-bench-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  for (const auto& name : modes) {
+  for (const Mode mode : modes) {
     for (const unsigned bits : args.key_bits) {
       for (const auto& direction_text : args.directions) {
-        bench_gpu_case(records, args, kind, name, bits, direction_text, size, work_sizes, dir);
+        bench_gpu_case(records, args, kind, mode, bits, direction_text, size, work_sizes);
       }
     }
   }
-  std::filesystem::remove_all(dir);
 }
 
 // Kernel-only figures for each launch geometry (--group-sizes x
@@ -454,17 +516,16 @@ void bench_gpu(const BenchArgs& args, EngineKind kind, nlohmann::json& records) 
 void bench_gpu_geometry(const BenchArgs& args, EngineKind kind, nlohmann::json& records) {
   const std::vector<std::uint64_t> work_sizes =
       args.sizes.empty() ? std::vector<std::uint64_t>{256u << 20} : args.sizes;
-  const std::vector<std::string> modes = args.modes.empty() ? std::vector<std::string>{"ctr"} : args.modes;
+  const std::vector<Mode> modes = gpu_bench_modes(args, {Mode::ctr});
   const std::vector<unsigned> group_sizes = args.group_sizes.empty() ? std::vector<unsigned>{0} : args.group_sizes;
   const std::vector<unsigned> per_item = args.blocks_per_item.empty() ? std::vector<unsigned>{0} : args.blocks_per_item;
-  for (const auto& name : modes) {
-    const auto mode = parse_mode(name);
-    if (!mode) throw usage_error("unknown mode '" + name + "' in --modes");
+  for (const Mode mode : modes) {
+    const std::string name(mode_name(mode));
     for (const unsigned bits : args.key_bits) {
       for (const auto& direction_text : args.directions) {
         const Direction direction = direction_text == "encrypt" ? Direction::encrypt : Direction::decrypt;
-        const BenchCase c = raw_case(*mode, direction, bits, 0, 0);
-        if (!runs_on_gpu(*c.spec)) continue;
+        const BenchCase c = raw_case(mode, direction, bits, 0, 0);
+        if (!gpu_runs_case(c)) continue;
         for (const unsigned group : group_sizes) {
           for (const unsigned items : per_item) {
             const auto gpu = open_gpu_backend(kind, args.device, 1u << 20, {group, items});
