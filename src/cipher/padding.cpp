@@ -1,6 +1,7 @@
 #include "cipher/padding.hpp"
 
 #include <cstring>
+#include <string>
 
 #include "cipher/backend.hpp"
 #include "paes/error.hpp"
@@ -23,6 +24,22 @@ std::size_t pkcs7_pad_len(const std::uint8_t* last_block) {
   }
   if (!valid) throw Error("bad decrypt: wrong key or corrupted data");
   return pad;
+}
+
+void check_message_length(Mode mode, Direction direction, bool padded, std::uint64_t len) {
+  if (mode_is_padded(mode) && len % kBlockLen != 0) {
+    if (direction == Direction::decrypt) {
+      throw Error("ciphertext length " + std::to_string(len) + " is not a multiple of 16: not " +
+                  std::string(mode_name(mode)) + " ciphertext, or truncated");
+    }
+    if (!padded) {
+      throw Error("input length " + std::to_string(len) + " is not a multiple of 16, which --no-pad requires for " +
+                  std::string(mode_name(mode)));
+    }
+  }
+  if (padded && direction == Direction::decrypt && len == 0) {
+    throw Error("bad decrypt: empty input holds no padding block (wrong key or corrupted data)");
+  }
 }
 
 std::size_t padded_update(RawCipher& cipher, Mode mode, Direction direction, bool padded,

@@ -19,6 +19,12 @@ Block pkcs7_final_block(const std::uint8_t* tail, std::size_t tail_len);
 // bytes aren't valid padding.
 std::size_t pkcs7_pad_len(const std::uint8_t* last_block);
 
+// Throws the error for a whole message of `len` bytes that the mode can't
+// take, as every engine words it: ECB/CBC ciphertext not whole blocks
+// ("not cbc ciphertext, or truncated"), --no-pad plaintext not whole blocks,
+// and padded ciphertext that is empty.
+void check_message_length(Mode mode, Direction direction, bool padded, std::uint64_t len);
+
 // The next piece of a chunk through a backend's `cipher`, as openssl enc does
 // it: `out` may equal `in`; every piece but the final one of a padded (ECB,
 // CBC) job must be whole blocks. On the final piece of a padded job (`padded`:

@@ -18,10 +18,8 @@ DevicePiece::DevicePiece(Mode mode, Direction direction, bool padded, std::size_
     if (tail.size() != len - from_input_) throw Error("internal: a padded piece's tail is the wrong length");
     pad_block_ = pkcs7_final_block(tail.data(), tail.size());
     device_len_ = from_input_ + kBlockLen;
-  } else if (strip_padding_) {
-    if (len == 0 || len % kBlockLen != 0) throw Error("bad decrypt: wrong key or corrupted data");
-  } else if (mode_is_padded(mode) && len % kBlockLen != 0) {
-    throw Error("input length is not a multiple of 16, which --no-pad requires");
+  } else if (final) {
+    check_message_length(mode, direction, padded, len);
   }
 }
 

@@ -19,9 +19,10 @@ class DevicePiece {
   // A piece of `len` input bytes. `tail` is the input's last len % 16 bytes,
   // which only a padded encryption's final piece reads (into its padding
   // block). Throws as the CPU path does: a usage Error for a non-final piece
-  // that is not whole blocks, "bad decrypt" for padded ciphertext that is not
-  // whole blocks, and the --no-pad length error for ECB/CBC. `engine` names
-  // the engine in messages.
+  // that is not whole blocks, and for a final one what check_message_length
+  // (cipher/padding.hpp) throws for a message of `len` bytes (a caller whose
+  // message is longer than its final piece checks the whole length first, to
+  // name it). `engine` names the engine in messages.
   DevicePiece(Mode mode, Direction direction, bool padded, std::size_t len, bool final,
               std::span<const std::uint8_t> tail, const char* engine);
 

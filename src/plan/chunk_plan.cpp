@@ -90,21 +90,7 @@ ChunkPlan::ChunkPlan(const CipherSpec& spec, std::uint64_t chunk_len)
 }
 
 std::uint64_t ChunkPlan::chunk_count(std::uint64_t input_len) const {
-  if (mode_is_padded(spec_.mode) && input_len % kBlockLen != 0) {
-    if (spec_.direction == Direction::decrypt) {
-      throw Error("ciphertext length " + std::to_string(input_len) +
-                  " is not a multiple of 16: not " + std::string(mode_name(spec_.mode)) +
-                  " ciphertext, or truncated");
-    }
-    if (!spec_.padded()) {
-      throw Error("input length " + std::to_string(input_len) +
-                  " is not a multiple of 16, which --no-pad requires for " +
-                  std::string(mode_name(spec_.mode)));
-    }
-  }
-  if (spec_.padded() && spec_.direction == Direction::decrypt && input_len == 0) {
-    throw Error("bad decrypt: empty input holds no padding block (wrong key or corrupted data)");
-  }
+  check_message_length(spec_.mode, spec_.direction, spec_.padded(), input_len);
   // An empty message is still one (empty) chunk: padding may fill it.
   return std::max<std::uint64_t>(1, (input_len + piece_len_ - 1) / piece_len_);
 }

@@ -461,6 +461,53 @@ TYPED_TEST(GpuDriverTest, StreamsMatchOpenSsl) {
   std::filesystem::remove(out_path);
 }
 
+// A stream whose length the mode can't take fails with the CPU engines'
+// words (check_message_length), naming the stream's length, not its last
+// batch's: a truncated file is not a wrong key.
+TYPED_TEST(GpuDriverTest, StreamLengthErrorsNameTheStreamsLength) {
+  const auto error_of = [&](const CipherSpec& spec, std::size_t len) -> std::string {
+    const auto in = random_bytes(len, 77);
+    int fds[2];
+    if (::pipe(fds) != 0) return "no pipe";
+    for (std::size_t at = 0; at < in.size();) {  // fits the pipe's buffer: no feeder thread
+      const ssize_t n = ::write(fds[1], in.data() + at, in.size() - at);
+      if (n <= 0) break;
+      at += static_cast<std::size_t>(n);
+    }
+    ::close(fds[1]);
+    const int null_fd = ::open("/dev/null", O_WRONLY);
+    StreamReader reader(fds[0], "pipe");
+    StreamWriter writer(null_fd, "out");
+    std::string what = "no error";
+    try {
+      this->small().run_stream(spec, reader, writer, nullptr);
+    } catch (const Error& e) {
+      what = e.what();
+    }
+    ::close(fds[0]);
+    ::close(null_fd);
+    return what;
+  };
+  const std::size_t truncated = 3 * 4096 + 5;  // past three 4 KiB batches
+  EXPECT_EQ(error_of(make_spec(Mode::cbc, Direction::decrypt, 128, 30), truncated),
+            "ciphertext length 12293 is not a multiple of 16: not cbc ciphertext, or truncated");
+  EXPECT_EQ(error_of(make_spec(Mode::ecb, Direction::decrypt, 128, 31, false), truncated),
+            "ciphertext length 12293 is not a multiple of 16: not ecb ciphertext, or truncated");
+  EXPECT_EQ(error_of(make_spec(Mode::ecb, Direction::encrypt, 128, 32, false), truncated),
+            "input length 12293 is not a multiple of 16, which --no-pad requires for ecb");
+  EXPECT_EQ(error_of(make_spec(Mode::cbc, Direction::decrypt, 128, 33), 0),
+            "bad decrypt: empty input holds no padding block (wrong key or corrupted data)");
+}
+
+// More --threads than a batch has 1 MiB parts start no idle copy threads.
+TEST(HostGpuEngine, CopyThreadsAreAtMostABatchsParts) {
+  HostGpuOptions options;
+  options.batch_bytes = std::size_t{4} << 20;
+  options.copy_threads = 2048;
+  const HostGpuEngine engine(options);
+  EXPECT_EQ(engine.copy_threads(), 4u);
+}
+
 TYPED_TEST(GpuDriverTest, EveryBatchIsCheckedAgainstOpenSsl) {
   GpuDriver& engine = this->small();
   std::uint32_t seed = 900;

@@ -39,9 +39,10 @@ std::array<std::uint32_t, 4> block_words(const Block& b) {
 // at a few GB/s, so a lone thread would bound the whole pipeline; the threads
 // engine reads and writes with every core. Small batches stay on one thread.
 // The first part to throw is rethrown once all are done.
+constexpr std::size_t kPart = std::size_t{1} << 20;
+
 template <class Work>
 void split_parts(std::size_t n, unsigned threads, const Work& work) {
-  constexpr std::size_t kPart = std::size_t{1} << 20;
   if (threads <= 1 || n < 2 * kPart) {
     work(std::size_t{0}, n);
     return;
@@ -72,7 +73,11 @@ GpuDriver::GpuDriver(std::unique_ptr<gpu::Device> device, const GpuDriverOptions
   const std::size_t batch = std::min(options.batch_bytes, device_->max_batch_bytes());
   batch_bytes_ = std::max<std::size_t>(kBlockLen, batch / kBlockLen * kBlockLen);
   lanes_ = std::max(3u, options.lanes);
-  copy_threads_ = options.copy_threads != 0 ? options.copy_threads : std::clamp(online_cpus() / 2, 1u, 8u);
+  // More threads than a batch has parts would only start idle ones (a team
+  // of 2048 for 16 parts made --threads 4096 twice as slow).
+  const auto parts = static_cast<unsigned>((batch_bytes_ + kPart - 1) / kPart);
+  copy_threads_ = std::min(options.copy_threads != 0 ? options.copy_threads : std::clamp(online_cpus() / 2, 1u, 8u),
+                           parts);
   device_->open_lanes(lanes_, batch_bytes_, options.profile);
   gpu::run_self_test(
       [this](const CipherSpec& spec, std::uint8_t* out, const std::uint8_t* in, std::size_t len) {
@@ -305,6 +310,7 @@ std::uint64_t GpuDriver::run_stream(const CipherSpec& spec, StreamReader& in, St
   const bool pads = spec.padded() && spec.direction == Direction::encrypt;
   int carried = -1;         // the byte read ahead to learn whether a full batch was the last
   bool pad_batch = false;   // the padding block still to come, alone, after a full last batch
+  std::uint64_t total = 0;  // the stream's bytes so far
   const auto fill_batch = [&](std::size_t, std::uint8_t* host) {
     Batch batch;
     std::size_t got = 0;
@@ -326,6 +332,9 @@ std::uint64_t GpuDriver::run_stream(const CipherSpec& spec, StreamReader& in, St
       batch.last = true;
     }
     batch.input_bytes = got;
+    total += got;
+    // Errors name the stream's length, as the CPU engines do, not the batch's.
+    if (batch.last) check_message_length(mode_, direction_, padded_, total);
     const std::size_t whole = got / kBlockLen * kBlockLen;
     const gpu::DevicePiece piece(mode_, direction_, padded_, got, batch.last, {host + whole, got - whole}, "GPU");
     batch.bytes = piece.device_len();

@@ -53,7 +53,8 @@ struct GpuDriverOptions {
   unsigned lanes = 4;
   // Threads that split each batch's move between page-locked buffers and
   // memory or files (copies, preads, pwrites), for filling and for draining
-  // each; 0: half the CPUs, 1 to 8 (the engines: half of --threads).
+  // each; 0: half the CPUs, 1 to 8 (the engines: half of --threads). At
+  // most one per 1 MiB part of a batch: a part is what one thread moves.
   unsigned copy_threads = 0;
   // Time uploads, kernels and downloads with the device's events (stats()).
   bool profile = false;
