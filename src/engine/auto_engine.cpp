@@ -124,8 +124,8 @@ void measure_rates(Engine& gpu, const CipherSpec& job_spec, unsigned threads, Me
 
 // Why auto chose what it did, e.g. "cuda 30.1 GB/s with transfers + 0.41 s to
 // start, threads 25.3 GB/s: 0.45 s against 0.04 s for 1024 MiB (measured
-// before)".
-std::string describe_rates(const MeasuredRates& rates, std::uint64_t len, bool started, bool measured_now) {
+// before)"; `when` is what the parentheses say.
+std::string describe_rates(const MeasuredRates& rates, std::uint64_t len, bool started, const std::string& when) {
   const auto bytes = static_cast<double>(len);
   const double gpu_seconds = (started ? 0.0 : rates.gpu_start_seconds) + bytes / rates.gpu_bytes_per_s;
   char text[256];
@@ -135,7 +135,7 @@ std::string describe_rates(const MeasuredRates& rates, std::uint64_t len, bool s
                 std::string(engine_name(rates.gpu)).c_str(), rates.gpu_bytes_per_s / 1e9, rates.gpu_start_seconds,
                 started ? " (started already)" : "", rates.cpu_bytes_per_s / 1e9, gpu_seconds,
                 bytes / rates.cpu_bytes_per_s, bytes / (1 << 20),
-                measured_now ? "measured now, kept for next time" : "measured before");
+                when.c_str());
   return text;
 }
 
@@ -214,12 +214,12 @@ void AutoEngine::choose_by_kept_rates(const MeasuredRates& kept, std::uint64_t l
     return;
   }
   if (!gpu_predicted_faster(kept, len, false)) {
-    choice_ = "auto chose threads: " + describe_rates(kept, len, false, false);
+    choice_ = "auto chose threads: " + describe_rates(kept, len, false, "measured before");
     return;
   }
   if (!start_gpu(kept.gpu)) return;
   chosen_ = kept.gpu;
-  choice_ = "auto chose " + std::string(engine_name(chosen_)) + ": " + describe_rates(kept, len, false, false);
+  choice_ = "auto chose " + std::string(engine_name(chosen_)) + ": " + describe_rates(kept, len, false, "measured before");
 }
 
 // The first job of its kind on this GPU stack: looks for a GPU (CUDA first;
@@ -232,8 +232,7 @@ void AutoEngine::look_and_measure(const Job& job, std::uint64_t len, unsigned th
   MeasuredRates found;
   found.gpu = auto_engine_choice(job, len, cuda, !cuda && has_opencl_gpu());
   if (!found.found_gpu()) {
-    cache.store(auto_rate_key(spec, threads, device_), found);
-    choice_ = "auto chose threads: no GPU for this job (looked now, kept for next time)";
+    choice_ = "auto chose threads: no GPU for this job (looked now, " + keep(cache, spec, threads, found) + ")";
     return;
   }
   found.device = device_name(found.gpu, device_);
@@ -242,13 +241,25 @@ void AutoEngine::look_and_measure(const Job& job, std::uint64_t len, unsigned th
   if (!on_device(found.gpu, [&] { measure_rates(*engine_, spec, threads, found); })) return;
   // Keyed by the stack as it is now: starting a driver may add device nodes
   // (nvidia-uvm), which later jobs will see.
-  cache.store(auto_rate_key(spec, threads, device_), found);
+  const std::string kept = keep(cache, spec, threads, found);
   if (gpu_predicted_faster(found, len, true)) {
     chosen_ = found.gpu;
   } else {
     engine_.reset();
   }
-  choice_ = "auto chose " + std::string(engine_name(chosen_)) + ": " + describe_rates(found, len, true, true);
+  choice_ = "auto chose " + std::string(engine_name(chosen_)) + ": " +
+            describe_rates(found, len, true, "measured now, " + kept);
+}
+
+// Stores what look_and_measure found; says whether it was kept. A cache that
+// can't be written costs every later job the looking and measuring again,
+// so that is worth a warning.
+std::string AutoEngine::keep(RateCache& cache, const CipherSpec& spec, unsigned threads, const MeasuredRates& found) {
+  const std::optional<std::string> why_not = cache.store(auto_rate_key(spec, threads, device_), found);
+  if (!why_not) return "kept for next time";
+  std::cerr << "paes: warning: --engine auto could not keep what it measured (" << *why_not
+            << "), so every such job measures again; PAES_CACHE_DIR names a directory for it\n";
+  return "not kept";
 }
 
 Engine& AutoEngine::pick(const Job& job, std::uint64_t input_len) {

@@ -61,6 +61,7 @@ class AutoEngine final : public Engine {
   Engine& pick(const Job& job, std::uint64_t input_len);
   void choose_by_kept_rates(const MeasuredRates& kept, std::uint64_t len);
   void look_and_measure(const Job& job, std::uint64_t len, unsigned threads, RateCache& cache);
+  std::string keep(RateCache& cache, const CipherSpec& spec, unsigned threads, const MeasuredRates& found);
   bool on_device(EngineKind gpu, const std::function<void()>& work);
   bool start_gpu(EngineKind gpu);
   unsigned threads_;

@@ -1,8 +1,12 @@
 #include "engine/rate_cache.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <system_error>
@@ -13,7 +17,9 @@ std::filesystem::path RateCache::default_path() {
   if (const char* dir = std::getenv("PAES_CACHE_DIR"); dir != nullptr && *dir != '\0') {
     return std::filesystem::path(dir) / "auto-rates";
   }
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') {
+  // The XDG base directory rules: a relative path is invalid, and ignored
+  // (it would put the cache wherever paes happens to run).
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg == '/') {
     return std::filesystem::path(xdg) / "paes" / "auto-rates";
   }
   if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
@@ -58,19 +64,48 @@ std::string one_field(std::string text) {
   return text;
 }
 
-}  // namespace
-
-RateCache::RateCache(std::filesystem::path file) : file_(std::move(file)) {
-  if (file_.empty()) return;
-  std::ifstream in(file_);
+// The entries of the cache file at `path` (none where it can't be read).
+std::map<std::string, MeasuredRates> read_entries(const std::filesystem::path& path) {
+  std::map<std::string, MeasuredRates> entries;
+  if (path.empty()) return entries;
+  std::ifstream in(path);
   std::string line;
   while (std::getline(in, line)) {
     std::istringstream fields(line);
     std::string key;
     if (!std::getline(fields, key, '\t') || key.empty()) continue;
-    if (std::optional<MeasuredRates> rates = parse_rates(fields)) entries_[key] = std::move(*rates);
+    if (std::optional<MeasuredRates> rates = parse_rates(fields)) entries[key] = std::move(*rates);
   }
+  return entries;
 }
+
+// An exclusive lock on the cache, held while it lives (flock on a file
+// beside the cache: the cache itself is replaced by rename).
+class CacheLock {
+ public:
+  explicit CacheLock(const std::filesystem::path& lock_path)
+      : fd_(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+    if (fd_ < 0) {
+      why_not_ = "can't create " + lock_path.string() + ": " + std::strerror(errno);
+    } else if (::flock(fd_, LOCK_EX) != 0) {
+      why_not_ = "can't lock " + lock_path.string() + ": " + std::strerror(errno);
+    }
+  }
+  ~CacheLock() {
+    if (fd_ >= 0) ::close(fd_);  // and the lock with it
+  }
+  CacheLock(const CacheLock&) = delete;
+  CacheLock& operator=(const CacheLock&) = delete;
+  const std::string& why_not() const { return why_not_; }
+
+ private:
+  int fd_;
+  std::string why_not_;
+};
+
+}  // namespace
+
+RateCache::RateCache(std::filesystem::path file) : file_(std::move(file)), entries_(read_entries(file_)) {}
 
 std::optional<MeasuredRates> RateCache::find(const std::string& key) const {
   const auto it = entries_.find(one_field(key));
@@ -78,26 +113,40 @@ std::optional<MeasuredRates> RateCache::find(const std::string& key) const {
   return it->second;
 }
 
-void RateCache::store(const std::string& key, const MeasuredRates& rates) {
+std::optional<std::string> RateCache::store(const std::string& key, const MeasuredRates& rates) {
   entries_[one_field(key)] = rates;
-  if (file_.empty()) return;
+  if (file_.empty()) return "no directory to keep it in (PAES_CACHE_DIR, XDG_CACHE_HOME and HOME are unset)";
   std::error_code ec;
   std::filesystem::create_directories(file_.parent_path(), ec);
+  if (ec) return "can't create " + file_.parent_path().string() + ": " + ec.message();
+  const CacheLock lock(file_.string() + ".lock");
+  if (!lock.why_not().empty()) return lock.why_not();
+  // What other processes stored since this one read the file stays; this
+  // key's line is this store's.
+  std::map<std::string, MeasuredRates> merged = read_entries(file_);
+  merged[one_field(key)] = rates;
   const std::filesystem::path temp = file_.string() + ".tmp" + std::to_string(::getpid());
   {
     std::ofstream out(temp, std::ios::trunc);
+    if (!out) return "can't create " + temp.string() + ": " + std::strerror(errno);
     out.precision(17);
-    for (const auto& [k, r] : entries_) {
+    for (const auto& [k, r] : merged) {
       out << k << '\t' << (r.found_gpu() ? engine_name(r.gpu) : "none") << '\t' << r.gpu_bytes_per_s << '\t'
           << r.cpu_bytes_per_s << '\t' << r.gpu_start_seconds << '\t' << one_field(r.device) << '\n';
     }
     if (!out.flush()) {
       std::filesystem::remove(temp, ec);
-      return;
+      return "can't write " + temp.string();
     }
   }
   std::filesystem::rename(temp, file_, ec);
-  if (ec) std::filesystem::remove(temp, ec);
+  if (ec) {
+    const std::string why = "can't replace " + file_.string() + ": " + ec.message();
+    std::filesystem::remove(temp, ec);
+    return why;
+  }
+  entries_ = std::move(merged);
+  return std::nullopt;
 }
 
 }  // namespace paes

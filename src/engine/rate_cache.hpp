@@ -8,9 +8,12 @@
 // One line per entry, "KEY<TAB>ENGINE<TAB>GPU_BYTES_PER_S<TAB>CPU_BYTES_PER_S
 // <TAB>GPU_START_SECONDS<TAB>DEVICE", ENGINE "none" (and zero rates) where
 // auto found no GPU for the job. In $PAES_CACHE_DIR/auto-rates (else
-// $XDG_CACHE_HOME/paes, else ~/.cache/paes). It holds no secret. A cache that
-// can't be read or written is no error: auto looks and measures again; a line
-// it can't parse (one of an older paes among them) is dropped.
+// $XDG_CACHE_HOME/paes where that is absolute, else ~/.cache/paes). It holds
+// no secret. A cache that can't be read or written is no error: auto looks
+// and measures again (and says it could not keep what it measured); a line
+// it can't parse (one of an older paes among them) is dropped. Processes that
+// store at once don't lose each other's lines: each store re-reads the file
+// under a lock (auto-rates.lock beside it) and adds its line to what it finds.
 #pragma once
 
 #include <filesystem>
@@ -39,9 +42,11 @@ class RateCache {
 
   explicit RateCache(std::filesystem::path file);
   std::optional<MeasuredRates> find(const std::string& key) const;
-  // Records `rates` and rewrites the file (a temporary renamed into place,
-  // so a reader never sees half of it); failures leave the cache as it was.
-  void store(const std::string& key, const MeasuredRates& rates);
+  // Records `rates` and rewrites the file with them and the lines it holds
+  // now (a temporary renamed into place, so a reader never sees half of it).
+  // Returns why the file could not be written (it is then as it was), or
+  // nothing when it was.
+  std::optional<std::string> store(const std::string& key, const MeasuredRates& rates);
   const std::map<std::string, MeasuredRates>& entries() const { return entries_; }
 
  private:

@@ -354,6 +354,21 @@ class FaultyOpenClDeviceTest(ScratchTestCase):
         self.assertGreater(self.platform_loads(), loads)
         self.assertEqual(len(self.cached_rates()), 2)
 
+    def test_auto_says_when_it_could_not_keep_what_it_found(self):
+        # A cache directory that can't be made (a file stands in its place): the job runs, -v and --json
+        # say nothing was kept, and one warning says why later jobs will look again.
+        blocker = self.path("not-a-directory")
+        with open(blocker, "w") as f:
+            f.write("x")
+        _, proc = self.auto_job(None, fake_gpu=False, env_extra={"PAES_CACHE_DIR": os.path.join(blocker, "sub")})
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.assertEqual(json.loads(proc.stdout)["engine_choice"],
+                         "auto chose threads: no GPU for this job (looked now, not kept)")
+        warnings = [l for l in proc.stderr.decode().splitlines() if "warning" in l]
+        self.assertEqual(len(warnings), 1, proc.stderr.decode())
+        self.assertIn("could not keep what it measured (can't create", warnings[0])
+        self.assertIn("every such job measures again", warnings[0])
+
     def prefer_the_gpu(self):
         """Rewrites the kept rates as if the device had been the faster, and quick to start."""
         rates = self.cached_rates()

@@ -158,9 +158,66 @@ TEST(AutoEngine, MeasuredRatesAreKept) {
     EXPECT_FALSE(damaged.find(bad).has_value()) << bad;
   }
   RateCache nowhere(dir / "missing" / "deeper" / "auto-rates");
-  nowhere.store("k", gpu_rates(1, 2, 0));  // creates its directory
+  EXPECT_EQ(nowhere.store("k", gpu_rates(1, 2, 0)), std::nullopt);  // creates its directory
   EXPECT_TRUE(RateCache(dir / "missing" / "deeper" / "auto-rates").find("k").has_value());
   std::filesystem::remove_all(dir);
+}
+
+// Two processes that measured at once both keep their lines: a store adds to
+// what the file holds now, not to what it held when its cache was read.
+TEST(AutoEngine, StoresAddToWhatOthersStoredMeanwhile) {
+  const auto dir = std::filesystem::temp_directory_path() / ("paes-rates-merge-" + std::to_string(::getpid()));
+  const auto file = dir / "auto-rates";
+  RateCache first(file);
+  RateCache second(file);  // read before the first one stored
+  EXPECT_EQ(first.store("ctr encrypt", gpu_rates(40e9, 20e9, 0.5)), std::nullopt);
+  EXPECT_EQ(second.store("ecb decrypt", MeasuredRates{}), std::nullopt);
+  const RateCache both(file);
+  EXPECT_TRUE(both.find("ctr encrypt").has_value());
+  EXPECT_TRUE(both.find("ecb decrypt").has_value());
+  EXPECT_TRUE(second.find("ctr encrypt").has_value());  // the store saw it too
+  std::filesystem::remove_all(dir);
+}
+
+// A cache that can't be written says why, and still answers for this run.
+TEST(AutoEngine, AStoreThatFailsSaysWhy) {
+  const auto dir = std::filesystem::temp_directory_path() / ("paes-rates-blocked-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "file") << "a file where the cache's directory should be";
+  RateCache blocked(dir / "file" / "auto-rates");
+  const std::optional<std::string> why = blocked.store("k", gpu_rates(1, 2, 0));
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("can't create"), std::string::npos) << *why;
+  EXPECT_TRUE(blocked.find("k").has_value());
+  RateCache homeless{std::filesystem::path()};
+  EXPECT_NE(homeless.store("k", gpu_rates(1, 2, 0)).value_or("").find("unset"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+// A relative XDG_CACHE_HOME is invalid (the XDG base directory rules): the
+// cache goes under HOME, not wherever paes runs.
+TEST(AutoEngine, ARelativeXdgCacheHomeIsIgnored) {
+  const char* old_paes = std::getenv("PAES_CACHE_DIR");
+  const char* old_xdg = std::getenv("XDG_CACHE_HOME");
+  const char* old_home = std::getenv("HOME");
+  const std::string saved_paes = old_paes ? old_paes : "", saved_xdg = old_xdg ? old_xdg : "",
+                    saved_home = old_home ? old_home : "";
+  ::unsetenv("PAES_CACHE_DIR");
+  ::setenv("HOME", "/home/someone", 1);
+  ::setenv("XDG_CACHE_HOME", "relative/cache", 1);
+  EXPECT_EQ(RateCache::default_path(), std::filesystem::path("/home/someone/.cache/paes/auto-rates"));
+  ::setenv("XDG_CACHE_HOME", "/var/cache/someone", 1);
+  EXPECT_EQ(RateCache::default_path(), std::filesystem::path("/var/cache/someone/paes/auto-rates"));
+  const auto restore = [](const char* name, const char* old, const std::string& saved) {
+    if (old != nullptr) {
+      ::setenv(name, saved.c_str(), 1);
+    } else {
+      ::unsetenv(name);
+    }
+  };
+  restore("PAES_CACHE_DIR", old_paes, saved_paes);
+  restore("XDG_CACHE_HOME", old_xdg, saved_xdg);
+  restore("HOME", old_home, saved_home);
 }
 
 // The fingerprint auto keys its rates by is the same from call to call and
