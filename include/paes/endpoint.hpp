@@ -18,6 +18,9 @@ bool names_stdio(const std::string& path);  // "" or "-"
 // A path whose bytes can only be read front to back: a named pipe, a process
 // substitution's /dev/fd/N (a pipe), a character device, a socket.
 bool names_stream(const std::string& path);
+// An output path written as a stream: a named pipe, or a process
+// substitution's /dev/fd/N (>(...)) that is a pipe or socket.
+bool names_output_pipe(const std::string& path);
 
 class InputEndpoint {
  public:
@@ -41,11 +44,14 @@ class InputEndpoint {
 
   InputFile& file() { return *file_; }
   StreamReader& stream() { return *stream_; }
+  // The descriptor it reads (the file's, or the stream's).
+  int fd() const { return fd_; }
 
  private:
   std::string name_;
   std::unique_ptr<InputFile> file_;
   std::unique_ptr<StreamReader> stream_;
+  int fd_ = -1;
   int owned_fd_ = -1;  // a stream opened by path
   std::uint64_t prefix_read_ = 0;
 };
@@ -53,10 +59,17 @@ class InputEndpoint {
 class OutputEndpoint {
  public:
   // A file written through a temporary and committed by rename (OutputFile,
-  // with `options`), or stdout for "" / "-". `refuse_terminal`: stdout that is
-  // a terminal is refused (ciphertext is binary; decrypted text may go to a
-  // terminal).
+  // with `options`), or a stream: stdout for "" / "-", or a named pipe
+  // (also a process substitution's /dev/fd/N), opened as it is and written in
+  // order; writing into a pipe replaces nothing, so it takes no -f.
+  // `refuse_terminal`: stdout that is a terminal is refused (ciphertext is
+  // binary; decrypted text may go to a terminal). A stream that is the input
+  // file itself (options.input_fd) is refused: it would be overwritten ahead
+  // of the reading.
   OutputEndpoint(const std::string& path, const OutputOptions& options, bool refuse_terminal);
+  ~OutputEndpoint();
+  OutputEndpoint(const OutputEndpoint&) = delete;
+  OutputEndpoint& operator=(const OutputEndpoint&) = delete;
   bool random_access() const { return file_ != nullptr; }
   const std::string& name() const { return name_; }
   // Writes the first bytes (a preamble, a header).
@@ -71,6 +84,7 @@ class OutputEndpoint {
   std::string name_;
   std::unique_ptr<OutputFile> file_;
   std::unique_ptr<StreamWriter> stream_;
+  int owned_fd_ = -1;  // a named pipe opened by path
   std::uint64_t prefix_written_ = 0;
 };
 

@@ -201,7 +201,23 @@ struct OutputOptions {
   // where the group can't be kept either, its group bits are cleared. False:
   // a replacement is a new file (a new key file is 0600 whatever it replaces).
   bool keep_replaced = true;
+  // The descriptor of the job's input, or -1. An output written in place (a
+  // device, stdout, a pipe) must not be the input's file or block device:
+  // the job would overwrite what it has not read yet. (A file is replaced
+  // by rename, so naming the input as the output with force is safe.)
+  int input_fd = -1;
 };
+
+// Throws Error when `fd` (an output written in place) is the same regular
+// file or block device as `input_fd` (-1: nothing to compare); `name` names
+// the output.
+void refuse_writing_the_input(int fd, int input_fd, const std::string& name);
+
+// What OutputFile would refuse at once for `path`, checked without creating
+// anything: an existing name without force, a directory, a directory to
+// create it in that doesn't exist. For a caller about to spend time (a
+// passphrase prompt, a key derivation) before it opens the output.
+void check_output_path(const std::string& path, const OutputOptions& options);
 
 // An existing regular file written in place at offsets, by one of several
 // processes that share it: an MPI rank's view of the temporary output rank 0

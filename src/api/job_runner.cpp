@@ -42,6 +42,7 @@ std::uint64_t run_job(Engine& engine, const Job& job, InputEndpoint& in, std::ui
 OutputOptions output_options(const TransformOptions& options, Direction direction, const InputEndpoint& in) {
   OutputOptions output;
   output.force = options.force;
+  output.input_fd = in.fd();
   if (options.output_mode) {
     output.mode = *options.output_mode;
   } else if (direction == Direction::decrypt) {

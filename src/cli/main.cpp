@@ -3,6 +3,7 @@
 // such a command line to paes-mpi), parses and runs the command (cli/command_line.hpp), and turns
 // every failure into one line on stderr and an exit status: 0 success,
 // 1 a failed operation, 2 a usage error.
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -51,11 +52,13 @@ bool mpi_requested(int argc, char** argv) {
 int run_command_line(int argc, char** argv);
 
 // The signals that end paes remove its temporary output first, then end it as
-// they would have. A signal ignored when paes started (nohup, a script's
+// they would have. SIGPIPE among them: a --progress whose stderr pipe closed
+// (or a reader of stdout that left) ends paes, as it ends any tool, but not
+// with its temporary output left behind. A signal ignored when paes started (nohup, a script's
 // background job) stays ignored: the caller asked paes to survive it. Which
 // ones were ignored is read before MPI starts, since an MPI library may
 // install handlers of its own (and paes-mpi learns it from paes, below).
-constexpr int kEndingSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+constexpr int kEndingSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
 
 extern "C" void remove_output_and_die(int sig) {
   paes::remove_pending_output();
@@ -106,6 +109,22 @@ class EndingSignals {
   bool ignored_[std::size(kEndingSignals)] = {};
 };
 
+// A standard descriptor the caller closed (paes <&-) would go to the first
+// file paes opens: an eventfd became "stdin", and paes waited on it forever.
+// Each closed one is held by /dev/null opened the wrong way round (stdin
+// write-only, stdout read-only), so that using it fails as a closed one does
+// ("reading stdin: Bad file descriptor"); a closed stderr discards.
+void hold_closed_standard_descriptors() {
+  for (const int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO}) {
+    if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    const int held = ::open("/dev/null", fd == STDOUT_FILENO ? O_RDONLY : O_WRONLY);
+    if (held >= 0 && held != fd) {  // the lowest free descriptor is this one, unless a lower one was shut too
+      ::dup2(held, fd);
+      ::close(held);
+    }
+  }
+}
+
 #ifndef PAES_HAVE_MPI
 // paes has no MPI: a run that doesn't ask for it neither loads nor starts an
 // MPI library. --engine mpi hands the command line to paes-mpi, the same tool
@@ -131,6 +150,7 @@ int hand_over_to_paes_mpi(char** argv, const EndingSignals& ending_signals) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  hold_closed_standard_descriptors();  // before anything opens a file
   // First, before any rank or command holds a key (util/core_dumps.hpp).
   paes::forbid_core_dumps();
   // A write past the file size limit (ulimit -f) raises SIGXFSZ, whose default

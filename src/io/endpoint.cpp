@@ -16,6 +16,18 @@ bool names_stream(const std::string& path) {
   return S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode);
 }
 
+bool names_output_pipe(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return false;
+  if (S_ISFIFO(st.st_mode)) return true;
+  // A process substitution, >(...), is a link the shell made to its pipe;
+  // other links are never followed to a pipe (one planted in a shared
+  // directory would hand the output to whoever reads that pipe).
+  const bool descriptor_link = path.starts_with("/dev/fd/") || path.starts_with("/proc/self/fd/");
+  return S_ISLNK(st.st_mode) && descriptor_link && ::stat(path.c_str(), &st) == 0 &&
+         (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
+}
+
 InputEndpoint::InputEndpoint(const std::string& path, bool refuse_terminal) {
   int fd = STDIN_FILENO;
   if (names_stdio(path)) {
@@ -28,9 +40,11 @@ InputEndpoint::InputEndpoint(const std::string& path, bool refuse_terminal) {
     name_ = path;
   } else {
     file_ = std::make_unique<InputFile>(path);
+    fd_ = file_->fd();
     name_ = path;
     return;
   }
+  fd_ = fd;
   try {
     if (refuse_terminal && ::isatty(fd)) {
       throw usage_error("refusing to read ciphertext from a terminal: give an input file or a pipe");
@@ -71,16 +85,36 @@ std::size_t InputEndpoint::read_prefix(std::span<std::uint8_t> dst) {
 }
 
 OutputEndpoint::OutputEndpoint(const std::string& path, const OutputOptions& options, bool refuse_terminal) {
-  if (!names_stdio(path)) {
+  int fd = STDOUT_FILENO;
+  if (names_stdio(path)) {
+    name_ = "stdout";
+    if (refuse_terminal && ::isatty(STDOUT_FILENO)) {
+      throw usage_error("refusing to write binary output to a terminal: give -o FILE or redirect stdout");
+    }
+  } else if (names_output_pipe(path)) {
+    // Opening a named pipe waits for its reader, as a shell's redirection does.
+    fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) throw system_error(path);
+    owned_fd_ = fd;
+    name_ = path;
+  } else {
     file_ = std::make_unique<OutputFile>(path, options);
     name_ = path;
     return;
   }
-  name_ = "stdout";
-  if (refuse_terminal && ::isatty(STDOUT_FILENO)) {
-    throw usage_error("refusing to write binary output to a terminal: give -o FILE or redirect stdout");
+  try {
+    // stdout appended to the input (paes < f >> f) would read its own output.
+    refuse_writing_the_input(fd, options.input_fd, name_);
+    stream_ = std::make_unique<StreamWriter>(fd, name_);
+  } catch (...) {
+    if (owned_fd_ >= 0) ::close(owned_fd_);  // no destructor runs for a constructor that throws
+    throw;
   }
-  stream_ = std::make_unique<StreamWriter>(STDOUT_FILENO, name_);
+}
+
+OutputEndpoint::~OutputEndpoint() {
+  stream_.reset();
+  if (owned_fd_ >= 0) ::close(owned_fd_);
 }
 
 void OutputEndpoint::write_prefix(std::span<const std::uint8_t> src) {

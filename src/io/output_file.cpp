@@ -130,34 +130,86 @@ int sync_directory(const std::string& dir) {
   return synced;
 }
 
+// What an existing name `path` (st: its lstat) means for an output: throws
+// where it is refused; returns whether it is a device, written in place.
+bool existing_output_is_device(const std::string& path, const struct stat& st, bool force) {
+  if (S_ISDIR(st.st_mode)) throw Error(path + ": is a directory");
+  if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) return true;
+  if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) throw Error(path + ": not a regular file, device or pipe");
+  if (!force) {
+    if (S_ISLNK(st.st_mode)) {
+      throw Error(path + ": already exists as a symbolic link (use -f to replace the link, not what it points to)");
+    }
+    throw exists_error(path);
+  }
+  return false;
+}
+
+// The directory a new `path` goes in, ending in '/', or "." for a bare name.
+std::string directory_of(const std::string& path) {
+  const std::size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash + 1);
+}
+
 }  // namespace
 
 void remove_pending_output() noexcept {
   if (g_cleanup_armed) ::unlink(g_cleanup_path);
 }
 
+void check_output_path(const std::string& path, const OutputOptions& options) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0) {
+    existing_output_is_device(path, st, options.force);
+    return;
+  }
+  if (errno != ENOENT) throw system_error(path);
+  const std::string dir = directory_of(path);
+  if (::stat(dir.c_str(), &st) != 0) throw system_error("cannot create the output in " + dir);
+  if (!S_ISDIR(st.st_mode)) throw Error("cannot create the output in " + dir + ": not a directory");
+}
+
+void refuse_writing_the_input(int fd, int input_fd, const std::string& name) {
+  struct stat out {};
+  struct stat in {};
+  if (input_fd < 0 || ::fstat(fd, &out) != 0 || ::fstat(input_fd, &in) != 0) return;
+  const bool same_file = S_ISREG(out.st_mode) && S_ISREG(in.st_mode) && out.st_dev == in.st_dev &&
+                         out.st_ino == in.st_ino;
+  const bool same_device = S_ISBLK(out.st_mode) && S_ISBLK(in.st_mode) && out.st_rdev == in.st_rdev;
+  if (same_file || same_device) {
+    throw Error(name + " is also the input: written in place, it would be overwritten before it is read (" +
+                (same_device ? std::string("write to another device or file")
+                             : std::string("name the output as a file; -f replaces even the input, once the "
+                                           "output is complete")) +
+                ")");
+  }
+}
+
 OutputFile::OutputFile(const std::string& path, const OutputOptions& options) : path_(path), options_(options) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0) {
-    if (S_ISDIR(st.st_mode)) throw Error(path + ": is a directory");
-    if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
+    if (existing_output_is_device(path, st, options.force)) {
       fd_ = open_device(path, st, options.force);
-      return;
-    }
-    if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) throw Error(path + ": not a regular file or device");
-    if (!options.force) {
-      if (S_ISLNK(st.st_mode)) {
-        throw Error(path + ": already exists as a symbolic link (use -f to replace the link, not what it points to)");
+      try {
+        refuse_writing_the_input(fd_, options.input_fd, path);
+      } catch (...) {
+        ::close(fd_);
+        fd_ = -1;
+        throw;
       }
-      throw exists_error(path);
+      return;
     }
   } else if (errno != ENOENT) {
     throw system_error(path);
   }
 
+  dir_ = directory_of(path);
   const std::size_t slash = path.rfind('/');
-  dir_ = slash == std::string::npos ? "." : path.substr(0, slash + 1);
-  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  // The temporary's name adds 13 characters to the target's: a name near the
+  // file system's limit (NAME_MAX, 255) is cut short in it.
+  constexpr std::size_t kLongestBase = 255 - 13;
+  if (base.size() > kLongestBase) base.resize(kLongestBase);
   std::string temp = (slash == std::string::npos ? "" : dir_) + "." + base + ".paes-XXXXXX";
   fd_ = ::mkstemp(temp.data());
   if (fd_ < 0) throw system_error("cannot create the output in " + dir_);
