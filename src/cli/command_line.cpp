@@ -33,6 +33,25 @@ CommandLine::CommandLine() : app_("paes: parallel AES for bulk data, byte-identi
   keygen_ = add_keygen_command(app_, keygen_args_);
 }
 
+namespace {
+
+// The first option (or the input) given an empty value, by name; "" if none.
+// An empty value is almost always an unset shell variable ("-k $KEYFILE"),
+// and taken as given it changes the meaning: -k "" became no key (and a
+// passphrase prompt), -o "" and an input "" became stdout and stdin. Only
+// --aad may be empty: empty associated data is associated data.
+std::string first_empty_value(const CLI::App& command) {
+  for (const CLI::Option* option : command.get_options()) {
+    if (option->get_items_expected_max() == 0 || option->get_name() == "--aad" || option->count() == 0) continue;
+    for (const std::string& value : option->results()) {
+      if (value.empty()) return option->get_name();
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
 ParseOutcome CommandLine::parse(int argc, const char* const* argv) {
   ParseOutcome outcome;
   try {
@@ -50,6 +69,14 @@ ParseOutcome CommandLine::parse(int argc, const char* const* argv) {
     }
     if (app_.get_subcommands().empty()) outcome.error += " (see 'paes --help')";
     return outcome;
+  }
+  for (const CLI::App* sub : app_.get_subcommands()) {
+    if (const std::string empty = first_empty_value(*sub); !empty.empty()) {
+      outcome.exit_status = 2;
+      outcome.error = empty + " is empty (an unset variable?): give a value, or leave the option out (see 'paes " +
+                      sub->get_name() + " --help')";
+      return outcome;
+    }
   }
   if (encrypt_->parsed()) outcome.command = Command::encrypt;
   else if (decrypt_->parsed()) outcome.command = Command::decrypt;

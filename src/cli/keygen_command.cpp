@@ -65,6 +65,10 @@ int run_x25519_keygen(const KeygenArgs& args) {
 }  // namespace
 
 int run_keygen(const KeygenArgs& args) {
+  // Elsewhere '-' means stdout, but a key belongs in a file of its own.
+  if (args.output == "-") {
+    throw usage_error("keygen writes a key file (mode 0600), and '-' (stdout) is not one: name the file, -o FILE");
+  }
   if (args.x25519) return run_x25519_keygen(args);
   SecretBytes key(args.key_bits / 8);
   random_bytes({key.data(), key.size()});

@@ -121,7 +121,10 @@ void Progress::redraw_until_finished() {
   bool drawn = false;
   std::unique_lock lock(mutex_);
   while (!wake_.wait_for(lock, kRedrawInterval, [this] { return finishing_; })) {
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const auto started = started_.load(std::memory_order_acquire);
+    if (started == 0) continue;  // no data yet: maybe a prompt on the terminal
+    const auto since = std::chrono::steady_clock::now().time_since_epoch() - std::chrono::steady_clock::duration(started);
+    const double elapsed = std::chrono::duration<double>(since).count();
     if (elapsed < kQuietSeconds) continue;
     const std::uint64_t done = done_.load(std::memory_order_relaxed);
     write_stderr("\r" + label_ + format_progress_line(done, total_, elapsed) + "\x1b[K");

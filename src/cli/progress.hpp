@@ -1,7 +1,7 @@
 // A one-line progress display on stderr for long encryptions and decryptions.
 // Workers report bytes with one relaxed atomic add; a background thread
-// redraws the line every 200 ms, and only once the work has run for a second,
-// so short runs and scripts see nothing.
+// redraws the line every 200 ms, and only once the work has moved data for a
+// second, so short runs and scripts see nothing.
 #pragma once
 
 #include <atomic>
@@ -41,8 +41,15 @@ class Progress {
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
 
-  // Safe from any thread; cheap enough to call once per chunk.
-  void advance(std::uint64_t bytes) noexcept { done_.fetch_add(bytes, std::memory_order_relaxed); }
+  // Safe from any thread; cheap enough to call once per chunk. The first
+  // bytes start the clock: nothing is drawn before the work moves data, so a
+  // passphrase prompt or a key derivation before it is never drawn over,
+  // and the rate counts the work alone.
+  void advance(std::uint64_t bytes) noexcept {
+    if (done_.fetch_add(bytes, std::memory_order_relaxed) == 0 && bytes != 0) {
+      started_.store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_release);
+    }
+  }
 
   // Stops the display and clears its line, so what paes prints next starts
   // on a clean line. Idempotent; call it from the thread that owns the object.
@@ -53,8 +60,9 @@ class Progress {
 
   const std::uint64_t total_;
   const std::string label_;
-  const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   std::atomic<std::uint64_t> done_{0};
+  // When the first bytes came (steady_clock ticks); 0 until then.
+  std::atomic<std::chrono::steady_clock::rep> started_{0};
   std::mutex mutex_;
   std::condition_variable wake_;
   bool finishing_ = false;  // guarded by mutex_

@@ -1,6 +1,7 @@
 // paes encrypt / paes decrypt: the sealed format by default, a raw AES mode
 // with --mode. This file turns options into a SealedSpec or a CipherSpec,
 // refuses combinations that make no sense, and reports the result.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -247,8 +248,10 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
   progress->excludes(no_progress);
   cmd->add_option("input", args.input, "Input file; '-' or none: stdin. A named pipe or <(...) is read as a stream, like stdin")->type_name("INPUT");
   cmd->add_option("-o,--output", args.output,
-                  enc ? "Output file (written only when complete); '-' or none: stdout"
-                      : "Output file (written only when complete, mode 0600); '-' or none: stdout")
+                  enc ? "Output file (written only when complete); '-' or none: stdout. A named pipe or >(...) is "
+                        "written as a stream, like stdout"
+                      : "Output file (written only when complete, mode 0600); '-' or none: stdout. A named pipe or "
+                        ">(...) is written as a stream, like stdout")
       ->type_name("OUTPUT");
   return cmd;
 }
@@ -290,6 +293,15 @@ TransformOptions transform_options(const TransformArgs& args, EngineKind engine)
   return options;
 }
 
+// "-", or a path to what standard input is (/dev/stdin, /proc/self/fd/0).
+bool names_standard_input(const std::string& path) {
+  if (path == "-") return true;
+  struct stat named {};
+  struct stat in {};
+  return ::stat(path.c_str(), &named) == 0 && ::fstat(STDIN_FILENO, &in) == 0 && named.st_dev == in.st_dev &&
+         named.st_ino == in.st_ino;
+}
+
 // The sealed format's spec, with its key or passphrase; refuses raw-mode options.
 SealedSpec sealed_spec(Direction direction, const TransformArgs& args, const CLI::App& command) {
   const bool encrypt = direction == Direction::encrypt;
@@ -320,10 +332,11 @@ SealedSpec sealed_spec(Direction direction, const TransformArgs& args, const CLI
     refuse(command, "--key-bits", "doesn't go with recipients: their files are always AES-256");
     refuse(command, "--scrypt-log-n", "sets a passphrase's scrypt cost; recipients need none");
     if (to_recipients) {
-      const auto from_stdin = std::count(args.recipients_files.begin(), args.recipients_files.end(), "-");
+      const auto from_stdin =
+          std::count_if(args.recipients_files.begin(), args.recipients_files.end(), names_standard_input);
       if (from_stdin > 1) throw usage_error("-R - given twice: standard input is read once");
-      if (from_stdin == 1 && (args.input.empty() || args.input == "-")) {
-        throw usage_error("-R - reads the recipients from standard input, which is also the input to encrypt: "
+      if (from_stdin == 1 && (args.input.empty() || names_standard_input(args.input))) {
+        throw usage_error("-R - (or /dev/stdin) reads the recipients from standard input, which is also the input to encrypt: "
                           "name the input file");
       }
       spec.recipients = load_recipients(args.recipients, args.recipients_files);
@@ -510,6 +523,11 @@ int run_transform(Direction direction, const TransformArgs& args, const CLI::App
   check_transform_usage(args, engine);
   select_cipher_backend(args.backend);
   TransformOptions options = transform_options(args, engine);
+  // An output that exists (without -f) or has no directory is refused now,
+  // not after a passphrase was typed twice and scrypt ran.
+  if (!names_stdio(args.output) && !names_output_pipe(args.output)) {
+    check_output_path(args.output, {.force = args.force});
+  }
   std::optional<std::uint64_t> input_size;
   // A --range reads a part of the input: its progress has no total to show.
   if (!names_stdio(args.input) && !names_stream(args.input) && !args.range_offset) {

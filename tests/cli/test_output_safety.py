@@ -13,16 +13,25 @@ Run as:  python3 tests/cli/test_output_safety.py --paes build/release/paes
      -f (nothing written through it, even to /dev/null); with -f the link itself is
      replaced by a regular file and what it pointed to is untouched.
   D. devices: `-o /dev/null` works; any other character or block device needs -f,
-     and is then written in place.
+     and is then written in place, but never when it is also the input.
+  P. pipes and stdio: a named pipe or a process substitution's /dev/fd/N as the
+     output (no -f, openssl's bytes); a symbolic link to a pipe elsewhere is still
+     an existing output; stdout that is the input file is refused; a closed stdin
+     is an error, not a hang; SIGPIPE (a --progress whose stderr closed) leaves no
+     temporary behind.
+  N. names: empty option values, keygen -o -, 255-byte output names, and an
+     existing output refused before any passphrase is asked for.
 
 Tests run as root in CI, and root bypasses permission checks: modes and owners are
 checked by stat'ing the results. Python 3.11 standard library only; Linux only.
 """
 
 import os
+import signal
 import stat
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (AS_NOBODY, NOBODY, ScratchTestCase, describe, nobody_can_run, read_file,  # noqa: E402
@@ -244,6 +253,129 @@ class DeviceTest(OutputTestCase):
             self.skipTest(f"cannot make a block device node here: {e}")
         self.refused(self.encrypt("sealed") + ["-o", node], 1, "device")
         self.assertTrue(stat.S_ISBLK(os.lstat(node).st_mode))
+
+
+    def test_a_device_is_never_written_over_its_own_input(self):
+        # Decrypting a block device in place with -f: CBC's chunks each read the block before them,
+        # which the one before had already overwritten. Refused, the device untouched.
+        image = self.path("disk.img")
+        with open(image, "wb") as f:
+            f.truncate(1 << 20)
+        made = subprocess.run(["losetup", "-f", "--show", image], capture_output=True, text=True)
+        if made.returncode != 0:
+            self.skipTest(f"SKIPPED: no loop device to test with here (losetup: {made.stderr.strip()})")
+        device = made.stdout.strip()
+        self.addCleanup(subprocess.run, ["losetup", "-d", device])
+        with open(device, "wb") as f:
+            f.write(os.urandom(1 << 20))
+        before = read_file(device)
+        proc = run(["decrypt", "--key-file", self.key, "--mode", "cbc", "--iv", IV.hex(), "--no-pad", "-f",
+                    device, "-o", device])
+        self.assertEqual(proc.returncode, 1, describe(proc))
+        self.assertIn(b"is also the input", proc.stderr)
+        self.assertEqual(read_file(device), before, "the device was written")
+
+
+class StreamOutputTest(OutputTestCase):
+    """P: outputs that are pipes, and the standard descriptors."""
+
+    def expected_raw(self):
+        proc = run(["encrypt", "--key-file", self.key] + RAW + [self.inp])
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        return proc.stdout
+
+    def test_named_pipe_and_process_substitution_outputs(self):
+        want = self.expected_raw()
+        fifo = os.path.join(self.out_dir, "fifo")
+        os.mkfifo(fifo)
+        with subprocess.Popen(["cat", fifo], stdout=subprocess.PIPE) as reader:
+            proc = run(["encrypt", "--key-file", self.key] + RAW + [self.inp, "-o", fifo])
+            got = reader.stdout.read()
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.assertEqual(got, want, "through a named pipe")
+        self.assertTrue(stat.S_ISFIFO(os.lstat(fifo).st_mode))
+        # >(...): the shell hands paes /dev/fd/N, a link to its pipe.
+        read_end, write_end = os.pipe()
+        cmd = [PAES, "encrypt", "--key-file", self.key] + RAW + [self.inp, "-o", f"/dev/fd/{write_end}"]
+        with subprocess.Popen(cmd, pass_fds=(write_end,), stdin=subprocess.DEVNULL, stderr=subprocess.PIPE) as p:
+            os.close(write_end)
+            with os.fdopen(read_end, "rb") as f:
+                got = f.read()
+            err = p.stderr.read()
+        self.assertEqual((p.returncode, err), (0, b""))
+        self.assertEqual(got, want, "through /dev/fd/N")
+        # A link to a pipe anywhere else is an existing output, never followed.
+        link = os.path.join(self.out_dir, "link-to-fifo")
+        os.symlink(fifo, link)
+        self.refused(self.encrypt("raw") + ["-o", link], 1, "symbolic link")
+
+    def test_stdout_that_is_the_input_is_refused(self):
+        data = self.path("appended.bin")
+        write_file(data, self.plain)
+        with open(data, "rb") as stdin, open(data, "ab") as stdout:
+            proc = subprocess.run([PAES, "encrypt", "--key-file", self.key], stdin=stdin, stdout=stdout,
+                                  stderr=subprocess.PIPE, timeout=60)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn(b"stdout is also the input", proc.stderr)
+        self.assertEqual(read_file(data), self.plain)
+
+    def test_a_closed_stdin_is_an_error_not_a_wait(self):
+        for command in (["encrypt", "--key-file", self.key, "-o", os.path.join(self.out_dir, "x")],
+                        ["decrypt", "--key-file", self.key, "-o", os.path.join(self.out_dir, "y")]):
+            proc = subprocess.run([PAES] + command, preexec_fn=lambda: os.close(0), capture_output=True, timeout=60)
+            self.assertEqual(proc.returncode, 1, describe(proc))
+            self.assertIn(b"stdin: Bad file descriptor", proc.stderr)
+        self.assertEqual(os.listdir(self.out_dir), [])
+
+    def test_sigpipe_on_progress_leaves_no_temporary(self):
+        out = os.path.join(self.out_dir, "out.paes")
+        cmd = [PAES, "encrypt", "--key-file", self.key, "--progress", "-o", out]
+        with subprocess.Popen(cmd, stdin=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+            proc.stderr.close()  # whoever read the progress has gone
+            try:
+                proc.stdin.write(os.urandom(1 << 20))
+                proc.stdin.flush()
+                time.sleep(1.5)  # progress draws once data has flowed for a second
+                proc.stdin.write(os.urandom(1 << 20))
+                proc.stdin.close()
+            except BrokenPipeError:
+                pass
+            proc.wait(timeout=60)
+        self.assertEqual(proc.returncode, -signal.SIGPIPE)
+        self.assertEqual(os.listdir(self.out_dir), [], "a temporary output was left")
+
+
+class NameTest(OutputTestCase):
+    """N: what names and values paes takes."""
+
+    def test_empty_values_are_refused(self):
+        for args in (["encrypt", "--key-file", "", self.inp, "-o", os.path.join(self.out_dir, "x")],
+                     ["encrypt", "--key-file", self.key, self.inp, "-o", ""],
+                     ["decrypt", "--key-file", self.key, ""],
+                     ["encrypt", "--passphrase-env", "", self.inp]):
+            self.refused(args, 2, "is empty")
+
+    def test_keygen_refuses_dash(self):
+        cwd = os.getcwd()
+        os.chdir(self.out_dir)
+        try:
+            self.refused(["keygen", "-o", "-"], 2, "not one")
+        finally:
+            os.chdir(cwd)
+        self.assertFalse(os.path.exists(os.path.join(self.out_dir, "-")))
+
+    def test_names_up_to_the_file_systems_limit(self):
+        name = os.path.join(self.out_dir, "n" * 255)
+        self.ok(self.encrypt("sealed") + ["-o", name])
+        self.assertEqual(os.listdir(self.out_dir), ["n" * 255])
+
+    def test_an_existing_output_is_refused_before_a_passphrase_is_asked(self):
+        existing = write_file(os.path.join(self.out_dir, "exists"), b"keep me")
+        # No key: paes would ask for a passphrase (and find no terminal); the output comes first.
+        self.refused(["encrypt", self.inp, "-o", existing], 1, "already exists")
+        self.refused(["encrypt", self.inp, "-o", os.path.join(self.out_dir, "no", "such", "dir")], 1,
+                     "cannot create the output in")
+        self.assertEqual(read_file(existing), b"keep me")
 
 
 def main():

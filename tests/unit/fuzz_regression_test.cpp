@@ -100,7 +100,11 @@ TEST(CommandLine, EmptyWordsAreValuesNotAHang) {
   const auto extra = parse({"encrypt", "x", "", "-o", "y"});
   EXPECT_EQ(extra.exit_status, 2);
   EXPECT_NE(extra.error.find("not expected"), std::string::npos) << extra.error;
-  EXPECT_EQ(parse({"encrypt", "--aad", "", "-o", "", "x"}).command, cli::Command::encrypt);
+  EXPECT_EQ(parse({"encrypt", "--aad", "", "-o", "y", "x"}).command, cli::Command::encrypt);
+  // Empty values elsewhere are refused (an unset variable, not a choice).
+  const auto empty_output = parse({"encrypt", "--aad", "", "-o", "", "x"});
+  EXPECT_EQ(empty_output.exit_status, 2);
+  EXPECT_NE(empty_output.error.find("--output is empty"), std::string::npos) << empty_output.error;
 }
 
 }  // namespace
