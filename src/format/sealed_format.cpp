@@ -222,7 +222,8 @@ std::uint64_t SegmentJob::chunk_count(std::uint64_t input_len) const {
     const std::uint64_t first = segment_len_ - header_len_;
     if (input_len > first) count += (input_len - first + segment_len_ - 1) / segment_len_;
     if (input_len - cipher_offset(count - 1) < kTagLen) {
-      throw Error("truncated: the last segment is shorter than its authentication tag");
+      // Cut short, or bytes added after its end: the length alone can't tell.
+      throw Error("truncated or extended: the last segment is shorter than its authentication tag");
     }
   }
   check_segment_index(count - 1);
