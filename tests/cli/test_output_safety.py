@@ -355,6 +355,12 @@ class NameTest(OutputTestCase):
                      ["encrypt", "--passphrase-env", "", self.inp]):
             self.refused(args, 2, "is empty")
 
+    def test_errors_stay_one_line_whatever_the_names(self):
+        # A newline or an escape sequence in a name is written as \xNN: one line, nothing for a terminal to act on.
+        missing = os.path.join(self.out_dir, "no\nsuch\x1b[2J")
+        self.refused(["encrypt", "--key-file", self.key, missing, "-o", os.path.join(self.out_dir, "x")], 1,
+                     "no\\x0asuch\\x1b[2j")
+
     def test_keygen_refuses_dash(self):
         cwd = os.getcwd()
         os.chdir(self.out_dir)
