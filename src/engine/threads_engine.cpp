@@ -15,8 +15,9 @@
 // workers (one for a sequential job) and an in-order writer, with memory
 // bounded by 2N + 2 chunks and by kMaxBytesInFlight (engine/feed.hpp).
 //
-// Errors: the first exception of any worker is kept (FirstError), the other
-// workers skip their remaining chunks, and run() rethrows it after the team ends.
+// Errors: the exception of the lowest failed chunk is kept (FirstError), the
+// other workers skip their remaining chunks, and run() rethrows it after the
+// team ends.
 #include <omp.h>
 
 #include <algorithm>
@@ -81,7 +82,9 @@ std::uint64_t run_chunks_in_parallel(const Job& job, Source& in, Sink& out, Chun
       }
       if (progress) progress(c.in_len);
     } catch (...) {
-      error.capture();
+      // Chunks are claimed in order, so every chunk before this one was
+      // tried: the lowest index kept is the job's first bad chunk.
+      error.capture(static_cast<std::uint64_t>(i));
     }
   }
   error.rethrow();

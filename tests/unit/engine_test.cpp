@@ -4,18 +4,89 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <thread>
 
 #include "engine/auto_engine.hpp"
 #include "engine/gpu_stack.hpp"
 #include "format/sealed_format.hpp"
 #include "paes/backend.hpp"
+#include "paes/error.hpp"
 #include "paes/plan.hpp"
 #include "test_support.hpp"
 
 namespace paes {
 namespace {
+
+// A parallel job of 1-byte chunks of which chunks 5 and 7 are bad; chunk 5's
+// worker fails only after chunk 7's has, so the later chunk's error comes
+// first in time.
+class TwoBadChunks final : public Job {
+ public:
+  bool parallel() const override { return true; }
+  std::size_t lookback_len() const override { return 0; }
+  std::uint64_t in_offset(std::uint64_t i) const override { return i; }
+  std::uint64_t nominal_in_len(std::uint64_t) const override { return 1; }
+  Chunk chunk(std::uint64_t i, std::uint64_t len, bool last) const override { return Chunk{i, i, len, i, last}; }
+  std::size_t out_capacity(const Chunk& c) const override { return static_cast<std::size_t>(c.in_len); }
+  std::uint64_t chunk_count(std::uint64_t len) const override { return len; }
+  std::unique_ptr<ChunkWorker> make_worker() const override;
+  SecretBytes ticket() const override { return SecretBytes(); }
+
+  mutable std::mutex mutex;
+  mutable std::condition_variable changed;
+  mutable bool seventh_failed = false;
+};
+
+class FailFifthAfterSeventh final : public ChunkWorker {
+ public:
+  explicit FailFifthAfterSeventh(const TwoBadChunks& job) : job_(job) {}
+  std::size_t transform(const Chunk& c, std::uint8_t*, const std::uint8_t*) override {
+    if (c.index == 7) {
+      {
+        const std::lock_guard lock(job_.mutex);
+        job_.seventh_failed = true;
+      }
+      job_.changed.notify_all();
+      throw Error("chunk 7 is bad");
+    }
+    if (c.index == 5) {
+      std::unique_lock lock(job_.mutex);
+      job_.changed.wait_for(lock, std::chrono::seconds(10), [&] { return job_.seventh_failed; });
+      lock.unlock();
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));  // chunk 7's error is kept by now
+      throw Error("chunk 5 is bad");
+    }
+    return static_cast<std::size_t>(c.in_len);
+  }
+
+ private:
+  const TwoBadChunks& job_;
+};
+
+std::unique_ptr<ChunkWorker> TwoBadChunks::make_worker() const {
+  return std::make_unique<FailFifthAfterSeventh>(*this);
+}
+
+// A job whose chunks fail on several workers reports its first bad chunk,
+// whichever failed first in time: the same error from run to run.
+TEST(ThreadsEngine, ReportsTheFirstBadChunkNotTheFirstToFail) {
+  const TwoBadChunks job;
+  std::vector<std::uint8_t> in(16), out(16);
+  MemorySource source(in);
+  MemorySink sink(out);
+  const auto engine = make_engine(EngineKind::threads, 4);
+  try {
+    engine->run(job, source, sink);
+    ADD_FAILURE() << "the bad chunks went unnoticed";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "chunk 5 is bad");
+  }
+}
 
 TEST(AutoEngine, PicksAGpuOnlyForLargeParallelRawJobsOnARealGpu) {
   const CipherSpec ctr = test::make_spec(Mode::ctr, Direction::encrypt, 256, 1);
