@@ -19,8 +19,12 @@ bool names_stdio(const std::string& path);  // "" or "-"
 // substitution's /dev/fd/N (a pipe), a character device, a socket.
 bool names_stream(const std::string& path);
 // An output path written as a stream: a named pipe, or a process
-// substitution's /dev/fd/N (>(...)) that is a pipe or socket.
+// substitution's /dev/fd/N (>(...)): a pipe or socket this process holds
+// open for writing.
 bool names_output_pipe(const std::string& path);
+// N, for a path that names this process's descriptor N (/dev/fd/N,
+// /proc/self/fd/N).
+std::optional<int> descriptor_named(const std::string& path);
 
 class InputEndpoint {
  public:

@@ -242,8 +242,8 @@ class SharedOutputFile final : public Sink {
 
 // Removes the temporary of the OutputFile being written, if there is one.
 // Async-signal-safe: for a program's handler of the signals that end it (the
-// library installs none; the paes tool handles SIGINT, SIGTERM, SIGHUP and
-// SIGQUIT so, then dies of the signal).
+// library installs none; the paes tool handles SIGINT, SIGTERM, SIGHUP,
+// SIGQUIT and SIGPIPE so, then dies of the signal).
 void remove_pending_output() noexcept;
 
 // The output of a job, never visible under its final name until complete.

@@ -327,8 +327,9 @@ struct SealedReader::State {
     const auto capacity = static_cast<std::size_t>(output_capacity(window, source.size()));
     auto plain = std::make_unique<Plain>(*this, take_buffer(capacity), job.chunk(first, 0, false).out_offset);
     MemorySink sink({plain->buffer.bytes.get(), capacity});
-    const auto workers =
-        static_cast<unsigned>(std::clamp<std::uint64_t>(count / kSegmentsPerWorker, 1, threads));
+    // A full batch takes every thread, fewer segments proportionally fewer
+    // (the budget may make a batch fewer than four segments a thread).
+    const auto workers = static_cast<unsigned>(std::clamp<std::uint64_t>(count * threads / batch(), 1, threads));
     const auto engine = make_engine(EngineKind::threads, workers);
     plain->size = static_cast<std::size_t>(engine->run(window, source, sink));
     std::uint64_t read = 0;

@@ -66,7 +66,8 @@ SecretBytes decode_key_file(const SecretBytes& content, const std::string& path)
     });
     if (all_hex) {
       throw Error("key file " + path + " holds " + std::to_string(text.size()) +
-                  " hex digits; a key has 32, 48 or 64 (AES-128, -192, -256), as 'paes keygen' writes");
+                  " hex digits; a key has 32, 48 or 64 (AES-128, -192, -256), as 'paes keygen' writes "
+                  "(a passphrase goes in --passphrase-file)");
     }
     throw not_a_key();
   }
@@ -75,7 +76,6 @@ SecretBytes decode_key_file(const SecretBytes& content, const std::string& path)
   } catch (const Error& e) {
     throw Error("key file " + path + ": " + e.what() + " (" + kKeyFileForms + ")");
   }
-  if (text_only) throw not_a_key();
   return content.clone();
 }
 

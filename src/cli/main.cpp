@@ -24,33 +24,16 @@
 #include "paes/error.hpp"
 #include "paes/io.hpp"
 #include "util/core_dumps.hpp"
+#include "util/printable.hpp"
 #ifdef PAES_HAVE_MPI
 #include "paes/mpi.hpp"
 #endif
 
 namespace {
 
-// An error is one line, and a terminal shows it as text: control characters
-// (a newline or an escape sequence in a file name) are written as \xNN.
-std::string printable(const std::string& message) {
-  std::string out;
-  out.reserve(message.size());
-  for (const char c : message) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte < 0x20 || byte == 0x7f) {
-      char escaped[5];
-      std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
-      out += escaped;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 int fail(const std::string& message, int status) {
   std::fflush(stdout);
-  std::cerr << "paes: " << printable(message) << '\n';
+  std::cerr << "paes: " << paes::printable(message) << '\n';
   return status;
 }
 

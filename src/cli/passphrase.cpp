@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "paes/error.hpp"
+#include "util/printable.hpp"
 
 namespace paes::cli {
 namespace {
@@ -192,12 +193,12 @@ void warn_if_exposed(int fd, const std::string& what) {
     }
     char mode[8];
     std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-    std::cerr << "paes: warning: " << what << " is " << who << " (mode " << mode
+    std::cerr << "paes: warning: " << printable(what) << " is " << who << " (mode " << mode
               << "); restrict it with chmod 600\n";
   }
   if (st.st_uid != 0 && st.st_uid != ::geteuid()) {
     const passwd* owner = ::getpwuid(st.st_uid);
-    std::cerr << "paes: warning: " << what << " belongs to "
+    std::cerr << "paes: warning: " << printable(what) << " belongs to "
               << (owner != nullptr ? "user " + std::string(owner->pw_name) + " (uid " : "uid ") << st.st_uid
               << (owner != nullptr ? ")" : "") << ", who can change it; use a file that you or root own\n";
   }
@@ -246,13 +247,13 @@ SecretBytes passphrase_from_file(const std::string& path, PassphraseFileRule rul
     // typed elsewhere would silently fail to match.
     len = openssl_passphrase_length(content.view());
     if (len > line_len) {
-      std::cerr << "paes: warning: " << what << " ends its first line with \"\\r\\n\": with --pbkdf2 the "
+      std::cerr << "paes: warning: " << printable(what) << " ends its first line with \"\\r\\n\": with --pbkdf2 the "
                    "'\\r' is part of the passphrase, as for openssl enc -pass file:\n";
     } else if (len < line_len && content.data()[len] == 0) {
-      std::cerr << "paes: warning: " << what << " holds a NUL byte in its first line: with --pbkdf2 only the "
+      std::cerr << "paes: warning: " << printable(what) << " holds a NUL byte in its first line: with --pbkdf2 only the "
                    "bytes before it are the passphrase, as for openssl enc -pass file:\n";
     } else if (len < line_len) {
-      std::cerr << "paes: warning: the first line of " << what << " is longer than "
+      std::cerr << "paes: warning: the first line of " << printable(what) << " is longer than "
                 << kOpensslMaxFilePassphraseLen << " bytes: with --pbkdf2 only the first "
                 << kOpensslMaxFilePassphraseLen << " are the passphrase, as for openssl enc -pass file:\n";
     }

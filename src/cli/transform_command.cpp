@@ -1,7 +1,6 @@
 // paes encrypt / paes decrypt: the sealed format by default, a raw AES mode
 // with --mode. This file turns options into a SealedSpec or a CipherSpec,
 // refuses combinations that make no sense, and reports the result.
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -272,7 +271,7 @@ ProgressMode progress_mode(const TransformArgs& args) {
 
 // Refuses what neither kind of job takes, before a key is read or a file opened.
 void check_transform_usage(const TransformArgs& args, EngineKind engine) {
-  if (args.json && names_stdio(args.output)) {
+  if (args.json && (names_stdio(args.output) || descriptor_named(args.output) == STDOUT_FILENO)) {
     throw usage_error("--json prints on stdout, which carries the output: give -o FILE");
   }
   if (names_stdio(args.input) || names_stdio(args.output)) check_streams(engine);
@@ -293,13 +292,11 @@ TransformOptions transform_options(const TransformArgs& args, EngineKind engine)
   return options;
 }
 
-// "-", or a path to what standard input is (/dev/stdin, /proc/self/fd/0).
+// "-", or a name of the descriptor itself (/dev/stdin, /dev/fd/0): reading
+// it uses standard input up. (A file that stdin was redirected from, named
+// by its own path, is read afresh.)
 bool names_standard_input(const std::string& path) {
-  if (path == "-") return true;
-  struct stat named {};
-  struct stat in {};
-  return ::stat(path.c_str(), &named) == 0 && ::fstat(STDIN_FILENO, &in) == 0 && named.st_dev == in.st_dev &&
-         named.st_ino == in.st_ino;
+  return path == "-" || path == "/dev/stdin" || descriptor_named(path) == STDIN_FILENO;
 }
 
 // The sealed format's spec, with its key or passphrase; refuses raw-mode options.

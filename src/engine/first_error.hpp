@@ -23,6 +23,12 @@ class FirstError {
       order_ = order;
     }
   }
+  // Whether an error of lower order than `order` was captured: work after
+  // it is not worth doing, work before it may fail first.
+  bool failed_before(std::uint64_t order) const noexcept {
+    std::lock_guard lock(mutex_);
+    return error_ != nullptr && order_ < order;
+  }
   bool failed() const noexcept {
     std::lock_guard lock(mutex_);
     return error_ != nullptr;

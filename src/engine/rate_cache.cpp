@@ -83,11 +83,14 @@ std::map<std::string, MeasuredRates> read_entries(const std::filesystem::path& p
 // beside the cache: the cache itself is replaced by rename).
 class CacheLock {
  public:
+  // Read-only is enough to lock: another user's lock file in a shared cache
+  // directory still serves. A file system without flock (some NFS) stores
+  // unlocked, as before there was a lock.
   explicit CacheLock(const std::filesystem::path& lock_path)
-      : fd_(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+      : fd_(::open(lock_path.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0644)) {
     if (fd_ < 0) {
       why_not_ = "can't create " + lock_path.string() + ": " + std::strerror(errno);
-    } else if (::flock(fd_, LOCK_EX) != 0) {
+    } else if (::flock(fd_, LOCK_EX) != 0 && errno != ENOLCK && errno != EOPNOTSUPP) {
       why_not_ = "can't lock " + lock_path.string() + ": " + std::strerror(errno);
     }
   }

@@ -66,7 +66,9 @@ std::uint64_t run_chunks_in_parallel(const Job& job, Source& in, Sink& out, Chun
 
 #pragma omp parallel for num_threads(workers) schedule(dynamic, 1)
   for (std::int64_t i = 0; i < static_cast<std::int64_t>(range.count); ++i) {
-    if (error.failed()) continue;
+    // Chunks after a failed one are skipped; one before it still runs, as
+    // its worker may have claimed it before the failure.
+    if (error.failed_before(static_cast<std::uint64_t>(i))) continue;
     const auto w = static_cast<std::size_t>(omp_get_thread_num());
     try {
       if (!chunk_workers[w]) chunk_workers[w] = job.make_worker();
@@ -82,8 +84,8 @@ std::uint64_t run_chunks_in_parallel(const Job& job, Source& in, Sink& out, Chun
       }
       if (progress) progress(c.in_len);
     } catch (...) {
-      // Chunks are claimed in order, so every chunk before this one was
-      // tried: the lowest index kept is the job's first bad chunk.
+      // Chunks are claimed in order and none before a failed one is
+      // skipped: the lowest index kept is the job's first bad chunk.
       error.capture(static_cast<std::uint64_t>(i));
     }
   }

@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <string_view>
+
 #include "paes/error.hpp"
 
 namespace paes {
@@ -16,16 +18,42 @@ bool names_stream(const std::string& path) {
   return S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode);
 }
 
+std::optional<int> descriptor_named(const std::string& path) {
+  for (const std::string_view prefix : {"/dev/fd/", "/proc/self/fd/"}) {
+    if (!path.starts_with(prefix) || path.size() == prefix.size() || path.size() > prefix.size() + 9) continue;
+    int fd = 0;
+    for (const char c : std::string_view(path).substr(prefix.size())) {
+      if (c < '0' || c > '9') return std::nullopt;
+      fd = fd * 10 + (c - '0');
+    }
+    return fd;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// The pipe or socket a process substitution, >(...), hands paes as
+// /dev/fd/N: this process's descriptor N, when it is open for writing.
+// (<(...) is the read end: writing into it would lose the output.)
+std::optional<int> writable_descriptor_pipe(const std::string& path) {
+  const std::optional<int> fd = descriptor_named(path);
+  struct stat st {};
+  if (!fd || ::fstat(*fd, &st) != 0 || !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) return std::nullopt;
+  const int flags = ::fcntl(*fd, F_GETFL);
+  if (flags < 0 || (flags & O_ACCMODE) == O_RDONLY) return std::nullopt;
+  return fd;
+}
+
+}  // namespace
+
 bool names_output_pipe(const std::string& path) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) return false;
-  if (S_ISFIFO(st.st_mode)) return true;
-  // A process substitution, >(...), is a link the shell made to its pipe;
-  // other links are never followed to a pipe (one planted in a shared
-  // directory would hand the output to whoever reads that pipe).
-  const bool descriptor_link = path.starts_with("/dev/fd/") || path.starts_with("/proc/self/fd/");
-  return S_ISLNK(st.st_mode) && descriptor_link && ::stat(path.c_str(), &st) == 0 &&
-         (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
+  // A named pipe; or a process substitution's descriptor. Other links are
+  // never followed to a pipe (one planted in a shared directory would hand
+  // the output to whoever reads that pipe).
+  return S_ISFIFO(st.st_mode) || writable_descriptor_pipe(path).has_value();
 }
 
 InputEndpoint::InputEndpoint(const std::string& path, bool refuse_terminal) {
@@ -91,6 +119,12 @@ OutputEndpoint::OutputEndpoint(const std::string& path, const OutputOptions& opt
     if (refuse_terminal && ::isatty(STDOUT_FILENO)) {
       throw usage_error("refusing to write binary output to a terminal: give -o FILE or redirect stdout");
     }
+  } else if (const std::optional<int> substituted = writable_descriptor_pipe(path)) {
+    // Its own descriptor, duplicated (a socket can't be reopened by path).
+    fd = ::fcntl(*substituted, F_DUPFD_CLOEXEC, 3);
+    if (fd < 0) throw system_error(path);
+    owned_fd_ = fd;
+    name_ = path;
   } else if (names_output_pipe(path)) {
     // Opening a named pipe waits for its reader, as a shell's redirection does.
     fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);

@@ -3,9 +3,9 @@
 // The temporary lives beside the target (".NAME.paes-XXXXXX") so that commit is
 // one rename within a directory. The library installs no signal handler: a
 // program's handler calls remove_pending_output() (the paes tool does, for
-// SIGINT, SIGTERM, SIGHUP and SIGQUIT, in cli/main.cpp). That may only touch
-// async-signal-safe state, so the path sits in a static buffer armed by a
-// sig_atomic_t flag.
+// SIGINT, SIGTERM, SIGHUP, SIGQUIT and SIGPIPE, in cli/main.cpp). That may
+// only touch async-signal-safe state, so the path sits in a static buffer
+// armed by a sig_atomic_t flag.
 //
 // commit() fsyncs the temporary before the rename and the directory after it,
 // so a crash at any moment leaves either the old state or the complete new
@@ -63,9 +63,13 @@ Error exists_error(const std::string& path) { return Error(path + ": already exi
 // terminal is refused even with -f (output is binary); telling one apart takes
 // opening it, so a character device is opened, but not written, before a
 // refusal. A block device is never a terminal: it is refused unopened.
+Error device_needs_force_error(const std::string& path) {
+  return Error(path + ": is a device; use -f to write to it in place");
+}
+
 int open_device(const std::string& path, const struct stat& seen, bool force) {
   const bool needs_force = !force && path != "/dev/null";
-  const Error needs_force_error(path + ": is a device; use -f to write to it in place");
+  const Error needs_force_error = device_needs_force_error(path);
   if (needs_force && S_ISBLK(seen.st_mode)) throw needs_force_error;
   // O_NOFOLLOW and the check of what was opened: the name must still be the
   // device lstat saw, not a link or a FIFO put in its place meanwhile
@@ -160,7 +164,12 @@ void remove_pending_output() noexcept {
 void check_output_path(const std::string& path, const OutputOptions& options) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0) {
-    existing_output_is_device(path, st, options.force);
+    // A block device without -f is refused as OutputFile will; a character
+    // device is left to it (telling a terminal, refused even with -f, takes
+    // opening it).
+    if (existing_output_is_device(path, st, options.force) && !options.force && S_ISBLK(st.st_mode)) {
+      throw device_needs_force_error(path);
+    }
     return;
   }
   if (errno != ENOENT) throw system_error(path);
@@ -176,6 +185,10 @@ void refuse_writing_the_input(int fd, int input_fd, const std::string& name) {
   const bool same_file = S_ISREG(out.st_mode) && S_ISREG(in.st_mode) && out.st_dev == in.st_dev &&
                          out.st_ino == in.st_ino;
   const bool same_device = S_ISBLK(out.st_mode) && S_ISBLK(in.st_mode) && out.st_rdev == in.st_rdev;
+  // A pipe paes reads and writes itself never ends: paes holds a writer.
+  const bool same_pipe = S_ISFIFO(out.st_mode) && S_ISFIFO(in.st_mode) && out.st_dev == in.st_dev &&
+                         out.st_ino == in.st_ino;
+  if (same_pipe) throw Error(name + " is also the input: a pipe paes wrote into itself would never end");
   if (same_file || same_device) {
     throw Error(name + " is also the input: written in place, it would be overwritten before it is read (" +
                 (same_device ? std::string("write to another device or file")

@@ -304,6 +304,24 @@ class StreamOutputTest(OutputTestCase):
             err = p.stderr.read()
         self.assertEqual((p.returncode, err), (0, b""))
         self.assertEqual(got, want, "through /dev/fd/N")
+        # <(...) by mistake: paes holds the read end, and writing there would lose the output.
+        read_end, write_end = os.pipe()
+        cmd = [PAES, "encrypt", "--key-file", self.key] + RAW + [self.inp, "-o", f"/dev/fd/{read_end}"]
+        proc = subprocess.run(cmd, pass_fds=(read_end,), stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+        os.close(read_end)
+        os.close(write_end)
+        self.assertEqual(proc.returncode, 1, describe(proc))
+        self.assertIn(b"symbolic link", proc.stderr)
+        # A named pipe that is also the input: refused, not a run that never ends.
+        with subprocess.Popen(["sh", "-c", f"sleep 30 > {fifo}"]) as writer:
+            proc = run(["encrypt", "--key-file", self.key] + RAW + [fifo, "-o", fifo])
+            writer.kill()
+        self.assertEqual(proc.returncode, 1, describe(proc))
+        self.assertIn(b"is also the input", proc.stderr)
+        # --json goes to stdout: /dev/fd/1 as the output is stdout too.
+        proc = run(["encrypt", "--key-file", self.key, "--json"] + RAW + [self.inp, "-o", "/dev/fd/1"])
+        self.assertEqual(proc.returncode, 2, describe(proc))
+        self.assertIn(b"--json prints on stdout", proc.stderr)
         # A link to a pipe anywhere else is an existing output, never followed.
         link = os.path.join(self.out_dir, "link-to-fifo")
         os.symlink(fifo, link)
@@ -332,11 +350,14 @@ class StreamOutputTest(OutputTestCase):
         cmd = [PAES, "encrypt", "--key-file", self.key, "--progress", "-o", out]
         with subprocess.Popen(cmd, stdin=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
             proc.stderr.close()  # whoever read the progress has gone
+            # Progress draws once data has flowed for a second: feed until paes has gone (at most a minute).
             try:
-                proc.stdin.write(os.urandom(1 << 20))
-                proc.stdin.flush()
-                time.sleep(1.5)  # progress draws once data has flowed for a second
-                proc.stdin.write(os.urandom(1 << 20))
+                for _ in range(120):
+                    proc.stdin.write(os.urandom(1 << 20))
+                    proc.stdin.flush()
+                    if proc.poll() is not None:
+                        break
+                    time.sleep(0.5)
                 proc.stdin.close()
             except BrokenPipeError:
                 pass
