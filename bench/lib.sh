@@ -14,6 +14,13 @@ bench_setup() {
   size_mib="${1:-1024}"
   runs="${2:-5}"
   local base="${3:-${TMPDIR:-/tmp}}"
+  # Checked before anything is written: a negative size made 'head -c' copy
+  # /dev/urandom without end, filling the disk (or memory, on tmpfs).
+  local value
+  for value in "$size_mib" "$runs"; do
+    [[ "$value" =~ ^[1-9][0-9]*$ ]] || { echo "SIZE_MIB and RUNS are positive whole numbers, got '$value'" >&2; exit 2; }
+  done
+  command -v openssl > /dev/null || { echo "openssl is not installed: it makes the inputs and keys" >&2; exit 1; }
   paes="${PAES:-$root/build/release/paes}"
   [ -x "$paes" ] || { echo "build paes first (cmake --preset release && cmake --build --preset release)" >&2; exit 1; }
   work="$(mktemp -d "$base/paes-$name.XXXXXX")"

@@ -224,7 +224,8 @@ void check_output_path(const std::string& path, const OutputOptions& options);
 // created (OutputFile), on a file system every rank mounts. Writes start their
 // writeback at once, as OutputFile's do; close() makes them durable (fdatasync)
 // and reports what the file system reports only then (NFS: ENOSPC, EDQUOT,
-// EIO at close). It never creates, renames or removes the file.
+// EIO at close). It never creates, renames or removes the file. /dev/null,
+// named so, is taken too: every rank discards its part.
 class SharedOutputFile final : public Sink {
  public:
   explicit SharedOutputFile(const std::string& path);

@@ -118,7 +118,11 @@ or bit.)");
   cmd->add_option_function<std::vector<std::string>>(
          "--size", [&args](const std::vector<std::string>& texts) {
            args.sizes.clear();
-           for (const auto& text : texts) args.sizes.push_back(size_value(text));
+           for (const auto& text : texts) {
+             // An empty buffer has no throughput: every ratio would be 0/0.
+             if (size_value(text) == 0) throw CLI::ValidationError("--size", "a size of 0 measures nothing");
+             args.sizes.push_back(size_value(text));
+           }
          },
          "Buffer sizes, comma-separated (default 64M)")
       ->delimiter(',')

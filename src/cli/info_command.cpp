@@ -92,7 +92,9 @@ int run_info(const InfoArgs& args) {
                                  {"gpu_from_bytes", v.gpu_from_bytes ? nlohmann::json(*v.gpu_from_bytes) : nullptr}});
   }
   if (args.json) {
-    std::cout << info.dump(2) << '\n';
+    // Paths (the rate cache's, from HOME) need not be UTF-8, which JSON
+    // text must be: bytes that aren't become U+FFFD, not a failed command.
+    std::cout << info.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     return 0;
   }
   auto yes = [](bool on) { return on ? "yes" : "no"; };

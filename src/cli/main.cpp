@@ -19,6 +19,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "cli/command_line.hpp"
 #include "paes/error.hpp"
@@ -110,6 +111,37 @@ class EndingSignals {
   bool ignored_[std::size(kEndingSignals)] = {};
 };
 
+// This process's MPI world size, as the launchers tell each process they
+// start (MPICH's Hydra and Slurm: PMI_SIZE; Open MPI: OMPI_COMM_WORLD_SIZE),
+// and its rank; 1 and 0 outside a launcher.
+std::pair<long, long> launched_world() {
+  for (const auto& [size_name, rank_name] : {std::pair{"PMI_SIZE", "PMI_RANK"},
+                                             std::pair{"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK"}}) {
+    if (const char* size = std::getenv(size_name)) {
+      const char* rank = std::getenv(rank_name);
+      return {std::strtol(size, nullptr, 10), rank != nullptr ? std::strtol(rank, nullptr, 10) : 0};
+    }
+  }
+  return {1, 0};
+}
+
+// Under mpiexec with several ranks but without --engine mpi, each rank ran
+// the whole job on its own: the same output written N times, or refused by
+// all but one ("already exists"), and mpiexec failing though the output was
+// written. Refused (rank 0 says why; the others end with the same status).
+bool ranks_without_engine_mpi(int argc, char** argv) {
+  const auto [size, rank] = launched_world();
+  if (size <= 1 || argc < 2) return false;
+  const std::string_view command = argv[1];
+  if (command != "encrypt" && command != "decrypt") return false;
+  if (rank == 0) {
+    fail("this is one of " + std::to_string(size) +
+             " ranks mpiexec started, and without --engine mpi each would run the whole job: add --engine mpi",
+         2);
+  }
+  return true;
+}
+
 // A standard descriptor the caller closed (paes <&-) would go to the first
 // file paes opens: an eventfd became "stdin", and paes waited on it forever.
 // Each closed one is held by /dev/null opened the wrong way round (stdin
@@ -142,7 +174,10 @@ int hand_over_to_paes_mpi(char** argv, const EndingSignals& ending_signals) {
   ending_signals.hand_down();
   ::execv(path.c_str(), argv);
   if (errno == ENOENT) {
-    return fail("--engine mpi needs paes-mpi beside paes (" + path + "), which this build lacks (no MPI found)", 2);
+    // Not built (no MPI was found), or not installed beside this paes.
+    return fail("--engine mpi needs paes-mpi beside paes, and there is none at " + path +
+                    " (a build without MPI makes none)",
+                2);
   }
   return fail("--engine mpi: starting " + path + ": " + std::strerror(errno), 1);
 }
@@ -160,6 +195,7 @@ int main(int argc, char** argv) {
   // reports "File too large" and cleans up as after any write error.
   std::signal(SIGXFSZ, SIG_IGN);
   const EndingSignals ending_signals;
+  if (!mpi_requested(argc, argv) && ranks_without_engine_mpi(argc, argv)) return 2;
 #ifdef PAES_HAVE_MPI
   // Under --engine mpi, rank 0 runs the command line and hands the job to the
   // other ranks, which only serve (see engine/mpi/mpi_engine.cpp).

@@ -52,6 +52,7 @@ import argparse
 import itertools
 import json
 import os
+import stat
 import shutil
 import signal
 import subprocess
@@ -512,6 +513,34 @@ class FailureTest(MpiTestCase):
 
 
 # --------------------------------------------------------------------------- 4. sequential
+
+class NoFileOutputTest(MpiTestCase):
+    """3b: /dev/null as the output (checking a file's integrity on a cluster), and ranks that forgot
+    --engine mpi."""
+
+    def test_dev_null_discards_every_ranks_part(self):
+        key_file, _ = self.key_file(256)
+        inp = write_file(self.path("in.bin"), os.urandom((3 << 20) + 5))
+        sealed = self.path("s.paes")
+        proc = run_local(["encrypt", "--key-file", key_file, "--segment-size", "64K", inp, "-o", sealed])
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        proc = run_mpi(3, ["decrypt", "--engine", "mpi", "--key-file", key_file, sealed, "-o", "/dev/null"])
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        damaged = bytearray(read_file(sealed))
+        damaged[len(damaged) // 2] ^= 1
+        bad = write_file(self.path("bad.paes"), bytes(damaged))
+        proc = run_mpi(3, ["decrypt", "--engine", "mpi", "--key-file", key_file, bad, "-o", "/dev/null"])
+        self.assertEqual(proc.returncode, 1, describe(proc))
+        self.assertIn(b"authentication failed", proc.stderr)
+        self.assertTrue(stat.S_ISCHR(os.lstat("/dev/null").st_mode), "/dev/null was replaced")
+
+    def test_ranks_without_engine_mpi_are_refused(self):
+        key_file, _ = self.key_file(256)
+        inp = write_file(self.path("in.bin"), os.urandom(1000))
+        out_dir = self.new_dir("out")
+        self.expect_failure(3, ["encrypt", "--key-file", key_file, inp, "-o", os.path.join(out_dir, "x")], out_dir,
+                            "add --engine mpi", code=2)
+
 
 class SequentialTest(MpiTestCase):
     """4: sequential directions run on rank 0, give openssl's bytes, print one note."""

@@ -365,6 +365,10 @@ struct MpiSession::Watch {
 };
 
 void MpiSession::watch_temporary(const std::string& path) {
+  // Only a temporary file: an output written in place (/dev/null, a device)
+  // is no temporary, and the watcher's rm must never reach it.
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
   if (rank_ == 0 && !watch_) watch_ = std::make_unique<Watch>(path);
 }
 
