@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -56,8 +57,9 @@ int run_command_line(int argc, char** argv);
 // The signals that end paes remove its temporary output first, then end it as
 // they would have. SIGPIPE among them: a --progress whose stderr pipe closed
 // (or a reader of stdout that left) ends paes, as it ends any tool, but not
-// with its temporary output left behind. A signal ignored when paes started (nohup, a script's
-// background job) stays ignored: the caller asked paes to survive it. Which
+// with its temporary output left behind. A signal ignored when paes started
+// (nohup, a script's background job) stays ignored: the caller asked paes to
+// survive it. Which
 // ones were ignored is read before MPI starts, since an MPI library may
 // install handlers of its own (and paes-mpi learns it from paes, below).
 constexpr int kEndingSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
@@ -125,13 +127,26 @@ std::pair<long, long> launched_world() {
   return {1, 0};
 }
 
+// Whether the launcher's own process started this one (mpiexec -n N paes),
+// rather than a script a rank runs (mpiexec -n N sh -c 'paes ... part$PMI_RANK',
+// each rank a job of its own, which is no mistake).
+bool started_by_mpi_launcher() {
+  std::ifstream comm("/proc/" + std::to_string(::getppid()) + "/comm");
+  std::string parent;
+  std::getline(comm, parent);
+  for (const char* launcher : {"hydra_pmi_proxy", "orted", "prted", "slurmstepd", "mpiexec", "mpirun"}) {
+    if (parent == launcher) return true;
+  }
+  return false;
+}
+
 // Under mpiexec with several ranks but without --engine mpi, each rank ran
 // the whole job on its own: the same output written N times, or refused by
 // all but one ("already exists"), and mpiexec failing though the output was
 // written. Refused (rank 0 says why; the others end with the same status).
 bool ranks_without_engine_mpi(int argc, char** argv) {
   const auto [size, rank] = launched_world();
-  if (size <= 1 || argc < 2) return false;
+  if (size <= 1 || argc < 2 || !started_by_mpi_launcher()) return false;
   const std::string_view command = argv[1];
   if (command != "encrypt" && command != "decrypt") return false;
   if (rank == 0) {
