@@ -1,8 +1,10 @@
 #include <omp.h>
 #include <openssl/crypto.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -38,6 +40,25 @@ std::string describe(const AutoVerdict& v) {
          (v.gpu_from_bytes ? "the GPU from " + format_size(*v.gpu_from_bytes) : "threads at any size");
 }
 
+// The engines this paes can run: the build's, less mpi where --engine mpi
+// could not start (paes hands it to paes-mpi beside itself, and a copied or
+// half-installed paes has none; scripts decide by this list).
+std::string runnable_engines() {
+  std::string engines(compiled_engines());
+  char self[4096];
+  const ssize_t len = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  if (len <= 0) return engines;
+  const std::string path(self, static_cast<std::size_t>(len));
+  const std::string dir = path.substr(0, path.rfind('/') + 1);
+  if (path.substr(dir.size()) == "paes-mpi" || ::access((dir + "paes-mpi").c_str(), X_OK) == 0) return engines;
+  std::istringstream words(engines);
+  std::string runnable;
+  for (std::string word; words >> word;) {
+    if (word != "mpi") runnable += (runnable.empty() ? "" : " ") + word;
+  }
+  return runnable;
+}
+
 }  // namespace
 
 int run_info(const InfoArgs& args) {
@@ -58,7 +79,7 @@ int run_info(const InfoArgs& args) {
       {"backends", nlohmann::json::array()},
       {"backend_auto_chooses", segment_backend_name()},
       {"online_cpus", online_cpus()},
-      {"engines", compiled_engines()},
+      {"engines", runnable_engines()},
       {"openmp", _OPENMP},
       {"opencl_devices", nlohmann::json::array()},
       {"cuda_devices", nlohmann::json::array()},
@@ -109,7 +130,7 @@ int run_info(const InfoArgs& args) {
     std::cout << "  " << b.name << ": " << (b.available ? b.detail : "unavailable, " + b.why_not) << '\n';
   }
   std::cout << "Online CPUs: " << online_cpus() << " (default --threads)\n"
-            << "Engines:     " << compiled_engines() << '\n'
+            << "Engines:     " << runnable_engines() << '\n'
             << "OpenMP:      " << _OPENMP << '\n';
   for (const char* kind : {"opencl_devices", "cuda_devices"}) {
     const bool opencl = std::string_view(kind) == "opencl_devices";

@@ -402,6 +402,21 @@ class ReportingTest(PaesTestCase):
         else:
             self.assertNotIn("cuda_versions", info)
 
+    def test_info_lists_mpi_only_where_paes_mpi_is(self):
+        # --engine mpi hands the job to paes-mpi beside paes: a paes copied on its own can't run it,
+        # and scripts decide by this list.
+        beside = os.path.join(os.path.dirname(os.path.realpath(PAES)), "paes-mpi")
+        if not os.access(beside, os.X_OK):
+            self.skipTest("SKIPPED: this build has no paes-mpi (no MPI found)")
+        self.assertIn("mpi", json.loads(run(["info", "--json"]).stdout)["engines"].split())
+        alone = os.path.join(self.tmp, "paes")
+        with open(os.path.realpath(PAES), "rb") as src, open(alone, "wb") as dst:
+            dst.write(src.read())
+        os.chmod(alone, 0o755)
+        proc = subprocess.run([alone, "info", "--json"], capture_output=True, timeout=120)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.assertNotIn("mpi", json.loads(proc.stdout)["engines"].split())
+
     def test_help(self):
         for args in (["--help"], ["encrypt", "--help"]):
             proc = run(args)
