@@ -45,6 +45,27 @@ std::optional<int> writable_descriptor_pipe(const std::string& path) {
   return fd;
 }
 
+// Opens the stream `path` names with `flags` (a named pipe waits for the
+// other end, as a shell's redirection does); throws naming it.
+int open_stream(const std::string& path, int flags) {
+  const int fd = ::open(path.c_str(), flags | O_CLOEXEC);
+  if (fd < 0) throw system_error(path);
+  return fd;
+}
+
+// Runs the rest of an endpoint's constructor; where it throws, closes the
+// descriptor the endpoint opened (-1: none), since no destructor runs for a
+// constructor that throws.
+template <class Rest>
+void closing_on_failure(int owned_fd, const Rest& rest) {
+  try {
+    rest();
+  } catch (...) {
+    if (owned_fd >= 0) ::close(owned_fd);
+    throw;
+  }
+}
+
 }  // namespace
 
 bool names_output_pipe(const std::string& path) {
@@ -61,10 +82,7 @@ InputEndpoint::InputEndpoint(const std::string& path, bool refuse_terminal) {
   if (names_stdio(path)) {
     name_ = "stdin";
   } else if (names_stream(path)) {
-    // Opening a named pipe waits for its writer, as openssl and age do.
-    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw system_error(path);
-    owned_fd_ = fd;
+    fd = owned_fd_ = open_stream(path, O_RDONLY);  // as openssl and age read a named pipe
     name_ = path;
   } else {
     file_ = std::make_unique<InputFile>(path);
@@ -73,15 +91,12 @@ InputEndpoint::InputEndpoint(const std::string& path, bool refuse_terminal) {
     return;
   }
   fd_ = fd;
-  try {
+  closing_on_failure(owned_fd_, [&] {
     if (refuse_terminal && ::isatty(fd)) {
       throw usage_error("refusing to read ciphertext from a terminal: give an input file or a pipe");
     }
     stream_ = std::make_unique<StreamReader>(fd, name_);
-  } catch (...) {
-    if (owned_fd_ >= 0) ::close(owned_fd_);  // no destructor runs for a constructor that throws
-    throw;
-  }
+  });
 }
 
 InputEndpoint::~InputEndpoint() {
@@ -126,24 +141,18 @@ OutputEndpoint::OutputEndpoint(const std::string& path, const OutputOptions& opt
     owned_fd_ = fd;
     name_ = path;
   } else if (names_output_pipe(path)) {
-    // Opening a named pipe waits for its reader, as a shell's redirection does.
-    fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) throw system_error(path);
-    owned_fd_ = fd;
+    fd = owned_fd_ = open_stream(path, O_WRONLY);
     name_ = path;
   } else {
     file_ = std::make_unique<OutputFile>(path, options);
     name_ = path;
     return;
   }
-  try {
+  closing_on_failure(owned_fd_, [&] {
     // stdout appended to the input (paes < f >> f) would read its own output.
     refuse_writing_the_input(fd, options.input_fd, name_);
     stream_ = std::make_unique<StreamWriter>(fd, name_);
-  } catch (...) {
-    if (owned_fd_ >= 0) ::close(owned_fd_);  // no destructor runs for a constructor that throws
-    throw;
-  }
+  });
 }
 
 OutputEndpoint::~OutputEndpoint() {

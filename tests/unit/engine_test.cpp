@@ -25,17 +25,10 @@ namespace {
 // A parallel job of 1-byte chunks of which chunks 5 and 7 are bad; chunk 5's
 // worker fails only after chunk 7's has, so the later chunk's error comes
 // first in time.
-class TwoBadChunks final : public Job {
+class TwoBadChunks final : public test::StridedChunksJob {
  public:
-  bool parallel() const override { return true; }
-  std::size_t lookback_len() const override { return 0; }
-  std::uint64_t in_offset(std::uint64_t i) const override { return i; }
-  std::uint64_t nominal_in_len(std::uint64_t) const override { return 1; }
-  Chunk chunk(std::uint64_t i, std::uint64_t len, bool last) const override { return Chunk{i, i, len, i, last}; }
-  std::size_t out_capacity(const Chunk& c) const override { return static_cast<std::size_t>(c.in_len); }
-  std::uint64_t chunk_count(std::uint64_t len) const override { return len; }
+  TwoBadChunks() : StridedChunksJob(1) {}
   std::unique_ptr<ChunkWorker> make_worker() const override;
-  SecretBytes ticket() const override { return SecretBytes(); }
 
   mutable std::mutex mutex;
   mutable std::condition_variable changed;

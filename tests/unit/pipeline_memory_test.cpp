@@ -22,19 +22,10 @@ constexpr std::uint64_t kHugeChunk = std::uint64_t{64} << 20;
 
 // A parallel job of 64 MiB chunks whose chunks are really 1 byte long: the
 // pipeline sizes its ring by the nominal length, the test allocates nothing.
-class HugeChunks final : public Job {
+class HugeChunks final : public test::StridedChunksJob {
  public:
-  bool parallel() const override { return true; }
-  std::size_t lookback_len() const override { return 0; }
-  std::uint64_t in_offset(std::uint64_t i) const override { return i * kHugeChunk; }
-  std::uint64_t nominal_in_len(std::uint64_t) const override { return kHugeChunk; }
-  Chunk chunk(std::uint64_t i, std::uint64_t len, bool last) const override {
-    return Chunk{i, in_offset(i), len, in_offset(i), last};
-  }
-  std::size_t out_capacity(const Chunk& c) const override { return static_cast<std::size_t>(c.in_len); }
-  std::uint64_t chunk_count(std::uint64_t len) const override { return len; }
+  HugeChunks() : StridedChunksJob(kHugeChunk) {}
   std::unique_ptr<ChunkWorker> make_worker() const override;
-  SecretBytes ticket() const override { return SecretBytes(); }
 
   // Chunk 0's worker holds it until the reader has taken every slot it can.
   mutable std::mutex mutex;

@@ -15,8 +15,31 @@
 
 #include "paes/backend.hpp"
 #include "paes/mode.hpp"
+#include "paes/plan.hpp"
 
 namespace paes::test {
+
+// A parallel job of chunks `stride` bytes apart, each as long as its caller
+// says (tests read a byte of each: stride 64 MiB sizes buffers by it without
+// allocating them), as many chunks as the input has bytes; workers are the
+// test's (make_worker).
+class StridedChunksJob : public Job {
+ public:
+  explicit StridedChunksJob(std::uint64_t stride) : stride_(stride) {}
+  bool parallel() const override { return true; }
+  std::size_t lookback_len() const override { return 0; }
+  std::uint64_t in_offset(std::uint64_t i) const override { return i * stride_; }
+  std::uint64_t nominal_in_len(std::uint64_t) const override { return stride_; }
+  Chunk chunk(std::uint64_t i, std::uint64_t len, bool last) const override {
+    return Chunk{i, in_offset(i), len, in_offset(i), last};
+  }
+  std::size_t out_capacity(const Chunk& c) const override { return static_cast<std::size_t>(c.in_len); }
+  std::uint64_t chunk_count(std::uint64_t len) const override { return len; }
+  SecretBytes ticket() const override { return SecretBytes(); }
+
+ private:
+  std::uint64_t stride_;
+};
 
 // A fixture with a fresh directory of its own, named after the test and this
 // process, removed afterwards; and whole-file helpers for what goes in it.
