@@ -13,8 +13,8 @@
 #include <utility>
 
 #include "api/job_runner.hpp"
-#include "engine/feed.hpp"
 #include "cipher/kdf.hpp"
+#include "engine/feed.hpp"
 #include "format/recipients.hpp"
 #include "format/sealed_format.hpp"
 #include "paes/endpoint.hpp"

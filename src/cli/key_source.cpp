@@ -56,7 +56,6 @@ SecretBytes decode_key_file(const SecretBytes& content, const std::string& path)
   }
   if (hex_length) {
     if (auto key = decode_hex(text)) return std::move(*key);
-    if (text_only) throw not_a_key();
   }
   // Text is never raw key bytes, whatever its length: said as such, not as
   // a byte count that includes its newline.

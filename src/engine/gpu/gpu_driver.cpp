@@ -32,6 +32,9 @@ std::array<std::uint32_t, 4> block_words(const Block& b) {
   return w;
 }
 
+// What one copy thread moves at a time.
+constexpr std::size_t kPart = std::size_t{1} << 20;
+
 // Moves a batch between a page-locked buffer and memory or a file, split over
 // `threads` in 1 MiB parts: work(at, len) for each part of [0, n). One thread
 // copies ~12 GB/s and reads a page-cached file at ~8, about a quarter of what
@@ -39,8 +42,6 @@ std::array<std::uint32_t, 4> block_words(const Block& b) {
 // at a few GB/s, so a lone thread would bound the whole pipeline; the threads
 // engine reads and writes with every core. Small batches stay on one thread.
 // The first part to throw is rethrown once all are done.
-constexpr std::size_t kPart = std::size_t{1} << 20;
-
 template <class Work>
 void split_parts(std::size_t n, unsigned threads, const Work& work) {
   if (threads <= 1 || n < 2 * kPart) {
