@@ -241,11 +241,12 @@ class SharedOutputFile final : public Sink {
   int fd_ = -1;
 };
 
-// Removes the temporary of the OutputFile being written, if there is one.
-// Async-signal-safe: for a program's handler of the signals that end it (the
-// library installs none; the paes tool handles SIGINT, SIGTERM, SIGHUP,
-// SIGQUIT and SIGPIPE so, then dies of the signal).
-void remove_pending_output() noexcept;
+// Removes the temporary of the OutputFile being written, if there is one, and
+// says whether there was. Async-signal-safe: for a program's handler of the
+// signals that end it (the library installs none; the paes tool handles
+// SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE and others so, then dies of the
+// signal), or its atexit() hook.
+bool remove_pending_output() noexcept;
 
 // The output of a job, never visible under its final name until complete.
 //

@@ -63,6 +63,13 @@ int run_command_line(int argc, char** argv);
 // ones were ignored is read before MPI starts, since an MPI library may
 // install handlers of its own (and paes-mpi learns it from paes, below).
 constexpr int kEndingSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
+// Signals that end a process by default and that paes takes over only while
+// nobody else has (a library's handler, a profiler's SIGPROF, a signal
+// ignored at start stay as they were): a CPU-time limit (ulimit -t), `timeout
+// -s ALRM`, a stray kill -USR1, and SIGABRT (std::terminate, a failed
+// assertion in a library) would otherwise leave the temporary output behind,
+// with partial plaintext in it when decrypting.
+constexpr int kDefaultEndingSignals[] = {SIGXCPU, SIGALRM, SIGVTALRM, SIGPROF, SIGUSR1, SIGUSR2, SIGABRT};
 
 extern "C" void remove_output_and_die(int sig) {
   paes::remove_pending_output();
@@ -100,6 +107,12 @@ class EndingSignals {
     sigemptyset(&ignore.sa_mask);
     for (std::size_t i = 0; i < std::size(kEndingSignals); ++i) {
       sigaction(kEndingSignals[i], ignored_[i] ? &ignore : &action, nullptr);
+    }
+    for (const int sig : kDefaultEndingSignals) {
+      struct sigaction current {};
+      if (sigaction(sig, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) {
+        sigaction(sig, &action, nullptr);
+      }
     }
   }
   // The snapshot, for a program this one execs (kIgnoredAtStart).
@@ -209,6 +222,16 @@ int main(int argc, char** argv) {
   // Ignored, on every rank, the write fails with EFBIG instead, and paes
   // reports "File too large" and cleans up as after any write error.
   std::signal(SIGXFSZ, SIG_IGN);
+  // A library that ends the process with exit() (libgomp when it can't start
+  // its threads) runs no destructor: the temporary output goes here, and the
+  // library's own line gets paes' word on what is left. After a normal end
+  // there is none to remove (committed, or removed on failure).
+  std::atexit([] {
+    if (paes::remove_pending_output()) {
+      static constexpr char kSaid[] = "paes: stopped before the output was complete: nothing was written\n";
+      [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, kSaid, sizeof kSaid - 1);
+    }
+  });
   const EndingSignals ending_signals;
   if (!mpi_requested(argc, argv) && ranks_without_engine_mpi(argc, argv)) return 2;
 #ifdef PAES_HAVE_MPI

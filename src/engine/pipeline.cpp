@@ -24,12 +24,30 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <string>
+#include <system_error>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "engine/first_error.hpp"
+#include "paes/error.hpp"
 
 namespace paes {
+namespace {
+
+// A thread, or an Error that says which and what to do: threads can run out
+// (ulimit -u, no address space left for their stacks).
+template <class Body>
+std::thread start_thread(const char* what, Body&& body) {
+  try {
+    return std::thread(std::forward<Body>(body));
+  } catch (const std::system_error& e) {
+    throw Error(std::string("starting ") + what + ": " + e.what() + " (try fewer --threads)");
+  }
+}
+
+}  // namespace
 
 std::uint64_t run_pipeline(const Job& job, ChunkFeed& feed, ChunkDrain& drain, unsigned workers,
                            const ProgressCallback& progress) {
@@ -68,7 +86,7 @@ std::uint64_t run_pipeline(const Job& job, ChunkFeed& feed, ChunkDrain& drain, u
     feed.interrupt();
   };
 
-  std::thread reader([&] {
+  std::thread reader = start_thread("the reader thread", [&] {
     try {
       for (;;) {
         std::size_t slot = 0;
@@ -102,9 +120,19 @@ std::uint64_t run_pipeline(const Job& job, ChunkFeed& feed, ChunkDrain& drain, u
     }
   });
 
+  // A worker that can't be started stops the job like any failure: left to
+  // unwind past the running reader, its exception would end paes in
+  // std::terminate, with the temporary output left behind.
   std::vector<std::thread> pool;
-  for (unsigned w = 0; w < workers; ++w) {
-    pool.emplace_back([&] {
+  const auto start_worker = [&](auto&& body) {
+    try {
+      pool.push_back(start_thread("worker threads", body));
+    } catch (...) {
+      fail();
+    }
+  };
+  for (unsigned w = 0; w < workers && !error.failed(); ++w) {
+    start_worker([&] {
       try {
         const auto worker = job.make_worker();
         for (;;) {

@@ -3,7 +3,7 @@
 // The temporary lives beside the target (".NAME.paes-XXXXXX") so that commit is
 // one rename within a directory. The library installs no signal handler: a
 // program's handler calls remove_pending_output() (the paes tool does, for
-// SIGINT, SIGTERM, SIGHUP, SIGQUIT and SIGPIPE, in cli/main.cpp). That may
+// SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE and others, in cli/main.cpp). That may
 // only touch async-signal-safe state, so the path sits in a static buffer
 // armed by a sig_atomic_t flag.
 //
@@ -157,8 +157,10 @@ std::string directory_of(const std::string& path) {
 
 }  // namespace
 
-void remove_pending_output() noexcept {
-  if (g_cleanup_armed) ::unlink(g_cleanup_path);
+bool remove_pending_output() noexcept {
+  if (!g_cleanup_armed) return false;
+  ::unlink(g_cleanup_path);
+  return true;
 }
 
 void check_output_path(const std::string& path, const OutputOptions& options) {

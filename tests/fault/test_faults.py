@@ -16,11 +16,15 @@ offset so the test can act while paes is certainly mid-run.
   T. the input truncated mid-run fails ("file shrank while being read"); grown
      mid-run, paes encrypts the size it saw at start; unlinked mid-run, it
      completes correctly (the open descriptor still reads every byte).
-  S. SIGINT, SIGTERM, SIGQUIT: paes removes its temporary and dies of the signal (a shell
-     shows 128 + the signal number: 130, 143, 131). SIGKILL leaves a stale temporary
+  S. SIGINT, SIGTERM, SIGQUIT, and the other signals that end a process by default
+     (SIGXCPU, SIGALRM, SIGUSR1, SIGABRT): paes removes its temporary and dies of the
+     signal (a shell shows 128 + the signal number: 130, 143, 131). SIGKILL leaves a stale temporary
      that never blocks the next run. A signal ignored at start (SIGINT in a
      script's background job) stays ignored.
   P. output directory not writable.
+  L. no threads to be had (RLIMIT_NPROC, as nobody; root only, else SKIPPED): the
+     ordered pipeline's reader or a worker, or OpenMP's team (libgomp ends paes
+     with exit(), and paes' exit hook removes the temporary and says so).
 
 Each failure runs over raw CTR encryption (threads and serial engines), CBC
 decryption (threads), CBC encryption (the ordered pipeline) where it differs,
@@ -68,7 +72,7 @@ UNDER_TSAN = "TSAN_OPTIONS" in os.environ
 TSAN_SIGNAL_GRACE = 10
 
 RESULTS = []  # (section, case, exit, left for a fresh output, left with -f over an old output)
-SECTIONS = "WRTSP"  # the table's order, as in the docstring
+SECTIONS = "WRTSPL"  # the table's order, as in the docstring
 
 
 # --------------------------------------------------------------------------- fixtures
@@ -602,6 +606,14 @@ class SignalTest(FaultTestCase):
             self.signal_case(sig, name)
         self.finish()
 
+    def test_other_signals_that_end_a_process(self):
+        """A CPU-time limit (ulimit -t), `timeout -s ALRM`, a stray SIGUSR1, an abort:
+        each ended paes with its temporary (partial plaintext, decrypting) left behind."""
+        for sig, name in ((signal.SIGXCPU, "ctr"), (signal.SIGALRM, "cbc-dec"), (signal.SIGUSR1, "open"),
+                          (signal.SIGABRT, "cbc-enc")):
+            self.signal_case(sig, name)
+        self.finish()
+
     def test_sigkill(self):
         for name in ("ctr", "seal", "open"):
             self.signal_case(signal.SIGKILL, name, rerun=True)
@@ -658,6 +670,74 @@ class PermissionTest(FaultTestCase):
                 return proc.returncode, stderr_line(proc.stderr)
             self.expect_failure(f"output directory not writable ({who})", job,
                                 ["cannot create the output in {outdir}: Permission denied"], run=run)
+        self.finish()
+
+
+# --------------------------------------------------------------------------- L. thread limits
+
+def tasks_of(uid):
+    """How many threads the user `uid` runs now: RLIMIT_NPROC counts them all."""
+    count = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                fields = dict(line.split(":", 1) for line in f if ":" in line)
+            if int(fields["Uid"].split()[0]) == uid:
+                count += int(fields["Threads"])
+        except (OSError, KeyError, ValueError):
+            pass  # ended meanwhile
+    return count
+
+
+class ThreadLimitTest(FaultTestCase):
+    """L: threads that can't be started end the run cleanly."""
+    section = "L"
+
+    def test_no_threads_to_be_had(self):
+        if os.geteuid() != 0 or shutil.which("setpriv") is None:
+            why = "not root" if os.geteuid() != 0 else "no setpriv"
+            print(f"SKIPPED: no threads to be had: RLIMIT_NPROC binds only a user without privilege, "
+                  f"and paes runs as nobody only for root with setpriv ({why})")
+            RESULTS.append((self.section, "no threads to be had", "SKIPPED", why, ""))
+            self.skipTest(why)
+        paes = shutil.copy2(PAES, self.path("paes"))  # the build tree may be closed to nobody
+        os.chmod(paes, 0o755)
+        # (job, threads nobody may start beside paes' main one, what says why)
+        cases = (("cbc-enc", 0, ["starting the reader thread: Resource temporarily unavailable",
+                                 "try fewer --threads"]),
+                 ("cbc-enc", 1, ["starting worker threads: Resource temporarily unavailable"]),
+                 ("ctr", 0, ["libgomp: Thread creation failed",
+                             "paes: stopped before the output was complete: nothing was written"]))
+        for name, spare, message in cases:
+            job = jobs()[name]
+            for force in (False, True):
+                out_dir = self.new_dir(f"nproc-{name}-{spare}-{force}")
+                os.chmod(out_dir, 0o777)
+                out = os.path.join(out_dir, "out.bin")
+                old = None
+                if force:
+                    old = os.urandom(100_000)
+                    write_file(out, old)
+                limit = tasks_of(NOBODY) + 1 + spare
+
+                def limit_threads():
+                    resource.setrlimit(resource.RLIMIT_NPROC, (limit, limit))
+                cmd = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", paes] + \
+                    job.command(job.input_path, out)[1:] + (["-f"] if force else [])
+                proc = subprocess.run(cmd, env=paes_env(), preexec_fn=limit_threads, capture_output=True,
+                                      timeout=RUN_TIMEOUT)
+                err = stderr_line(proc.stderr)
+                what = left_on_disk(out_dir, "out.bin", old)
+                label = (f"no thread beyond {1 + spare} (RLIMIT_NPROC, as nobody) -- {job.label}"
+                         f"{' (-f over old output)' if force else ''}")
+                print(f"  {label}: exit {describe_exit(proc.returncode)}; stderr: {err!r}; left: {what}", flush=True)
+                self.check(proc.returncode == 1, f"{label}: exit {describe_exit(proc.returncode)}, wanted 1")
+                self.check(all(m in err for m in message), f"{label}: stderr {err!r} lacks {message}")
+                self.check(what == ("old output intact" if force else "nothing"), f"{label}: left {what}")
+                if force:
+                    RESULTS.append((self.section, label.replace(" (-f over old output)", ""),
+                                    describe_exit(proc.returncode), left, what))
+                left = what
         self.finish()
 
 
