@@ -16,14 +16,16 @@ namespace paes {
 
 bool names_stdio(const std::string& path);  // "" or "-"
 // A path whose bytes can only be read front to back: a named pipe, a process
-// substitution's /dev/fd/N (a pipe), a character device, a socket.
+// substitution's /dev/fd/N (a pipe), a character device, a socket; and a
+// regular file of /proc, /sys and their kin, whose size is made up.
 bool names_stream(const std::string& path);
-// An output path written as a stream: a named pipe, or a process
-// substitution's /dev/fd/N (>(...)): a pipe or socket this process holds
+// An output path written as a stream, never a file to create or replace: a
+// named pipe, or a path that names one of this process's descriptors
+// (/dev/stdout; a process substitution's /dev/fd/N, >(...)), which must be
 // open for writing.
-bool names_output_pipe(const std::string& path);
+bool names_output_stream(const std::string& path);
 // N, for a path that names this process's descriptor N (/dev/fd/N,
-// /proc/self/fd/N).
+// /proc/self/fd/N, /dev/stdin, /dev/stdout, /dev/stderr).
 std::optional<int> descriptor_named(const std::string& path);
 
 class InputEndpoint {

@@ -274,7 +274,10 @@ void check_transform_usage(const TransformArgs& args, EngineKind engine) {
   if (args.json && (names_stdio(args.output) || descriptor_named(args.output) == STDOUT_FILENO)) {
     throw usage_error("--json prints on stdout, which carries the output: give -o FILE");
   }
-  if (names_stdio(args.input) || names_stdio(args.output)) check_streams(engine);
+  if (names_stdio(args.input) || names_stream(args.input) || names_stdio(args.output) ||
+      names_output_stream(args.output)) {
+    check_streams(engine);
+  }
   if (args.device && engine != EngineKind::opencl && engine != EngineKind::cuda &&
       engine != EngineKind::automatic) {
     throw usage_error("--device picks a GPU: it goes with --engine opencl, cuda or auto");
@@ -522,7 +525,7 @@ int run_transform(Direction direction, const TransformArgs& args, const CLI::App
   TransformOptions options = transform_options(args, engine);
   // An output that exists (without -f) or has no directory is refused now,
   // not after a passphrase was typed twice and scrypt ran.
-  if (!names_stdio(args.output) && !names_output_pipe(args.output)) {
+  if (!names_stdio(args.output) && !names_output_stream(args.output)) {
     check_output_path(args.output, {.force = args.force});
   }
   std::optional<std::uint64_t> input_size;

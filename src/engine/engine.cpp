@@ -131,8 +131,8 @@ struct EngineRow {
 std::atomic<MpiEngineMaker> g_mpi_engine{nullptr};
 
 constexpr std::string_view kMpiRefusesStreams =
-    "stdin and stdout are refused under MPI: every rank opens the input and output files itself "
-    "(give INPUT and -o OUTPUT)";
+    "streams (stdin, stdout, pipes, /proc files) are refused under MPI: every rank opens the input and "
+    "output files itself (give INPUT and -o OUTPUT as files)";
 
 constexpr EngineRow kEngines[] = {
     {EngineKind::serial, "serial", [](unsigned, std::optional<unsigned>) -> std::unique_ptr<Engine> {

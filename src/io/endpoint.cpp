@@ -1,9 +1,12 @@
 #include "paes/endpoint.hpp"
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
+#include <string>
 #include <string_view>
 
 #include "paes/error.hpp"
@@ -12,13 +15,43 @@ namespace paes {
 
 bool names_stdio(const std::string& path) { return path.empty() || path == "-"; }
 
+namespace {
+
+// A file system whose regular files are made up as they are read: their size
+// says nothing of what a read gives (0 in /proc, 4096 in /sys), so they are
+// read to their end, as a stream. Read by their size, /proc/cpuinfo was
+// sealed as an empty file, with success.
+bool on_pseudo_file_system(const std::string& path) {
+  struct statfs fs {};
+  if (::statfs(path.c_str(), &fs) != 0) return false;
+  switch (static_cast<unsigned long>(fs.f_type)) {
+    case PROC_SUPER_MAGIC:
+    case SYSFS_MAGIC:
+    case DEBUGFS_MAGIC:
+    case TRACEFS_MAGIC:
+    case SECURITYFS_MAGIC:
+    case CGROUP_SUPER_MAGIC:
+    case CGROUP2_SUPER_MAGIC:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
 bool names_stream(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return false;  // InputFile says why
+  if (S_ISREG(st.st_mode)) return on_pseudo_file_system(path);
   return S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode);
 }
 
 std::optional<int> descriptor_named(const std::string& path) {
+  // The standard descriptors' names in /dev (links to /proc/self/fd/N).
+  if (path == "/dev/stdin") return STDIN_FILENO;
+  if (path == "/dev/stdout") return STDOUT_FILENO;
+  if (path == "/dev/stderr") return STDERR_FILENO;
   for (const std::string_view prefix : {"/dev/fd/", "/proc/self/fd/"}) {
     if (!path.starts_with(prefix) || path.size() == prefix.size() || path.size() > prefix.size() + 9) continue;
     int fd = 0;
@@ -33,16 +66,21 @@ std::optional<int> descriptor_named(const std::string& path) {
 
 namespace {
 
-// The pipe or socket a process substitution, >(...), hands paes as
-// /dev/fd/N: this process's descriptor N, when it is open for writing.
-// (<(...) is the read end: writing into it would lose the output.)
-std::optional<int> writable_descriptor_pipe(const std::string& path) {
-  const std::optional<int> fd = descriptor_named(path);
-  struct stat st {};
-  if (!fd || ::fstat(*fd, &st) != 0 || !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) return std::nullopt;
-  const int flags = ::fcntl(*fd, F_GETFL);
-  if (flags < 0 || (flags & O_ACCMODE) == O_RDONLY) return std::nullopt;
-  return fd;
+// The descriptor an output path names (/dev/stdout; /dev/fd/N, which a
+// process substitution, >(...), hands paes), duplicated: a socket can't be
+// reopened by path, and such a path is never a file to create or replace
+// (with -f, the link /dev/stdout would have become a regular file, written
+// instead of stdout).
+int duplicate_output_descriptor(const std::string& path, int fd) {
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0) throw Error(path + ": descriptor " + std::to_string(fd) + " is not open");
+  if ((flags & O_ACCMODE) == O_RDONLY) {
+    // <(...) where >(...) was meant: writing there would lose the output.
+    throw Error(path + ": descriptor " + std::to_string(fd) + " is open only for reading");
+  }
+  const int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  if (copy < 0) throw system_error(path);
+  return copy;
 }
 
 // Opens the stream `path` names with `flags` (a named pipe waits for the
@@ -68,13 +106,12 @@ void closing_on_failure(int owned_fd, const Rest& rest) {
 
 }  // namespace
 
-bool names_output_pipe(const std::string& path) {
+bool names_output_stream(const std::string& path) {
+  if (descriptor_named(path)) return true;
+  // A named pipe. Other links are never followed to a pipe (one planted in a
+  // shared directory would hand the output to whoever reads that pipe).
   struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) return false;
-  // A named pipe; or a process substitution's descriptor. Other links are
-  // never followed to a pipe (one planted in a shared directory would hand
-  // the output to whoever reads that pipe).
-  return S_ISFIFO(st.st_mode) || writable_descriptor_pipe(path).has_value();
+  return ::lstat(path.c_str(), &st) == 0 && S_ISFIFO(st.st_mode);
 }
 
 InputEndpoint::InputEndpoint(const std::string& path, bool refuse_terminal) {
@@ -131,16 +168,10 @@ OutputEndpoint::OutputEndpoint(const std::string& path, const OutputOptions& opt
   int fd = STDOUT_FILENO;
   if (names_stdio(path)) {
     name_ = "stdout";
-    if (refuse_terminal && ::isatty(STDOUT_FILENO)) {
-      throw usage_error("refusing to write binary output to a terminal: give -o FILE or redirect stdout");
-    }
-  } else if (const std::optional<int> substituted = writable_descriptor_pipe(path)) {
-    // Its own descriptor, duplicated (a socket can't be reopened by path).
-    fd = ::fcntl(*substituted, F_DUPFD_CLOEXEC, 3);
-    if (fd < 0) throw system_error(path);
-    owned_fd_ = fd;
+  } else if (const std::optional<int> named = descriptor_named(path)) {
+    fd = owned_fd_ = duplicate_output_descriptor(path, *named);
     name_ = path;
-  } else if (names_output_pipe(path)) {
+  } else if (names_output_stream(path)) {
     fd = owned_fd_ = open_stream(path, O_WRONLY);
     name_ = path;
   } else {
@@ -149,6 +180,9 @@ OutputEndpoint::OutputEndpoint(const std::string& path, const OutputOptions& opt
     return;
   }
   closing_on_failure(owned_fd_, [&] {
+    if (refuse_terminal && ::isatty(fd)) {
+      throw usage_error("refusing to write binary output to a terminal: give -o FILE or redirect stdout");
+    }
     // stdout appended to the input (paes < f >> f) would read its own output.
     refuse_writing_the_input(fd, options.input_fd, name_);
     stream_ = std::make_unique<StreamWriter>(fd, name_);

@@ -518,6 +518,18 @@ class ErrorTest(PaesTestCase):
     def test_missing_input(self):
         self.fails(self.args(inp=self.path("does-not-exist")), 1, "no such file")
 
+    def test_proc_file_is_read_to_its_end(self):
+        """A /proc file's size is 0: read by its size, it was encrypted as empty, with
+        exit 0. paes reads its own /proc/self/cmdline: its argv, each ending in NUL."""
+        for engine in ("threads", "serial"):
+            args = [str(a) for a in self.args("encrypt", "cbc", inp="/proc/self/cmdline",
+                                              extra=["--engine", engine, "-f"])]
+            proc = run(args)
+            self.assertEqual(proc.returncode, 0, describe(proc))
+            want = b"".join(a.encode() + b"\0" for a in [PAES] + args)
+            got = openssl_ok("cbc", self.key, self.iv, read_file(self.out), decrypt=True)
+            self.assertEqual(got, want, f"--engine {engine}")
+
     def test_input_is_directory(self):
         self.fails(self.args(inp=self.new_dir("a-directory")), 1, "directory")
 

@@ -311,7 +311,7 @@ class StreamOutputTest(OutputTestCase):
         os.close(read_end)
         os.close(write_end)
         self.assertEqual(proc.returncode, 1, describe(proc))
-        self.assertIn(b"symbolic link", proc.stderr)
+        self.assertIn(b"is open only for reading", proc.stderr)
         # A named pipe that is also the input: refused, not a run that never ends.
         with subprocess.Popen(["sh", "-c", f"sleep 30 > {fifo}"]) as writer:
             proc = run(["encrypt", "--key-file", self.key] + RAW + [fifo, "-o", fifo])
@@ -326,6 +326,24 @@ class StreamOutputTest(OutputTestCase):
         link = os.path.join(self.out_dir, "link-to-fifo")
         os.symlink(fifo, link)
         self.refused(self.encrypt("raw") + ["-o", link], 1, "symbolic link")
+
+    def test_standard_descriptors_named_as_outputs(self):
+        """/dev/stdout and /proc/self/fd/1 are stdout, whatever it is: never a link to
+        refuse, or (with -f) to replace with a regular file that took the output."""
+        want = self.expected_raw()
+        proc = run(self.encrypt("raw") + ["-o", "/dev/stdout"])
+        self.assertEqual((proc.returncode, proc.stderr), (0, b""), describe(proc))
+        self.assertEqual(proc.stdout, want, "-o /dev/stdout into a pipe")
+        for name, force in (("/dev/stdout", []), ("/proc/self/fd/1", ["-f"])):
+            redirected = self.path("redirected.bin")
+            with open(redirected, "wb") as stdout:
+                proc = subprocess.run([PAES] + self.encrypt("raw") + ["-o", name] + force, stdout=stdout,
+                                      stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, timeout=60)
+            self.assertEqual((proc.returncode, proc.stderr), (0, b""), f"-o {name} {force}")
+            self.assertEqual(read_file(redirected), want, f"-o {name} {force}, stdout a file")
+        self.assertTrue(stat.S_ISLNK(os.lstat("/dev/stdout").st_mode))
+        # A descriptor that isn't open is an error, not a file to make.
+        self.refused(self.encrypt("raw") + ["-o", "/dev/fd/9", "-f"], 1, "descriptor 9 is not open")
 
     def test_stdout_that_is_the_input_is_refused(self):
         data = self.path("appended.bin")

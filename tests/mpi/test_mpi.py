@@ -25,7 +25,8 @@ Covers:
      Each exits non-zero with one "paes: " line and leaves nothing in the output directory.
   4. Sequential directions (cbc/cfb/cfb8/cfb1 encryption, ofb both ways) with 3 ranks give
      openssl's bytes and print the note once.
-  5. stdin and stdout are refused under MPI: exit 2, a message naming MPI, no file made.
+  5. stdin, stdout and other streams are refused under MPI: exit 2, a message naming
+     MPI, no file made.
   6. --json with 3 ranks: one object, engine "mpi", "ranks" with 3 entries of
      {compute_seconds, io_seconds, bytes_in, threads}, balanced bytes_in summing to the
      input size (raw modes, sealed encryption, sealed decryption).
@@ -605,6 +606,10 @@ class PipeRefusedTest(MpiTestCase):
                 for direction in DIRECTIONS:
                     for tail in (["-", "-o", out], ["-o", out], [inp, "-o", "-"], [inp]):
                         self.expect_failure(ranks, [direction] + opts + tail, out_dir, "MPI", code=2)
+        # Streams named as files: a /proc file (read to its end, its size is made up), and
+        # /dev/stdout; refused up front, as stdin and stdout are.
+        for tail in (["/proc/self/status", "-o", out], [inp, "-o", "/dev/stdout"]):
+            self.expect_failure(2, ["encrypt"] + raw + tail, out_dir, "MPI", code=2)
         self.finish()
 
 
