@@ -82,8 +82,7 @@ SecretBytes load_key(const KeySources& sources) {
   if (!sources.key_file.empty()) return decode_key_file(read_secret_file(sources.key_file, kMaxKeyFileLen, "key file " + sources.key_file),
                            sources.key_file);
   if (!sources.key_env.empty()) {
-    const char* value = std::getenv(sources.key_env.c_str());
-    if (!value) throw Error("environment variable " + sources.key_env + " is not set");
+    const char* value = secret_from_env(sources.key_env, "--key-env");
     auto key = decode_hex(value);
     if (!key) throw Error("environment variable " + sources.key_env + " does not hold a hex key");
     try {

@@ -262,9 +262,17 @@ SecretBytes passphrase_from_file(const std::string& path, PassphraseFileRule rul
   return SecretBytes(content.data(), len);
 }
 
-SecretBytes passphrase_from_env(const std::string& var) {
+const char* secret_from_env(const std::string& var, const char* option) {
   const char* value = std::getenv(var.c_str());
-  if (value == nullptr) throw Error("environment variable " + var + " is not set");
+  if (value == nullptr) {
+    throw Error(std::string(option) + ": no environment variable of that name is set (it takes the variable's name, "
+                "as in " + option + " PAES_SECRET, not its value)");
+  }
+  return value;
+}
+
+SecretBytes passphrase_from_env(const std::string& var) {
+  const char* value = secret_from_env(var, "--passphrase-env");
   const std::size_t len = std::strlen(value);
   if (len == 0) throw Error("environment variable " + var + " holds an empty passphrase");
   return SecretBytes(reinterpret_cast<const std::uint8_t*>(value), len);

@@ -58,6 +58,12 @@ SecretBytes passphrase_from_file(const std::string& path,
 // the file can't be read or holds more than max_len bytes.
 SecretBytes read_secret_file(const std::string& path, std::size_t max_len, const std::string& what);
 
+// The value of the environment variable `var`, named by `option`
+// (--key-env, --passphrase-env). Throws Error when it is unset, without
+// quoting `var`: a key or passphrase pasted where its variable's name
+// belongs would be printed.
+const char* secret_from_env(const std::string& var, const char* option);
+
 // The value of the environment variable `var`. Throws Error when it is unset
 // or empty.
 SecretBytes passphrase_from_env(const std::string& var);

@@ -270,6 +270,36 @@ ProgressMode progress_mode(const TransformArgs& args) {
 }
 
 // Refuses what neither kind of job takes, before a key is read or a file opened.
+// A name of the descriptor itself (/dev/stdin, /dev/fd/0): reading it uses
+// standard input up. (A file that stdin was redirected from, named by its
+// own path, is read afresh.) "-" too, where `dash_is_stdin` (-R, and the
+// data; a key or passphrase file named "-" is a file of that name).
+bool names_standard_input(const std::string& path, bool dash_is_stdin = true) {
+  return (dash_is_stdin && path == "-") || descriptor_named(path) == STDIN_FILENO;
+}
+
+// Standard input read for a secret (a key, passphrase, identity or
+// recipients file) is used up: it can't also be the data (`paes encrypt
+// --key-file /dev/stdin` took all of stdin for the key, then encrypted
+// nothing, with exit 0), nor be read for two of them.
+void refuse_reading_standard_input_twice(const TransformArgs& args, Direction direction) {
+  std::vector<std::string> readers;
+  const auto note = [&](const std::string& option, const std::string& path, bool dash_is_stdin) {
+    if (!path.empty() && names_standard_input(path, dash_is_stdin)) readers.push_back(option + " " + path);
+  };
+  note("--key-file", args.keys.key_file, false);
+  note("--passphrase-file", args.keys.passphrase_file, false);
+  for (const std::string& path : args.identities) note("-i", path, false);
+  for (const std::string& path : args.recipients_files) note("-R", path, true);
+  if (readers.size() > 1) {
+    throw usage_error(readers[0] + " and " + readers[1] + " both read standard input, which is read once");
+  }
+  if (readers.size() == 1 && (args.input.empty() || names_standard_input(args.input))) {
+    throw usage_error(readers[0] + " reads standard input, which is also the input to " +
+                      (direction == Direction::encrypt ? "encrypt" : "decrypt") + ": name the input file");
+  }
+}
+
 void check_transform_usage(const TransformArgs& args, EngineKind engine) {
   if (args.json && (names_stdio(args.output) || descriptor_named(args.output) == STDOUT_FILENO)) {
     throw usage_error("--json prints on stdout, which carries the output: give -o FILE");
@@ -293,13 +323,6 @@ TransformOptions transform_options(const TransformArgs& args, EngineKind engine)
   options.chunk_len = args.chunk_len;
   options.force = args.force;
   return options;
-}
-
-// "-", or a name of the descriptor itself (/dev/stdin, /dev/fd/0): reading
-// it uses standard input up. (A file that stdin was redirected from, named
-// by its own path, is read afresh.)
-bool names_standard_input(const std::string& path) {
-  return path == "-" || path == "/dev/stdin" || descriptor_named(path) == STDIN_FILENO;
 }
 
 // The sealed format's spec, with its key or passphrase; refuses raw-mode options.
@@ -332,13 +355,6 @@ SealedSpec sealed_spec(Direction direction, const TransformArgs& args, const CLI
     refuse(command, "--key-bits", "doesn't go with recipients: their files are always AES-256");
     refuse(command, "--scrypt-log-n", "sets a passphrase's scrypt cost; recipients need none");
     if (to_recipients) {
-      const auto from_stdin =
-          std::count_if(args.recipients_files.begin(), args.recipients_files.end(), names_standard_input);
-      if (from_stdin > 1) throw usage_error("-R - given twice: standard input is read once");
-      if (from_stdin == 1 && (args.input.empty() || names_standard_input(args.input))) {
-        throw usage_error("-R - (or /dev/stdin) reads the recipients from standard input, which is also the input to encrypt: "
-                          "name the input file");
-      }
       spec.recipients = load_recipients(args.recipients, args.recipients_files);
     } else {
       spec.identities = load_identities(args.identities);
@@ -521,6 +537,7 @@ void print_json_summary(Direction direction, const JobDescription& description, 
 int run_transform(Direction direction, const TransformArgs& args, const CLI::App& command) {
   const EngineKind engine = *parse_engine(args.engine);
   check_transform_usage(args, engine);
+  refuse_reading_standard_input_twice(args, direction);
   select_cipher_backend(args.backend);
   TransformOptions options = transform_options(args, engine);
   // An output that exists (without -f) or has no directory is refused now,

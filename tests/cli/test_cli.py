@@ -530,6 +530,26 @@ class ErrorTest(PaesTestCase):
             got = openssl_ok("cbc", self.key, self.iv, read_file(self.out), decrypt=True)
             self.assertEqual(got, want, f"--engine {engine}")
 
+    def test_a_secret_and_the_data_both_on_stdin(self):
+        """--key-file /dev/stdin took all of stdin for the key, then encrypted nothing, with
+        exit 0. Standard input holds the data or one secret file, never both."""
+        stdin = self.key.hex().encode() + b"\n" + self.data
+        for args, words in (
+                (["encrypt", "--mode", "ctr", "--key-file", "/dev/stdin", "--iv", self.iv.hex()],
+                 "--key-file /dev/stdin reads standard input, which is also the input to encrypt"),
+                (["encrypt", "--mode", "ctr", "--pbkdf2", "--passphrase-file", "/dev/fd/0"],
+                 "--passphrase-file /dev/fd/0 reads standard input"),
+                (["decrypt", "-i", "/dev/stdin", "-"], "-i /dev/stdin reads standard input"),
+                (["encrypt", "--passphrase-file", "/dev/stdin", "-R", "-", self.inp],
+                 "both read standard input")):
+            self.fails(args + ["-o", self.out], 2, words, input_bytes=stdin)
+        # A secret on stdin beside a named input is fine.
+        proc = run(["encrypt", "--mode", "ctr", "--key-file", "/dev/stdin", "--iv", self.iv.hex(), self.inp,
+                    "-o", self.out], input_bytes=self.key.hex().encode())
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.assertEqual(read_file(self.out), openssl_ok("ctr", self.key, self.iv, self.data))
+        os.remove(self.out)
+
     def test_input_is_directory(self):
         self.fails(self.args(inp=self.new_dir("a-directory")), 1, "directory")
 

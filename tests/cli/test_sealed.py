@@ -1567,7 +1567,7 @@ class RecipientsTest(PaesTestCase):
                           out_dir=out_dir, input_bytes=f"{ra}\n".encode())
         self.assert_fails(["encrypt", "-R", "-", "-", "-o", target], 2, "also the input to encrypt",
                           out_dir=out_dir, input_bytes=f"{ra}\n".encode())
-        self.assert_fails(["encrypt", "-R", "-", "-R", "-", inp, "-o", target], 2, "given twice",
+        self.assert_fails(["encrypt", "-R", "-", "-R", "-", inp, "-o", target], 2, "both read standard input",
                           out_dir=out_dir, input_bytes=f"{ra}\n".encode())
         self.assert_fails(["encrypt", "-R", "-", inp, "-o", target], 2, "standard input (-R -) holds no recipient",
                           out_dir=out_dir, input_bytes=b"# nobody\n")

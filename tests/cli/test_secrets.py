@@ -217,6 +217,9 @@ class NeverInOutput(ScratchTestCase):
              "-o", self.path("x6")],
             ["decrypt", "--passphrase-file", key, self.path("x6"), "-o", self.path("x7")],
             ["encrypt", "--key-file", key, "--passphrase-env", "PAES_TEST_PASS", data, "-o", self.path("x8")],
+            # The secret itself pasted where its variable's name belongs.
+            ["encrypt", "--mode", "ctr", "--key-env", KEY.hex(), "--iv", IV, data, "-o", self.path("x10")],
+            ["encrypt", "--passphrase-env", PASSPHRASE.decode(), data, "-o", self.path("x11")],
         ]
         for args in runs:
             proc = subprocess.run([PAES, *args], capture_output=True, env=env)

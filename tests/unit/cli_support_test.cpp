@@ -249,10 +249,16 @@ TEST(PassphraseFromEnv, ReturnsTheValueWhole) {
   ::unsetenv(kTestVariable);
 }
 
-TEST(PassphraseFromEnv, UnsetVariableIsAnError) {
+TEST(PassphraseFromEnv, UnsetVariableIsAnErrorThatNeverQuotesTheName) {
+  // A passphrase pasted where its variable's name belongs: never printed.
+  constexpr const char* kPasted = "correct horse battery staple";
+  const std::string message = error_message([&] { passphrase_from_env(kPasted); });
+  EXPECT_EQ(message.find("horse"), std::string::npos) << message;
+  EXPECT_NE(message.find("--passphrase-env: no environment variable of that name is set"), std::string::npos)
+      << message;
   ::unsetenv(kTestVariable);
-  EXPECT_EQ(error_message([] { passphrase_from_env(kTestVariable); }),
-            std::string("environment variable ") + kTestVariable + " is not set");
+  EXPECT_NE(error_message([] { passphrase_from_env(kTestVariable); }).find("no environment variable"),
+            std::string::npos);
 }
 
 TEST(PassphraseFromEnv, EmptyVariableIsAnError) {
