@@ -27,6 +27,7 @@ Tests that need paes' sealed-format flags are skipped, saying why, when the bina
 """
 
 import argparse
+import hashlib
 import json
 import os
 import random
@@ -447,6 +448,32 @@ class C2_PaesFormat(Base):
                         self.check(proc.returncode == 0 and got == plaintext,
                                    f"{what} --format {fmt or '(default)'}: "
                                    + (describe(proc) if proc.returncode else "plaintext differs"))
+        self.finish()
+
+    def test_passphrase_file_decrypted_by_tink(self):
+        """docs/FORMAT.md's passphrase recipe, as written there: scrypt from the preamble
+        (hashlib), then the raw-key recipe."""
+        passphrase = "tink reads this passphrase"
+        for n in (0, 5000):
+            plaintext = RNG.randbytes(n)
+            out = self.path("pass.paes")
+            proc = subprocess.run([PAES, "encrypt", "--passphrase-env", "PAES_TINK_PASS", "--scrypt-log-n", "12",
+                                   "--segment-size", "4096", self.path("pt.bin", plaintext), "-o", out],
+                                  capture_output=True, timeout=300, env=dict(os.environ, PAES_TINK_PASS=passphrase))
+            if proc.returncode != 0:
+                self.check(False, f"n={n}: paes encrypt {describe(proc)}")
+                continue
+            with open(out, "rb") as f:
+                data = f.read()
+            os.remove(out)
+            preamble = data[:PREAMBLE_LEN]
+            self.check(preamble[5] == 2 and preamble[7] == 12, f"n={n}: preamble {preamble[:16].hex()}")
+            key = hashlib.scrypt(passphrase.encode(), salt=preamble[16:32], n=2**preamble[7],
+                                 r=preamble[8], p=preamble[9], dklen=preamble[6], maxmem=2**31 - 1)
+            try:
+                self.check(decrypt_paes_file_with_tink(data, key) == plaintext, f"n={n}: Tink's plaintext differs")
+            except tink.TinkError as exc:
+                self.check(False, f"n={n}: Tink (recipe) rejects it: {exc}")
         self.finish()
 
     def test_explicit_empty_aad_is_no_aad(self):
