@@ -45,7 +45,7 @@ void write_file(const fs::path& path, const std::vector<std::uint8_t>& bytes) {
 int main(int argc, char** argv) {
   try {
     const fs::path dir = argc > 1 ? fs::path(argv[1]) : fs::temp_directory_path();
-    std::vector<std::uint8_t> message(3 << 20);  // three 1 MiB segments
+    std::vector<std::uint8_t> message(3 << 20);  // 3 MiB: four 1 MiB segments (the first holds less, after the header)
     for (std::size_t i = 0; i < message.size(); ++i) message[i] = static_cast<std::uint8_t>(i * 7);
 
     // Sealed: a file in, a file out. Nothing appears under the output's name

@@ -125,47 +125,60 @@ or bit.)");
            }
          },
          "Buffer sizes, comma-separated (default 64M)")
+      ->type_name("SIZES")
       ->delimiter(',')
       ->check(size_validator());
-  cmd->add_option("--modes", args.modes, "Modes, comma-separated: ecb cbc cfb cfb8 cfb1 ofb ctr sealed (default: all)")->delimiter(',');
-  cmd->add_option("--key-bits", args.key_bits, "Key sizes (default 128,192,256)")
+  cmd->add_option("--modes", args.modes, "Modes, comma-separated: ecb, cbc, cfb, cfb8, cfb1, ofb, ctr, sealed (default: all)")->type_name("MODES")->delimiter(',');
+  cmd->add_option("--key-bits", args.key_bits, "Key sizes, comma-separated: 128, 192, 256 (default all three)")
+      ->type_name("BITS")
       ->delimiter(',')
-      ->check(CLI::IsMember({128u, 192u, 256u}));
-  cmd->add_option("--directions", args.directions, "encrypt, decrypt or both (default both)")
+      ->check(CLI::IsMember({128u, 192u, 256u}).description(""));
+  cmd->add_option("--directions", args.directions, "encrypt, decrypt, or encrypt,decrypt (the default)")
+      ->type_name("LIST")
       ->delimiter(',')
-      ->check(CLI::IsMember({"encrypt", "decrypt"}));
-  cmd->add_option("--thread-counts", args.thread_counts, "Exact thread counts to measure, e.g. 1,2,4 (overrides --threads)")
+      ->check(CLI::IsMember({"encrypt", "decrypt"}).description(""));
+  cmd->add_option("--thread-counts", args.thread_counts,
+                  "Exact thread counts to measure, each 1 to 4096, e.g. 1,2,4 (overrides --threads)")
+      ->type_name("N")
       ->delimiter(',')
-      ->check(CLI::Range(1u, 4096u));
-  cmd->add_option("--threads,-t", args.threads, "Sweep the threads engine from 1 to N (default: online CPUs)")
-      ->check(CLI::Range(1u, 4096u));
-  cmd->add_option("--repeat,-r", args.repeat, "Timed runs per figure; the median is reported")
-      ->check(CLI::Range(1u, 1000u))
+      ->check(CLI::Range(1u, 4096u).description(""));
+  cmd->add_option("--threads,-t", args.threads, "Sweep the threads engine from 1 to N, at most 4096 (default: online CPUs)")
+      ->type_name("N")
+      ->check(CLI::Range(1u, 4096u).description(""));
+  cmd->add_option("--repeat,-r", args.repeat, "Timed runs per figure, 1 to 1000; the median is reported")
+      ->type_name("N")
+      ->check(CLI::Range(1u, 1000u).description(""))
       ->capture_default_str();
   cmd->add_option_function<std::string>(
          "--chunk-size", [&args](const std::string& text) { args.chunk_len = size_value(text); },
-         "Chunk size of the engines (default: 1M, cfb8 64K, cfb1 16K, down to a quarter of that so each thread gets 4 chunks)")
+         "Chunk size of the engines, 16 to 1G (default: 1M, cfb8 64K, cfb1 16K, down to a quarter of that so each thread gets 4 chunks)")
+      ->type_name("SIZE")
       ->check(chunk_size_validator());
   cmd->add_option("--backend", args.backends,
                   "CPU AES libraries to time, comma-separated: auto (default), openssl, ipsec-mb")
+      ->type_name("NAMES")
       ->delimiter(',')
-      ->check(CLI::IsMember({std::string(kAutoBackend), std::string("openssl"), std::string("ipsec-mb")}));
+      ->check(CLI::IsMember({std::string(kAutoBackend), std::string("openssl"), std::string("ipsec-mb")})
+                  .description(""));
   cmd->add_option("--engine", args.engine,
                   "opencl or cuda: the GPU's page-locked link, then per work size kernel-only, with transfers "
                   "(staged, and where the device can pin, with the caller's memory pinned, and the pinning's "
                   "cost) and end-to-end file figures (--size lists the work sizes; bench/gpu/gpu_bench.py runs "
-                  "the set)");
-  cmd->add_option("--device", args.device, "With --engine: the GPU's index in 'paes info'");
+                  "the set)")
+      ->type_name("ENGINE");
+  cmd->add_option("--device", args.device, "With --engine: the GPU's index in 'paes info'")->type_name("N");
   cmd->add_option("--group-sizes", args.group_sizes,
                   "With --engine: kernel-only figures (nothing else) for each of these threads per block (CUDA: "
                   "multiples of 32 up to 1024) or work-group sizes (OpenCL), e.g. 128,256,512,1024")
+      ->type_name("N")
       ->delimiter(',')
-      ->check(CLI::Range(1u, 1024u));
+      ->check(CLI::Range(1u, 1024u).description(""));
   cmd->add_option("--blocks-per-item", args.blocks_per_item,
                   "With --engine: kernel-only figures (nothing else) for each of these counts of 16-byte blocks "
-                  "per GPU thread, e.g. 1,4,8,32 (with --group-sizes, every pair)")
+                  "per GPU thread, 1 to 4096, e.g. 1,4,8,32 (with --group-sizes, every pair)")
+      ->type_name("N")
       ->delimiter(',')
-      ->check(CLI::Range(1u, 4096u));
+      ->check(CLI::Range(1u, 4096u).description(""));
   cmd->add_flag("--json", args.json, "Print a JSON array of records instead of the table");
   return cmd;
 }

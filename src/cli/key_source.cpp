@@ -184,6 +184,11 @@ std::vector<SecretBytes> decode_identity_file(const SecretBytes& content, const 
       return Error("identity file " + path + ", line " + std::to_string(number) + ": not a " +
                    std::string(kIdentityPrefix) + " line with 64 hex digits (an identity from 'paes keygen --x25519')");
     };
+    if (line.starts_with(kRecipientPrefix)) {
+      throw Error("identity file " + path + ", line " + std::to_string(number) +
+                  " is a recipient (a public key, for encrypt -r or -R): decrypting takes the identity file "
+                  "'paes keygen --x25519' wrote");
+    }
     if (line.substr(0, kIdentityPrefix.size()) != kIdentityPrefix) throw bad();
     const std::string_view digits = line.substr(kIdentityPrefix.size());
     if (digits.size() != 2 * kX25519KeyLen) throw bad();
@@ -215,12 +220,13 @@ Block parse_iv(Mode mode, const std::string& iv_hex) {
     throw usage_error("--iv is required for " + std::string(mode_name(mode)) +
                       " (16 bytes as 32 hex digits)");
   }
-  const auto bytes = decode_hex(iv_hex);
-  if (!bytes) throw usage_error("--iv is not hex (expected 32 hex digits)");
-  if (bytes->size() != kBlockLen) {
-    throw usage_error("IV must be 16 bytes (32 hex digits), got " + std::to_string(bytes->size()) +
-                      " bytes");
+  const bool all_hex = std::all_of(iv_hex.begin(), iv_hex.end(),
+                                   [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; });
+  if (!all_hex) throw usage_error("--iv is not hex (expected 32 hex digits)");
+  if (iv_hex.size() != 2 * kBlockLen) {
+    throw usage_error("IV must be 16 bytes (32 hex digits), got " + std::to_string(iv_hex.size()) + " hex digits");
   }
+  const auto bytes = decode_hex(iv_hex);
   std::memcpy(iv.data(), bytes->data(), kBlockLen);
   return iv;
 }

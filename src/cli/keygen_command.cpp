@@ -29,8 +29,11 @@ hex text, which every --key-file accepts, and so does openssl: -K "$(cat FILE)".
 With --x25519 it holds a comment line with the public recipient and the secret
 line "paes-x25519-secret:<64 hex>"; only the recipient is printed.)TXT");
   cmd->add_option("-o,--output", args.output, "Key file to create")->type_name("FILE")->required();
-  auto* key_bits = cmd->add_option("--key-bits", args.key_bits, "128, 192 or 256 (default 256)")
-                       ->check(CLI::IsMember({128u, 192u, 256u}));
+  auto* key_bits = cmd->add_option("--key-bits", args.key_bits,
+                                   "128, 192 or 256 (default 256); the sealed format takes 128 or 256, "
+                                   "192 is for the raw modes (--mode)")
+                       ->type_name("BITS")
+                       ->check(CLI::IsMember({128u, 192u, 256u}).description(""));
   cmd->add_flag("--x25519", args.x25519,
                 "An X25519 identity for public-key recipients (encrypt -r, decrypt -i); prints its recipient")
       ->excludes(key_bits);

@@ -11,7 +11,7 @@ CLI::Validator size_validator() {
         if (!value) return "'" + text + "' is not a size (examples: 4096, 64K, 4M, 1G)";
         return {};
       },
-      "SIZE");
+      "");  // the option's type name says SIZE; CLI11 would print it twice
 }
 
 CLI::Validator chunk_size_validator() {
@@ -24,7 +24,7 @@ CLI::Validator chunk_size_validator() {
         }
         return {};
       },
-      "SIZE");
+      "");
 }
 
 CLI::Option* add_backend_option(CLI::App& command, std::string& backend) {
@@ -35,7 +35,8 @@ CLI::Option* add_backend_option(CLI::App& command, std::string& backend) {
                   "(CBC/CFB encryption, OFB, CFB8, CFB1) run on OpenSSL")
       ->type_name("NAME")
       ->envname("PAES_BACKEND")
-      ->check(CLI::IsMember({std::string(kAutoBackend), std::string("openssl"), std::string("ipsec-mb")}))
+      ->check(CLI::IsMember({std::string(kAutoBackend), std::string("openssl"), std::string("ipsec-mb")})
+                  .description(""))  // the text names the choices
       ->capture_default_str();
 }
 

@@ -75,7 +75,8 @@ less the umask.)TXT";
 constexpr const char* kReplaceFooter = R"TXT(
 An existing output, or a symbolic link in its place, is replaced only with -f,
 and keeps the replaced file's mode, owner and group (a link is replaced, never
-followed). Devices other than /dev/null need -f.)TXT";
+followed). Devices other than /dev/null need -f.
+Sizes are bytes, or K, M, G, T (also KB, KiB, ...; any case): powers of 1024.)TXT";
 
 CLI::Validator name_validator(bool (*valid)(std::string_view), std::string what, std::string choices) {
   return CLI::Validator(
@@ -178,24 +179,36 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
     }
   });
 
-  cmd->add_option("--key-bits", args.key_bits, "AES size of a passphrase's key: 128 or 256 (sealed), 128/192/256 (--pbkdf2); default 256")
-      ->check(CLI::IsMember({128u, 192u, 256u}));
+  cmd->add_option("--key-bits", args.key_bits,
+                  enc ? "AES size of a passphrase's key: 128 or 256 (sealed), 128, 192 or 256 (--pbkdf2); default 256"
+                      : "--pbkdf2: the AES size the file was encrypted with, 128, 192 or 256 (default 256); a "
+                        "sealed file records its own")
+      ->type_name("BITS")
+      ->check(CLI::IsMember({128u, 192u, 256u}).description(""));
   cmd->add_option("--aad", args.aad, "Sealed: associated data, authenticated but not stored")->type_name("TEXT");
   cmd->add_option_function<std::string>(
          "--segment-size", [&args](const std::string& text) { args.segment_len = size_value(text); },
-         "Sealed: ciphertext segment size, up to 64M (default 1M; tink: needed to decrypt)")
+         enc ? "Sealed: ciphertext segment size, from 41 bytes (57 with a 256-bit key) to 64M (default 1M); "
+               "--format tink: the reader must be given it too"
+             : "--format tink: the segment size the stream was written with (default 1M); a paes file "
+               "records its own")
       ->type_name("SIZE")
       ->check(size_validator());
-  cmd->add_option("--scrypt-log-n", args.scrypt_log2_n,
-                  "Sealed, passphrase: scrypt cost as log2 N, 10 to " + std::to_string(kMaxScryptLog2N) +
-                      " (default 18, about 1 s and 256 MiB; each step doubles both)")
-      ->type_name("N")
-      ->check(scrypt_cost_validator());
+  CLI::Option* scrypt_cost =
+      cmd->add_option("--scrypt-log-n", args.scrypt_log2_n,
+                      "Sealed, passphrase: scrypt cost as log2 N, 10 to " + std::to_string(kMaxScryptLog2N) +
+                          " (default 18: 256 MiB and about a second; each step doubles both)")
+          ->type_name("N")
+          ->check(scrypt_cost_validator());
+  // Decrypt reads it from the file: hidden from its help, and refused there
+  // with that reason (sealed_spec) rather than CLI11's "not expected".
+  if (!enc) scrypt_cost->group("");
   cmd->add_option("--iv", args.iv_hex, "Raw modes: IV as 32 hex digits (every mode but ECB)")->type_name("HEX");
   cmd->add_flag("--no-pad", args.no_pad, "ECB/CBC without PKCS#7 padding (input must be whole 16-byte blocks)");
   cmd->add_flag("--pbkdf2", args.pbkdf2, "Raw modes: openssl enc -pbkdf2's format (Salted__, key and IV from the passphrase)");
-  cmd->add_option("--iter", args.iterations, "PBKDF2 iterations (default 10000, as openssl)")
-      ->check(CLI::Range(1u, 1u << 30));
+  cmd->add_option("--iter", args.iterations, "PBKDF2 iterations, 1 to 2^30 (default 10000, as openssl)")
+      ->type_name("N")
+      ->check(CLI::Range(1u, 1u << 30).description(""));
 
   cmd->add_option("--device", args.device, "opencl/cuda: the GPU's index in 'paes info' (default: the first GPU)")
       ->type_name("N");
@@ -205,14 +218,14 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
       ->check(name_validator(valid_engine, "engine", std::string(compiled_engines())))
       ->capture_default_str();
   cmd->add_option("--threads,-t", args.threads,
-                  "Worker threads (default: online CPUs); with --engine opencl or cuda, the threads that read and "
-                  "write (half each; default: the online CPUs, at most 16)")
+                  "Worker threads, 1 to 4096 (default: online CPUs); with --engine opencl or cuda, the threads "
+                  "that read and write (half each; default: the online CPUs, at most 16)")
       ->type_name("N")
-      ->check(CLI::Range(1u, 4096u));
+      ->check(CLI::Range(1u, 4096u).description(""));
   add_backend_option(*cmd, args.backend);
   cmd->add_option_function<std::string>(
          "--chunk-size", [&args](const std::string& text) { args.chunk_len = size_value(text); },
-         "Raw modes: bytes a worker takes at a time (default 1M, cfb8 64K, cfb1 16K; for files, down to a quarter of that so each thread gets 4 chunks)")
+         "Raw modes: bytes a worker takes at a time, 16 to 1G (default 1M, cfb8 64K, cfb1 16K; for files, down to a quarter of that so each thread gets 4 chunks)")
       ->type_name("SIZE")
       ->check(chunk_size_validator());
   if (!enc) {
@@ -232,15 +245,16 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
               return parse_range(text) ? std::string()
                                        : "'" + text + "' is not OFFSET[:LENGTH] (examples: 1G:1M, 4096:100, 2G)";
             },
-            "OFFSET[:LENGTH]"));
+            ""));
   }
   cmd->add_flag("-f,--force", args.force,
                 "Replace an existing output file or symbolic link (keeping the file's mode, owner and group); "
                 "write a device in place");
   cmd->add_flag("--json", args.json,
-                "Print a JSON summary on stdout: the engine that ran the AES (and auto's reason), threads (the "
-                "workers that ran cipher work), bytes_in, bytes_out, seconds, gbps, mode, key_bits, chunk_size; "
-                "on a GPU, the pipeline's stages");
+                "Print a JSON summary on stdout: direction, mode, key_bits, engine (the one that ran the AES, "
+                "and auto's reason), backend (the CPU's AES library), threads (the workers that ran cipher "
+                "work), parallel, chunk_size, bytes_in, bytes_out, seconds, gbps (10^9 bytes/s); on a GPU, the "
+                "pipeline's stages");
   cmd->add_flag("-v,--verbose", args.verbose, "Print a one-line summary on stderr");
   auto* progress = cmd->add_flag("--progress", args.progress, "Show progress on stderr even when it is not a terminal");
   auto* no_progress = cmd->add_flag("--no-progress", args.no_progress, "Never show progress");

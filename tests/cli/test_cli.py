@@ -655,6 +655,8 @@ class ErrorTest(PaesTestCase):
 
     def test_iv_wrong_length(self):
         self.fails(self.args(iv=False, extra=["--iv", os.urandom(15).hex()]), 2, "iv")
+        # An odd count of hex digits is a wrong length, not "not hex".
+        self.fails(self.args(iv=False, extra=["--iv", self.iv.hex()[:31]]), 2, "got 31 hex digits")
 
     def test_iv_given_for_ecb(self):
         self.fails(self.args(mode="ecb", extra=["--iv", self.iv.hex()]), 2, "ecb")

@@ -1543,6 +1543,10 @@ class RecipientsTest(PaesTestCase):
         proc = self.assert_fails(["encrypt", "-r", rb, "-r", f"paes-x25519-secret:{sa}", "-o", self.path("x")], 2,
                                  "recipient 2 (-r) is an identity", out_dir=self.tmp)
         self.no_secret_in(proc, (sa,), "-r identity")
+        # The reverse: a recipients file given to decrypt as an identity.
+        pub = write_file(self.path("b.pub"), f"{rb}\n".encode(), 0o600)
+        self.assert_fails(["decrypt", "-i", pub, write_file(self.path("s.paes"), sealed), "-o", self.path("y")], 1,
+                          "b.pub, line 1 is a recipient", out_dir=self.tmp)
         proc = self.assert_fails(["encrypt", "-r", sa, "-o", self.path("x")], 2,
                                  "recipient 1 (-r) is not a recipient", out_dir=self.tmp)
         self.no_secret_in(proc, (sa,), "-r hex")
