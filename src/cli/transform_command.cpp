@@ -1,6 +1,7 @@
 // paes encrypt / paes decrypt: the sealed format by default, a raw AES mode
 // with --mode. This file turns options into a SealedSpec or a CipherSpec,
 // refuses combinations that make no sense, and reports the result.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include "paes/error.hpp"
 #include "paes/sealed.hpp"
 #include "paes/transform.hpp"
+#include "util/printable.hpp"
 
 namespace paes::cli {
 namespace {
@@ -548,6 +550,20 @@ void print_json_summary(Direction direction, const JobDescription& description, 
 
 }  // namespace
 
+// A file that grew while it was read (a log still being written) was read to
+// the size it had at the start, as the plan is made from it; what was added
+// is not in the output, and a sealed output authenticates the shorter file
+// as complete. Said, as tar says "file changed as we read it".
+void warn_if_input_grew(const std::string& path, std::uint64_t size_at_start) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
+  const auto size_now = static_cast<std::uint64_t>(st.st_size);
+  if (size_now <= size_at_start) return;
+  std::cerr << "paes: warning: " << printable(path) << " grew while it was read (" << size_at_start
+            << " bytes at the start, " << size_now << " now): the output holds its first " << size_at_start
+            << " bytes\n";
+}
+
 int run_transform(Direction direction, const TransformArgs& args, const CLI::App& command) {
   const EngineKind engine = *parse_engine(args.engine);
   check_transform_usage(args, engine);
@@ -577,6 +593,8 @@ int run_transform(Direction direction, const TransformArgs& args, const CLI::App
     throw;
   }
   progress.finish();
+  // (bytes_in: what the job read, which is the size its input had when opened.)
+  if (input_size) warn_if_input_grew(args.input, report.bytes_in);
   if (args.verbose) print_summary_line(direction, description, report);
   if (args.json) print_json_summary(direction, description, report);
   return 0;
