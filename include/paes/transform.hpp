@@ -55,7 +55,11 @@ TransformReport transform_salted(const CipherSpec& spec, const Pbkdf2Key& pbkdf2
                                  const TransformOptions& options);
 
 // Transforms `in` into `out` (which must hold output_capacity() bytes: in.size(),
-// plus 16 for padded encryption) and returns the output length.
+// plus 16 for padded encryption) and returns the output length. In place
+// (out.data() == in.data()) works, except for CBC and CFB decryption, whose
+// chunks read the ciphertext block before them: a usage Error, as is any
+// other overlap of the two. options.progress hears of each chunk's input
+// bytes; options.device picks the GPU of a GPU engine.
 std::uint64_t transform_memory(const CipherSpec& spec, std::span<std::uint8_t> out,
                                std::span<const std::uint8_t> in, const TransformOptions& options);
 

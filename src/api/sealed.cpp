@@ -91,6 +91,9 @@ TransformReport seal(const SealedSpec& spec, const std::string& input_path,
   if (with_recipients && (with_passphrase || !spec.key.empty())) {
     throw usage_error("recipients (-r, -R) seal with a random file key: give no key or passphrase with them");
   }
+  if (with_passphrase && !spec.key.empty()) {  // the key was ignored: opening with it would fail
+    throw usage_error("a file is sealed with a key or with a passphrase, not both");
+  }
   if (with_recipients && spec.format == SealedFormat::tink) {
     throw usage_error("--format tink takes a raw key; recipients (-r, -R) need the paes format");
   }
@@ -412,6 +415,9 @@ std::uint64_t SealedReader::read_range(std::uint64_t offset, std::uint64_t lengt
 }
 
 SealedKeyKind sealed_key_kind(const std::string& path) {
+  if (names_stdio(path) || names_stream(path)) {  // the bytes read would be lost to the job that follows
+    throw usage_error("sealed_key_kind reads a sealed file's preamble, and needs a file, not a pipe or stdin");
+  }
   InputEndpoint in(path, false);
   std::array<std::uint8_t, kPreambleLen> bytes{};
   const std::size_t got = in.read_prefix(bytes);

@@ -61,6 +61,29 @@ TransformReport transform_salted(const CipherSpec& base, const Pbkdf2Key& pbkdf2
   return report;
 }
 
+namespace {
+
+// In place (out starting where in does) is safe chunk by chunk, except where
+// a chunk reads the ciphertext block before its own (CBC and CFB
+// decryption): its neighbour has written plaintext there by then, and the
+// result was wrong with no error. Other overlaps move data between chunks.
+void refuse_unsafe_aliasing(const Job& plan, std::span<const std::uint8_t> out, std::span<const std::uint8_t> in) {
+  if (in.empty() || out.empty()) return;
+  const std::less<const std::uint8_t*> before;  // a total order, even between unrelated arrays
+  const bool overlap = before(in.data(), out.data() + out.size()) && before(out.data(), in.data() + in.size());
+  if (!overlap) return;
+  if (in.data() != out.data()) {
+    throw usage_error("transform_memory: the output overlaps the input without starting where it does: give "
+                      "the same buffer (in place) or separate ones");
+  }
+  if (plan.lookback_len() != 0) {
+    throw usage_error("transform_memory: this mode's decryption reads the ciphertext block before each chunk, "
+                      "which in place is overwritten: give a separate output buffer");
+  }
+}
+
+}  // namespace
+
 std::uint64_t transform_memory(const CipherSpec& spec, std::span<std::uint8_t> out,
                                std::span<const std::uint8_t> in, const TransformOptions& options) {
   const ChunkPlan plan(spec, chunk_len_for(spec.mode, options.chunk_len, options.engine, options.threads, in.size()));
@@ -69,9 +92,12 @@ std::uint64_t transform_memory(const CipherSpec& spec, std::span<std::uint8_t> o
     throw Error("output buffer too small: " + std::to_string(out.size()) + " bytes, need " +
                 std::to_string(need));
   }
+  refuse_unsafe_aliasing(plan, out, in);
   MemorySource source(in);
   MemorySink sink(out);
-  return make_engine(options.engine, options.threads)->run(plan, source, sink);
+  const auto engine = make_engine(options.engine, options.threads, options.device);
+  engine->on_progress(options.progress);
+  return engine->run(plan, source, sink);
 }
 
 }  // namespace paes

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
+#include <string>
 
 #include "format/sealed_format.hpp"
 #include "paes/plan.hpp"
@@ -33,6 +35,20 @@ class OwningJob final : public Job {
   std::unique_ptr<Job> job_;
 };
 
+// An enum's byte, checked: a value past the enum would index tables (the
+// cipher's name by mode) out of bounds.
+Mode mode_from_byte(std::uint8_t byte) {
+  if (byte >= std::size(kAllModes)) throw Error("malformed job ticket: mode " + std::to_string(byte));
+  return kAllModes[byte];
+}
+
+Direction direction_from_byte(std::uint8_t byte) {
+  if (byte > static_cast<std::uint8_t>(Direction::decrypt)) {
+    throw Error("malformed job ticket: direction " + std::to_string(byte));
+  }
+  return static_cast<Direction>(byte);
+}
+
 }  // namespace
 
 void TicketWriter::raw(const std::uint8_t* data, std::size_t len) {
@@ -51,8 +67,8 @@ std::unique_ptr<Job> job_from_ticket(const SecretBytes& ticket) {
   const auto kind = static_cast<TicketKind>(r.u8());
   if (kind == TicketKind::raw) {
     auto spec = std::make_unique<CipherSpec>();
-    spec->mode = static_cast<Mode>(r.u8());
-    spec->direction = static_cast<Direction>(r.u8());
+    spec->mode = mode_from_byte(r.u8());
+    spec->direction = direction_from_byte(r.u8());
     spec->padding = r.u8() != 0;
     const std::uint64_t chunk_len = r.u64();
     const std::size_t key_len = r.u8();
@@ -62,7 +78,7 @@ std::unique_ptr<Job> job_from_ticket(const SecretBytes& ticket) {
     return std::make_unique<OwningJob<CipherSpec>>(std::move(spec), std::move(plan));
   }
   if (kind == TicketKind::segments) {
-    const auto direction = static_cast<Direction>(r.u8());
+    const Direction direction = direction_from_byte(r.u8());
     const auto segment_len = static_cast<std::uint32_t>(r.u64());
     const std::size_t key_len = r.u8();
     auto key = std::make_unique<SecretBytes>(r.take(key_len), key_len);

@@ -1,7 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "paes/error.hpp"
+#include "paes/job.hpp"
 #include "paes/plan.hpp"
+#include "paes/transform.hpp"
 #include "test_support.hpp"
 
 namespace paes {
@@ -164,6 +168,48 @@ TEST(ChunkPlan, RejectsChunkSizesOutOfRange) {
       EXPECT_EQ(e.kind(), ErrorKind::usage);
     }
   }
+}
+
+TEST(JobTicket, RebuildsItsJobAndRefusesBytesPastTheEnums) {
+  const CipherSpec spec = test::make_spec(Mode::ctr, Direction::encrypt, 256, 11);
+  const ChunkPlan plan(spec, 4096);
+  EXPECT_EQ(job_from_ticket(plan.ticket())->raw_spec()->mode, Mode::ctr);
+  // Byte 1 is the mode, byte 2 the direction: a value past its enum indexed
+  // the cipher's name table out of bounds.
+  for (const std::size_t at : {std::size_t{1}, std::size_t{2}}) {
+    SecretBytes ticket = plan.ticket();
+    ticket.data()[at] = 99;
+    EXPECT_THROW(job_from_ticket(ticket), Error) << "byte " << at;
+  }
+}
+
+TEST(TransformMemory, InPlaceWhereSafeRefusedWhereNot) {
+  const auto plain = test::random_bytes(300000, 5);
+  TransformOptions options;
+  options.chunk_len = 4096;
+  options.threads = 2;
+  std::uint64_t progressed = 0;
+  options.progress = [&](std::uint64_t bytes) { progressed += bytes; };
+  for (const Mode mode : kAllModes) {
+    CipherSpec encrypt = test::make_spec(mode, Direction::encrypt, 128, 21, false);
+    std::vector<std::uint8_t> cipher(plain.size());
+    transform_memory(encrypt, cipher, plain, options);
+    CipherSpec decrypt = test::make_spec(mode, Direction::decrypt, 128, 21, false);
+    std::vector<std::uint8_t> buffer = cipher;
+    progressed = 0;
+    const ChunkPlan plan(decrypt, options.chunk_len);
+    if (plan.lookback_len() != 0) {
+      EXPECT_THROW(transform_memory(decrypt, buffer, buffer, options), Error) << mode_name(mode);
+      continue;
+    }
+    transform_memory(decrypt, buffer, buffer, options);
+    EXPECT_EQ(buffer, plain) << mode_name(mode) << " decrypted in place";
+    EXPECT_EQ(progressed, plain.size()) << mode_name(mode);
+  }
+  // Overlapping without starting together: refused.
+  std::vector<std::uint8_t> buffer = plain;
+  const CipherSpec ctr = test::make_spec(Mode::ctr, Direction::encrypt, 128, 21);
+  EXPECT_THROW(transform_memory(ctr, std::span(buffer).subspan(16), std::span(buffer).first(1000), options), Error);
 }
 
 }  // namespace

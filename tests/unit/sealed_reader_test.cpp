@@ -175,6 +175,20 @@ TEST_F(SealedReaderTest, ReadRangeHandsOverVerifiedPartsInOrder) {
 
 TEST_F(SealedReaderTest, APipeIsRefused) {
   EXPECT_THROW(SealedReader(spec(), "-"), Error);
+  // sealed_key_kind too: the preamble it read would be lost to the job after it.
+  EXPECT_THROW(sealed_key_kind("-"), Error);
+  EXPECT_EQ(sealed_key_kind(seal()), SealedKeyKind::raw_key);
+}
+
+TEST_F(SealedReaderTest, SealingWithAKeyAndAPassphraseIsRefused) {
+  // The passphrase won and the key was ignored: opening with that key then failed.
+  write_bytes(path("plain.bin"), plain_);
+  SealedSpec s = spec();
+  s.direction = Direction::encrypt;
+  const char passphrase[] = "both";
+  s.passphrase = SecretBytes(reinterpret_cast<const std::uint8_t*>(passphrase), sizeof passphrase - 1);
+  EXPECT_THROW(run_sealed(s, path("plain.bin"), path("both.paes"), {}), Error);
+  EXPECT_FALSE(std::filesystem::exists(path("both.paes")));
 }
 
 }  // namespace
