@@ -241,8 +241,8 @@ class SharedOutputFile final : public Sink {
   int fd_ = -1;
 };
 
-// Removes the temporary of the OutputFile being written, if there is one, and
-// says whether there was. Async-signal-safe: for a program's handler of the
+// Removes the temporaries of the OutputFiles being written, if there are any,
+// and says whether there were. Async-signal-safe: for a program's handler of the
 // signals that end it (the library installs none; the paes tool handles
 // SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE and others so, then dies of the
 // signal), or its atexit() hook.
@@ -254,8 +254,8 @@ bool remove_pending_output() noexcept;
 // directory, so the final rename is atomic) and renamed by commit(). The
 // temporary is 0600 until commit gives it its final permissions, just before
 // the rename. Until then the temporary is removed by the destructor, and by
-// remove_pending_output() from a signal handler (the most recently opened
-// OutputFile is the one armed). Without `force`, an existing target (a symbolic link
+// remove_pending_output() from a signal handler (every OutputFile being
+// written, up to 16 at once). Without `force`, an existing target (a symbolic link
 // included, dangling or not) is refused up front and again, race-free, at the
 // rename. With `force` the target may even be the input: it is replaced only
 // once the new content is complete.
@@ -289,6 +289,7 @@ class OutputFile final : public Sink {
   int fd_ = -1;
   OutputOptions options_;
   bool committed_ = false;
+  int cleanup_slot_ = -1;  // where remove_pending_output() finds the temporary
 };
 
 }  // namespace paes

@@ -4,8 +4,8 @@
 // one rename within a directory. The library installs no signal handler: a
 // program's handler calls remove_pending_output() (the paes tool does, for
 // SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE and others, in cli/main.cpp). That may
-// only touch async-signal-safe state, so the path sits in a static buffer
-// armed by a sig_atomic_t flag.
+// only touch async-signal-safe state, so each path sits in a static slot
+// armed by a lock-free atomic.
 //
 // commit() fsyncs the temporary before the rename and the directory after it,
 // so a crash at any moment leaves either the old state or the complete new
@@ -27,8 +27,9 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <csignal>  // sig_atomic_t
+#include <atomic>
 #include <cstring>
+#include <iterator>
 #include <utility>
 
 #include "paes/error.hpp"
@@ -37,17 +38,40 @@
 namespace paes {
 namespace {
 
-char g_cleanup_path[4096];
-volatile std::sig_atomic_t g_cleanup_armed = 0;
+// The temporaries being written, for remove_pending_output() in a signal
+// handler: a fixed table whose slots are claimed and let go through
+// lock-free atomics, so the handler reads only what async-signal-safe code
+// may, and outputs written at once (from several threads) each hold their
+// own. (One shared slot was raced over by two threads' paths, and a file
+// that finished disarmed the one still being written.) Outputs beyond the
+// table's size go unprotected from signals; a destructor still removes them.
+enum CleanupState : int { kFree, kFilling, kArmed };
+struct CleanupSlot {
+  std::atomic<int> state{kFree};
+  char path[4096];
+};
+static_assert(std::atomic<int>::is_always_lock_free, "a signal handler reads the slots");
+CleanupSlot g_cleanup[16];
 
-void arm_cleanup(const std::string& path) {
-  if (path.size() >= sizeof g_cleanup_path) throw Error(path + ": path too long");
-  g_cleanup_armed = 0;
-  std::memcpy(g_cleanup_path, path.c_str(), path.size() + 1);
-  g_cleanup_armed = 1;
+// The slot now holding `path`, or -1 when every slot is taken.
+int arm_cleanup(const std::string& path) {
+  if (path.size() >= sizeof g_cleanup[0].path) throw Error(path + ": path too long");
+  for (std::size_t i = 0; i < std::size(g_cleanup); ++i) {
+    int expected = kFree;
+    if (g_cleanup[i].state.compare_exchange_strong(expected, kFilling)) {
+      std::memcpy(g_cleanup[i].path, path.c_str(), path.size() + 1);
+      g_cleanup[i].state.store(kArmed, std::memory_order_release);
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
 }
 
-void disarm_cleanup() { g_cleanup_armed = 0; }
+void disarm_cleanup(int& slot) {
+  if (slot < 0) return;
+  g_cleanup[slot].state.store(kFree, std::memory_order_release);
+  slot = -1;
+}
 
 mode_t current_umask() {
   const mode_t mask = ::umask(0);
@@ -158,9 +182,13 @@ std::string directory_of(const std::string& path) {
 }  // namespace
 
 bool remove_pending_output() noexcept {
-  if (!g_cleanup_armed) return false;
-  ::unlink(g_cleanup_path);
-  return true;
+  bool removed = false;
+  for (CleanupSlot& slot : g_cleanup) {
+    if (slot.state.load(std::memory_order_acquire) != kArmed) continue;
+    ::unlink(slot.path);
+    removed = true;
+  }
+  return removed;
 }
 
 void check_output_path(const std::string& path, const OutputOptions& options) {
@@ -231,7 +259,7 @@ OutputFile::OutputFile(const std::string& path, const OutputOptions& options) : 
   ::fcntl(fd_, F_SETFD, FD_CLOEXEC);
   temp_path_ = temp;
   try {
-    arm_cleanup(temp_path_);
+    cleanup_slot_ = arm_cleanup(temp_path_);
   } catch (...) {
     discard();
     throw;
@@ -247,7 +275,7 @@ void OutputFile::discard() noexcept {
   fd_ = -1;
   if (!temp_path_.empty()) {
     ::unlink(temp_path_.c_str());
-    disarm_cleanup();
+    disarm_cleanup(cleanup_slot_);
     temp_path_.clear();
   }
 }
@@ -341,7 +369,7 @@ void OutputFile::commit() {
     discard();
     throw error;
   }
-  disarm_cleanup();
+  disarm_cleanup(cleanup_slot_);
   temp_path_.clear();
   committed_ = true;
   if (sync_directory(dir_) != 0) {

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <utility>
 
 #include "paes/endpoint.hpp"
@@ -47,6 +48,23 @@ TEST_F(OutputFileTest, AbandonedOutputLeavesNothing) {
     out.write_at(0, kHello);
   }
   EXPECT_EQ(entries(), 0u);
+}
+
+TEST_F(OutputFileTest, EveryPendingOutputIsRemovedOnASignalWhateverFinishedFirst) {
+  // remove_pending_output() is what a signal handler calls. One slot held the
+  // newest output only, and an older one committed or dropped first disarmed it.
+  auto older = std::make_unique<OutputFile>(dir_ / "older.bin", OutputOptions{});
+  auto newer = std::make_unique<OutputFile>(dir_ / "newer.bin", OutputOptions{});
+  auto third = std::make_unique<OutputFile>(dir_ / "third.bin", OutputOptions{});
+  older->write_at(0, kHello);
+  older->commit();
+  third.reset();
+  EXPECT_EQ(entries(), 2u);  // older.bin, and newer's temporary
+  EXPECT_TRUE(remove_pending_output());
+  EXPECT_EQ(entries(), 1u);
+  EXPECT_TRUE(fs::exists(dir_ / "older.bin"));
+  newer.reset();
+  EXPECT_FALSE(remove_pending_output());
 }
 
 TEST_F(OutputFileTest, ExistingOutputNeedsForce) {
