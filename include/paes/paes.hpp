@@ -14,6 +14,7 @@
 #include "paes/io.hpp"
 #include "paes/job.hpp"
 #include "paes/mode.hpp"
+#include "paes/notice.hpp"
 #include "paes/plan.hpp"
 #include "paes/sealed.hpp"
 #include "paes/secret.hpp"

@@ -25,6 +25,7 @@
 #include "cli/command_line.hpp"
 #include "paes/error.hpp"
 #include "paes/io.hpp"
+#include "paes/notice.hpp"
 #include "util/core_dumps.hpp"
 #include "util/printable.hpp"
 #ifdef PAES_HAVE_MPI
@@ -231,6 +232,11 @@ int main(int argc, char** argv) {
       static constexpr char kSaid[] = "paes: stopped before the output was complete: nothing was written\n";
       [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, kSaid, sizeof kSaid - 1);
     }
+  });
+  // The library's notes and warnings (paes/notice.hpp), each a line on stderr.
+  paes::set_notice_handler([](paes::NoticeLevel level, const std::string& text) {
+    std::cerr << (level == paes::NoticeLevel::warning ? "paes: warning: " : "paes: note: ") << paes::printable(text)
+              << '\n';
   });
   const EndingSignals ending_signals;
   if (!mpi_requested(argc, argv) && ranks_without_engine_mpi(argc, argv)) return 2;

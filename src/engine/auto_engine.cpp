@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <functional>
 #include <fstream>
-#include <iostream>
 #include <span>
 #include <sstream>
 #include <string>
@@ -17,6 +16,7 @@
 #include "gpu/gpu_modes.hpp"
 #include "paes/backend.hpp"
 #include "paes/error.hpp"
+#include "paes/notice.hpp"
 #include "paes/plan.hpp"
 #include "util/elapsed.hpp"
 
@@ -194,8 +194,8 @@ bool AutoEngine::on_device(EngineKind gpu, const std::function<void()>& work) {
     return true;
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::usage) throw;
-    std::cerr << "paes: warning: " << e.what()
-              << "\npaes: warning: --engine auto runs this job on the CPU (threads engine) instead\n";
+    notify(NoticeLevel::warning, e.what());
+    notify(NoticeLevel::warning, "--engine auto runs this job on the CPU (threads engine) instead");
     engine_.reset();
     choice_ = "auto chose threads: the " + std::string(engine_name(gpu)) + " device failed";
     return false;
@@ -257,8 +257,8 @@ void AutoEngine::look_and_measure(const Job& job, std::uint64_t len, unsigned th
 std::string AutoEngine::keep(RateCache& cache, const CipherSpec& spec, unsigned threads, const MeasuredRates& found) {
   const std::optional<std::string> why_not = cache.store(auto_rate_key(spec, threads, device_), found);
   if (!why_not) return "kept for next time";
-  std::cerr << "paes: warning: --engine auto could not keep what it measured (" << *why_not
-            << "), so every such job measures again; PAES_CACHE_DIR names a directory for it\n";
+  notify(NoticeLevel::warning, "--engine auto could not keep what it measured (" + *why_not +
+                                   "), so every such job measures again; PAES_CACHE_DIR names a directory for it");
   return "not kept";
 }
 

@@ -14,7 +14,7 @@
 // driver: they run the GPU only where it is predicted faster for their size,
 // its start-up included. `-v` says what auto chose and why. A GPU that fails
 // to start, its AES self-test or the measurement leaves the job to the threads
-// engine, with a warning on stderr.
+// engine, with a warning (paes/notice.hpp; the paes tool prints it on stderr).
 #pragma once
 
 #include <functional>

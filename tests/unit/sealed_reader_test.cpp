@@ -4,11 +4,15 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <span>
+#include <string>
 #include <thread>
 #include <vector>
 
+#include "paes/engine.hpp"
 #include "paes/error.hpp"
+#include "paes/notice.hpp"
 #include "paes/sealed.hpp"
 #include "paes/secret.hpp"
 #include "test_support.hpp"
@@ -178,6 +182,31 @@ TEST_F(SealedReaderTest, APipeIsRefused) {
   // sealed_key_kind too: the preamble it read would be lost to the job after it.
   EXPECT_THROW(sealed_key_kind("-"), Error);
   EXPECT_EQ(sealed_key_kind(seal()), SealedKeyKind::raw_key);
+}
+
+TEST_F(SealedReaderTest, TheLibraryNotesThroughItsHandlerAndPrintsNothing) {
+  // A GPU engine runs the sealed format on the CPU, and says so: to the
+  // program's handler, never on stderr itself.
+  const std::string engines(compiled_engines());
+  const bool has_opencl = engines.find("opencl") != std::string::npos;
+  const bool has_cuda = engines.find("cuda") != std::string::npos;
+  if (!has_opencl && !has_cuda) GTEST_SKIP() << "this build has no GPU engine (" << engines << ")";
+  write_bytes(path("plain.bin"), plain_);
+  SealedSpec s = spec();
+  s.direction = Direction::encrypt;
+  TransformOptions options;
+  options.engine = has_opencl ? EngineKind::opencl : EngineKind::cuda;
+  testing::internal::CaptureStderr();
+  run_sealed(s, path("plain.bin"), path("quiet.paes"), options);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  std::vector<std::string> notes;
+  set_notice_handler([&](NoticeLevel level, const std::string& text) {
+    if (level == NoticeLevel::note) notes.push_back(text);
+  });
+  run_sealed(s, path("plain.bin"), path("noted.paes"), options);
+  set_notice_handler({});
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0], "the sealed format (AES-GCM) runs on the CPU");
 }
 
 TEST_F(SealedReaderTest, SealingWithAKeyAndAPassphraseIsRefused) {

@@ -10,11 +10,11 @@
 // Streams from pipes go through the same pipeline, filled as input comes.
 #pragma once
 
-#include <iostream>
 #include <memory>
 #include <optional>
 
 #include "engine/engines.hpp"
+#include "paes/notice.hpp"
 
 namespace paes {
 
@@ -83,10 +83,8 @@ class GpuEngine final : public Engine {
   void to_cpu(const Job& job) {
     ran_on_cpu_ = true;
     cpu_.on_progress([this](std::uint64_t bytes) { report(bytes); });
-    std::cerr << "paes: note: "
-              << (job.raw_spec() ? "this mode and direction is sequential (or CFB8/CFB1): it runs on the CPU"
-                                 : "the sealed format (AES-GCM) runs on the CPU")
-              << "\n";
+    notify(NoticeLevel::note, job.raw_spec() ? "this mode and direction is sequential (or CFB8/CFB1): it runs on the CPU"
+                                             : "the sealed format (AES-GCM) runs on the CPU");
   }
 
   EngineKind kind_;

@@ -59,7 +59,6 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <iostream>
 #include <string>
 
 #include "engine/engines.hpp"
@@ -69,6 +68,7 @@
 #include "paes/backend.hpp"
 #include "paes/error.hpp"
 #include "paes/mpi.hpp"
+#include "paes/notice.hpp"
 #include "util/elapsed.hpp"
 
 namespace paes {
@@ -280,7 +280,7 @@ std::uint64_t run_everywhere(const Job& job, const Assignment& a, const Progress
   RankResult mine;
   try {
     if (rank == 0 && !job.parallel() && size > 1) {
-      std::cerr << "paes: note: this mode and direction is sequential by nature; under MPI it runs on rank 0 alone\n";
+      notify(NoticeLevel::note, "this mode and direction is sequential by nature; under MPI it runs on rank 0 alone");
     }
     OffsetSource source(*in, a.input.offset);
     OffsetSink sink(*out, a.output.offset);

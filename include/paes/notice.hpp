@@ -1,0 +1,25 @@
+// What the library has to tell a person while it works, beside errors: a job
+// run elsewhere than asked (the sealed format under a GPU engine runs on the
+// CPU), a GPU that failed under the auto engine, a measurement that could not
+// be kept. The library prints nothing itself: a program that wants these
+// installs a handler (the paes tool prints "paes: note: ..." and "paes:
+// warning: ..." on stderr).
+#pragma once
+
+#include <functional>
+#include <string>
+
+namespace paes {
+
+enum class NoticeLevel { note, warning };
+using NoticeHandler = std::function<void(NoticeLevel level, const std::string& text)>;
+
+// Replaces the handler; an empty one (the default) drops notices. The
+// handler is called from whichever of the library's threads has something to
+// say, one call at a time.
+void set_notice_handler(NoticeHandler handler);
+
+// Hands `text` to the handler, if there is one.
+void notify(NoticeLevel level, const std::string& text);
+
+}  // namespace paes
