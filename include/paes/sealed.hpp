@@ -114,6 +114,8 @@ SealedKeyKind sealed_key_kind(const std::string& path);
 // the sealed file at input_path to output_path (a file, committed as
 // run_sealed's are, or "-" for stdout). Without a length, to the end; a
 // length past the end stops at the end; an offset past the end is an Error.
+// options.progress hears of the plaintext bytes written (the range is what
+// the job is about), not the input read.
 TransformReport read_sealed_range(const SealedSpec& spec, const std::string& input_path,
                                   const std::string& output_path, std::uint64_t offset,
                                   std::optional<std::uint64_t> length, const TransformOptions& options);

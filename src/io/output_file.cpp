@@ -229,6 +229,7 @@ void refuse_writing_the_input(int fd, int input_fd, const std::string& name) {
 }
 
 OutputFile::OutputFile(const std::string& path, const OutputOptions& options) : path_(path), options_(options) {
+  if (path.empty()) throw usage_error("an output file needs a name");
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0) {
     if (existing_output_is_device(path, st, options.force)) {
@@ -344,6 +345,7 @@ void SharedOutputFile::close() {
 }
 
 void OutputFile::commit() {
+  if (committed_) throw Error(path_ + ": committed already");
   if (temp_path_.empty()) {
     // A device: a block device is made durable like a file; a character
     // device (/dev/null) can't be synced (EINVAL), which is no failure.

@@ -67,6 +67,19 @@ TEST_F(OutputFileTest, EveryPendingOutputIsRemovedOnASignalWhateverFinishedFirst
   EXPECT_FALSE(remove_pending_output());
 }
 
+TEST_F(OutputFileTest, NoNameAndASecondCommitAreRefused) {
+  EXPECT_THROW(OutputFile("", {}), Error);  // made ".paes-XXXXXX" here, then failed at commit
+  EXPECT_EQ(entries(), 0u);
+  OutputFile out(dir_ / "once.bin", {});
+  out.commit();
+  try {
+    out.commit();
+    ADD_FAILURE() << "a second commit was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("committed already"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(OutputFileTest, ExistingOutputNeedsForce) {
   const fs::path target = dir_ / "out.bin";
   std::ofstream(target) << "old";
