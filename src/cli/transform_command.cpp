@@ -548,21 +548,23 @@ void print_json_summary(Direction direction, const JobDescription& description, 
   std::cout << out.dump() << '\n';
 }
 
-}  // namespace
-
 // A file that grew while it was read (a log still being written) was read to
-// the size it had at the start, as the plan is made from it; what was added
-// is not in the output, and a sealed output authenticates the shorter file
-// as complete. Said, as tar says "file changed as we read it".
-void warn_if_input_grew(const std::string& path, std::uint64_t size_at_start) {
+// the size it had when the job opened it, as the plan is made from it; what
+// was added is not in the output, and a sealed output authenticates the
+// shorter file as complete. Said, as tar says "file changed as we read it".
+// `input` is the file read (held open: after -o INPUT -f, or a log rotated,
+// the path names another file); `read` is the most the job took of it.
+void warn_if_input_grew(const InputFile& input, const std::string& path, std::uint64_t read) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
+  if (::fstat(input.fd(), &st) != 0 || !S_ISREG(st.st_mode)) return;
   const auto size_now = static_cast<std::uint64_t>(st.st_size);
-  if (size_now <= size_at_start) return;
-  std::cerr << "paes: warning: " << printable(path) << " grew while it was read (" << size_at_start
-            << " bytes at the start, " << size_now << " now): the output holds its first " << size_at_start
-            << " bytes\n";
+  if (size_now <= read) return;
+  std::cerr << "paes: warning: " << printable(path) << " grew while it was read (" << read
+            << " bytes when it was opened, " << size_now << " now): what came after the first " << read
+            << " bytes is not in the output\n";
 }
+
+}  // namespace
 
 int run_transform(Direction direction, const TransformArgs& args, const CLI::App& command) {
   const EngineKind engine = *parse_engine(args.engine);
@@ -575,12 +577,10 @@ int run_transform(Direction direction, const TransformArgs& args, const CLI::App
   if (!names_stdio(args.output) && !names_output_stream(args.output)) {
     check_output_path(args.output, {.force = args.force});
   }
-  std::optional<std::uint64_t> input_size;
   // A --range reads a part of the input: its progress has no total to show.
-  if (!names_stdio(args.input) && !names_stream(args.input) && !args.range_offset) {
-    input_size = InputFile(args.input).size();
-  }
-  Progress progress(input_size.value_or(0), progress_mode(args),
+  std::optional<InputFile> input_file;
+  if (!names_stdio(args.input) && !names_stream(args.input) && !args.range_offset) input_file.emplace(args.input);
+  Progress progress(input_file ? input_file->size() : 0, progress_mode(args),
                     direction == Direction::encrypt ? "encrypting " : "decrypting ");
   options.progress = [&progress](std::uint64_t bytes) { progress.advance(bytes); };
 
@@ -593,8 +593,7 @@ int run_transform(Direction direction, const TransformArgs& args, const CLI::App
     throw;
   }
   progress.finish();
-  // (bytes_in: what the job read, which is the size its input had when opened.)
-  if (input_size) warn_if_input_grew(args.input, report.bytes_in);
+  if (input_file) warn_if_input_grew(*input_file, args.input, std::max(input_file->size(), report.bytes_in));
   if (args.verbose) print_summary_line(direction, description, report);
   if (args.json) print_json_summary(direction, description, report);
   return 0;

@@ -355,6 +355,17 @@ class StreamOutputTest(OutputTestCase):
         self.assertIn(b"stdout is also the input", proc.stderr)
         self.assertEqual(read_file(data), self.plain)
 
+    def test_a_file_named_as_its_own_output_with_force(self):
+        """Safe, and quiet: replaced by rename once the new content is complete (the path
+        then names a larger file, which is no input that grew)."""
+        for fmt, args in (("sealed", []), ("raw", RAW)):
+            data = write_file(self.path(f"in-place-{fmt}.bin"), self.plain)
+            proc = run(["encrypt", "--key-file", self.key] + args + [data, "-o", data, "-f"])
+            self.assertEqual((proc.returncode, proc.stderr), (0, b""), f"{fmt}: {describe(proc)}")
+            proc = run(["decrypt", "--key-file", self.key] + args + [data, "-o", data, "-f"])
+            self.assertEqual((proc.returncode, proc.stderr), (0, b""), f"{fmt}: {describe(proc)}")
+            self.assertEqual(read_file(data), self.plain, fmt)
+
     def test_a_closed_stdin_is_an_error_not_a_wait(self):
         for command in (["encrypt", "--key-file", self.key, "-o", os.path.join(self.out_dir, "x")],
                         ["decrypt", "--key-file", self.key, "-o", os.path.join(self.out_dir, "y")]):

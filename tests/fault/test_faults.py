@@ -514,8 +514,9 @@ class InputChangesTest(FaultTestCase):
                     write_file(out, stdout)
                 where = "stdout" if to_stdout else "a file"
                 self.outcome_case(f"input grown by 1 MiB mid-run -- {job.label} to {where}", rc, err, out_dir, job,
-                                  warning=f"grew while it was read ({INPUT_LEN} bytes at the start, "
-                                          f"{INPUT_LEN + MIB} now): the output holds its first {INPUT_LEN} bytes")
+                                  warning=f"grew while it was read ({INPUT_LEN} bytes when it was opened, "
+                                          f"{INPUT_LEN + MIB} now): what came after the first {INPUT_LEN} bytes "
+                                          "is not in the output")
         self.finish()
 
     def test_unlinked(self):
