@@ -23,6 +23,7 @@
 #include <utility>
 
 #include "cli/command_line.hpp"
+#include "cli/descriptors.hpp"
 #include "paes/error.hpp"
 #include "paes/io.hpp"
 #include "paes/notice.hpp"
@@ -215,7 +216,8 @@ int hand_over_to_paes_mpi(char** argv, const EndingSignals& ending_signals) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  hold_closed_standard_descriptors();  // before anything opens a file
+  paes::cli::remember_inherited_descriptors();  // before paes opens any of its own
+  hold_closed_standard_descriptors();           // before anything opens a file
   // First, before any rank or command holds a key (util/core_dumps.hpp).
   paes::forbid_core_dumps();
   // A write past the file size limit (ulimit -f) raises SIGXFSZ, whose default

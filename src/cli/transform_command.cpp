@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/descriptors.hpp"
 #include "cli/key_source.hpp"
 #include "cli/progress.hpp"
 #include "paes/endpoint.hpp"
@@ -317,6 +318,8 @@ void refuse_reading_standard_input_twice(const TransformArgs& args, Direction di
 }
 
 void check_transform_usage(const TransformArgs& args, EngineKind engine) {
+  refuse_own_descriptor(args.input, "input");
+  refuse_own_descriptor(args.output, "-o");
   if (args.json && (names_stdio(args.output) || descriptor_named(args.output) == STDOUT_FILENO)) {
     throw usage_error("--json prints on stdout, which carries the output: give -o FILE");
   }

@@ -76,7 +76,9 @@ int duplicate_output_descriptor(const std::string& path, int fd) {
   if (flags < 0) throw Error(path + ": descriptor " + std::to_string(fd) + " is not open");
   if ((flags & O_ACCMODE) == O_RDONLY) {
     // <(...) where >(...) was meant: writing there would lose the output.
-    throw Error(path + ": descriptor " + std::to_string(fd) + " is open only for reading");
+    // (A standard descriptor the caller closed is held by /dev/null, open
+    // the wrong way round, and is said the same way.)
+    throw Error(path + ": descriptor " + std::to_string(fd) + " is not open for writing");
   }
   const int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
   if (copy < 0) throw system_error(path);

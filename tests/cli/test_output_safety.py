@@ -311,7 +311,7 @@ class StreamOutputTest(OutputTestCase):
         os.close(read_end)
         os.close(write_end)
         self.assertEqual(proc.returncode, 1, describe(proc))
-        self.assertIn(b"is open only for reading", proc.stderr)
+        self.assertIn(b"is not open for writing", proc.stderr)
         # A named pipe that is also the input: refused, not a run that never ends.
         with subprocess.Popen(["sh", "-c", f"sleep 30 > {fifo}"]) as writer:
             proc = run(["encrypt", "--key-file", self.key] + RAW + [fifo, "-o", fifo])
@@ -342,8 +342,17 @@ class StreamOutputTest(OutputTestCase):
             self.assertEqual((proc.returncode, proc.stderr), (0, b""), f"-o {name} {force}")
             self.assertEqual(read_file(redirected), want, f"-o {name} {force}, stdout a file")
         self.assertTrue(stat.S_ISLNK(os.lstat("/dev/stdout").st_mode))
-        # A descriptor that isn't open is an error, not a file to make.
-        self.refused(self.encrypt("raw") + ["-o", "/dev/fd/9", "-f"], 1, "descriptor 9 is not open")
+        # A descriptor paes wasn't given is refused, not a file to make; nor is one paes opened
+        # itself (its input file takes descriptor 3 here).
+        for fd in (3, 9):
+            self.refused(self.encrypt("raw") + ["-o", f"/dev/fd/{fd}", "-f"], 2,
+                         f"descriptor {fd} was not open when paes started")
+        # One it was given but closed meanwhile is no file to make either.
+        proc = subprocess.run([PAES] + self.encrypt("raw") + ["-o", "/dev/stdout"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                              preexec_fn=lambda: os.close(1), timeout=60)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn(b"descriptor 1 is not open for writing", proc.stderr)
 
     def test_stdout_that_is_the_input_is_refused(self):
         data = self.path("appended.bin")
