@@ -4,6 +4,7 @@
 
 #include "cli/commands.hpp"
 #include "format/recipients.hpp"
+#include "paes/endpoint.hpp"
 #include "paes/error.hpp"
 #include "paes/io.hpp"
 #include "paes/secret.hpp"
@@ -68,9 +69,12 @@ int run_x25519_keygen(const KeygenArgs& args) {
 }  // namespace
 
 int run_keygen(const KeygenArgs& args) {
-  // Elsewhere '-' means stdout, but a key belongs in a file of its own.
-  if (args.output == "-") {
-    throw usage_error("keygen writes a key file (mode 0600), and '-' (stdout) is not one: name the file, -o FILE");
+  // Elsewhere '-', /dev/stdout or a pipe mean a stream, but a key belongs in
+  // a file of its own (and with -f, /dev/stdout, a link, would have become
+  // that file).
+  if (names_stdio(args.output) || names_output_stream(args.output)) {
+    throw usage_error("keygen writes a key file (mode 0600), and " + args.output +
+                      " is a stream, not one: name the file, -o FILE");
   }
   if (args.x25519) return run_x25519_keygen(args);
   SecretBytes key(args.key_bits / 8);

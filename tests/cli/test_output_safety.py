@@ -428,6 +428,10 @@ class NameTest(OutputTestCase):
         finally:
             os.chdir(cwd)
         self.assertFalse(os.path.exists(os.path.join(self.out_dir, "-")))
+        # /dev/stdout with -f: the link in /dev would have become the key file.
+        for name in ("/dev/stdout", "/proc/self/fd/1"):
+            self.refused(["keygen", "-o", name, "-f"], 2, "is a stream")
+        self.assertTrue(stat.S_ISLNK(os.lstat("/dev/stdout").st_mode))
 
     def test_names_up_to_the_file_systems_limit(self):
         name = os.path.join(self.out_dir, "n" * 255)
