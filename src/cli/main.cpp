@@ -66,12 +66,15 @@ int run_command_line(int argc, char** argv);
 // install handlers of its own (and paes-mpi learns it from paes, below).
 constexpr int kEndingSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
 // Signals that end a process by default and that paes takes over only while
-// nobody else has (a library's handler, a profiler's SIGPROF, a signal
-// ignored at start stay as they were): a CPU-time limit (ulimit -t), `timeout
-// -s ALRM`, a stray kill -USR1, and SIGABRT (std::terminate, a failed
-// assertion in a library) would otherwise leave the temporary output behind,
-// with partial plaintext in it when decrypting.
-constexpr int kDefaultEndingSignals[] = {SIGXCPU, SIGALRM, SIGVTALRM, SIGPROF, SIGUSR1, SIGUSR2, SIGABRT};
+// nobody else has (a library's handler, a sanitizer's SIGSEGV, a profiler's
+// SIGPROF, a signal ignored at start stay as they were): a CPU-time limit
+// (ulimit -t), `timeout -s ALRM`, a stray kill -USR1, SIGABRT
+// (std::terminate, a failed assertion in a library) and a crash would
+// otherwise leave the temporary output behind, with partial plaintext in it
+// when decrypting. (The handler only unlinks: a crash's state is not
+// touched, and it still dies of its signal, with no core: util/core_dumps.)
+constexpr int kDefaultEndingSignals[] = {SIGXCPU, SIGALRM, SIGVTALRM, SIGPROF, SIGUSR1, SIGUSR2,
+                                         SIGABRT, SIGSEGV, SIGBUS,    SIGFPE,  SIGILL,  SIGSYS};
 
 extern "C" void remove_output_and_die(int sig) {
   paes::remove_pending_output();

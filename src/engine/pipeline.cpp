@@ -36,14 +36,14 @@
 namespace paes {
 namespace {
 
-// A thread, or an Error that says which and what to do: threads can run out
-// (ulimit -u, no address space left for their stacks).
+// A thread, or an Error that says which (and `hint`, what to do): threads
+// can run out (ulimit -u, no address space left for their stacks).
 template <class Body>
-std::thread start_thread(const char* what, Body&& body) {
+std::thread start_thread(const char* what, const char* hint, Body&& body) {
   try {
     return std::thread(std::forward<Body>(body));
   } catch (const std::system_error& e) {
-    throw Error(std::string("starting ") + what + ": " + e.what() + " (try fewer --threads)");
+    throw Error(std::string("starting ") + what + ": " + e.what() + hint);
   }
 }
 
@@ -86,7 +86,11 @@ std::uint64_t run_pipeline(const Job& job, ChunkFeed& feed, ChunkDrain& drain, u
     feed.interrupt();
   };
 
-  std::thread reader = start_thread("the reader thread", [&] {
+  // Room for the workers first: once the reader runs, an allocation that
+  // throws would destroy a running thread (std::terminate).
+  std::vector<std::thread> pool;
+  pool.reserve(workers);
+  std::thread reader = start_thread("the reader thread", "", [&] {
     try {
       for (;;) {
         std::size_t slot = 0;
@@ -123,10 +127,9 @@ std::uint64_t run_pipeline(const Job& job, ChunkFeed& feed, ChunkDrain& drain, u
   // A worker that can't be started stops the job like any failure: left to
   // unwind past the running reader, its exception would end paes in
   // std::terminate, with the temporary output left behind.
-  std::vector<std::thread> pool;
   const auto start_worker = [&](auto&& body) {
     try {
-      pool.push_back(start_thread("worker threads", body));
+      pool.push_back(start_thread("worker threads", " (try fewer --threads)", body));
     } catch (...) {
       fail();
     }
