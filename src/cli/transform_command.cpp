@@ -201,11 +201,15 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
       cmd->add_option("--scrypt-log-n", args.scrypt_log2_n,
                       "Sealed, passphrase: scrypt cost as log2 N, 10 to " + std::to_string(kMaxScryptLog2N) +
                           " (default 18: 256 MiB and about a second; each step doubles both)")
-          ->type_name("N")
-          ->check(scrypt_cost_validator());
-  // Decrypt reads it from the file: hidden from its help, and refused there
-  // with that reason (sealed_spec) rather than CLI11's "not expected".
-  if (!enc) scrypt_cost->group("");
+          ->type_name("N");
+  // Decrypt reads it from the file: hidden from its help, and refused there,
+  // whatever its value, with that reason (sealed_spec) rather than CLI11's
+  // "not expected".
+  if (enc) {
+    scrypt_cost->check(scrypt_cost_validator());
+  } else {
+    scrypt_cost->group("");
+  }
   cmd->add_option("--iv", args.iv_hex, "Raw modes: IV as 32 hex digits (every mode but ECB)")->type_name("HEX");
   cmd->add_flag("--no-pad", args.no_pad, "ECB/CBC without PKCS#7 padding (input must be whole 16-byte blocks)");
   cmd->add_flag("--pbkdf2", args.pbkdf2, "Raw modes: openssl enc -pbkdf2's format (Salted__, key and IV from the passphrase)");
@@ -262,12 +266,15 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
   auto* progress = cmd->add_flag("--progress", args.progress, "Show progress on stderr even when it is not a terminal");
   auto* no_progress = cmd->add_flag("--no-progress", args.no_progress, "Never show progress");
   progress->excludes(no_progress);
-  cmd->add_option("input", args.input, "Input file; '-' or none: stdin. A named pipe or <(...) is read as a stream, like stdin")->type_name("INPUT");
+  cmd->add_option("input", args.input,
+                  "Input file; '-' or none: stdin. A named pipe, <(...), or a file of /proc or /sys is read as a "
+                  "stream, like stdin")
+      ->type_name("INPUT");
   cmd->add_option("-o,--output", args.output,
-                  enc ? "Output file (written only when complete); '-' or none: stdout. A named pipe or >(...) is "
-                        "written as a stream, like stdout"
-                      : "Output file (written only when complete, mode 0600); '-' or none: stdout. A named pipe or "
-                        ">(...) is written as a stream, like stdout")
+                  enc ? "Output file (written only when complete); '-' or none: stdout. A named pipe, >(...) or "
+                        "/dev/stdout is written as a stream, like stdout"
+                      : "Output file (written only when complete, mode 0600); '-' or none: stdout. A named pipe, "
+                        ">(...) or /dev/stdout is written as a stream, like stdout")
       ->type_name("OUTPUT");
   return cmd;
 }
@@ -322,6 +329,9 @@ void check_transform_usage(const TransformArgs& args, EngineKind engine) {
   refuse_own_descriptor(args.output, "-o");
   if (args.json && (names_stdio(args.output) || descriptor_named(args.output) == STDOUT_FILENO)) {
     throw usage_error("--json prints on stdout, which carries the output: give -o FILE");
+  }
+  if ((args.verbose || args.progress) && descriptor_named(args.output) == STDERR_FILENO) {
+    throw usage_error("-v and --progress write on stderr, which carries the output: give -o FILE");
   }
   if (names_stdio(args.input) || names_stream(args.input) || names_stdio(args.output) ||
       names_output_stream(args.output)) {

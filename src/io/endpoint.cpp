@@ -20,8 +20,12 @@ namespace {
 // A file system whose regular files are made up as they are read: their size
 // says nothing of what a read gives (0 in /proc, 4096 in /sys), so they are
 // read to their end, as a stream. Read by their size, /proc/cpuinfo was
-// sealed as an empty file, with success.
-bool on_pseudo_file_system(const std::string& path) {
+// sealed as an empty file, with success. On FUSE (lxcfs serves /proc/cpuinfo
+// so in containers) a file reported empty is read so too; other FUSE files
+// (sshfs) give their sizes and keep random access.
+bool made_up_as_read(const std::string& path, const struct stat& st) {
+  constexpr unsigned long kConfigFsMagic = 0x62656570;  // not in every linux/magic.h
+  constexpr unsigned long kNfsdMagic = 0x6e667364;
   struct statfs fs {};
   if (::statfs(path.c_str(), &fs) != 0) return false;
   switch (static_cast<unsigned long>(fs.f_type)) {
@@ -30,9 +34,15 @@ bool on_pseudo_file_system(const std::string& path) {
     case DEBUGFS_MAGIC:
     case TRACEFS_MAGIC:
     case SECURITYFS_MAGIC:
+    case SELINUX_MAGIC:
     case CGROUP_SUPER_MAGIC:
     case CGROUP2_SUPER_MAGIC:
+    case BINFMTFS_MAGIC:
+    case kConfigFsMagic:
+    case kNfsdMagic:
       return true;
+    case FUSE_SUPER_MAGIC:
+      return st.st_size == 0;
     default:
       return false;
   }
@@ -43,7 +53,7 @@ bool on_pseudo_file_system(const std::string& path) {
 bool names_stream(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return false;  // InputFile says why
-  if (S_ISREG(st.st_mode)) return on_pseudo_file_system(path);
+  if (S_ISREG(st.st_mode)) return made_up_as_read(path, st);
   return S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode);
 }
 

@@ -347,6 +347,9 @@ class StreamOutputTest(OutputTestCase):
         for fd in (3, 9):
             self.refused(self.encrypt("raw") + ["-o", f"/dev/fd/{fd}", "-f"], 2,
                          f"descriptor {fd} was not open when paes started")
+        # stderr as the output, with -v or --progress writing into it: refused.
+        for flag in ("-v", "--progress"):
+            self.refused(self.encrypt("raw") + ["-o", "/dev/stderr", flag], 2, "which carries the output")
         # One it was given but closed meanwhile is no file to make either.
         proc = subprocess.run([PAES] + self.encrypt("raw") + ["-o", "/dev/stdout"], stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,

@@ -989,6 +989,12 @@ class BadInputTest(PaesTestCase):
         self.fails(["encrypt", "--passphrase-env", "PAES_TEST_PW", self.inp, "-o", self.out],
                    (1, 2), "empty passphrase", env={"PAES_TEST_PW": ""})
 
+    def test_scrypt_cost_on_decrypt_is_refused_whatever_its_value(self):
+        # Hidden from decrypt's help, and refused with the reason, not a range error.
+        for cost in (10, 99):
+            self.fails(["decrypt", "--passphrase-file", self.pw, "--scrypt-log-n", cost, self.pw_sealed,
+                        "-o", self.out], 2, "read from the sealed file's preamble")
+
     def test_key_24_bytes_for_sealed(self):
         k24 = write_file(self.path("k24"), os.urandom(24), 0o600)
         self.fails(["encrypt", "--key-file", k24, self.inp, "-o", self.out], 1, "24")
