@@ -24,6 +24,7 @@
 
 #include "cli/command_line.hpp"
 #include "cli/descriptors.hpp"
+#include "cli/progress.hpp"
 #include "paes/error.hpp"
 #include "paes/io.hpp"
 #include "paes/notice.hpp"
@@ -78,6 +79,7 @@ constexpr int kDefaultEndingSignals[] = {SIGXCPU, SIGALRM, SIGVTALRM, SIGPROF, S
 
 extern "C" void remove_output_and_die(int sig) {
   paes::remove_pending_output();
+  paes::cli::clear_progress_line_at_exit();  // the shell's next text starts on a clean line
   std::signal(sig, SIG_DFL);
   std::raise(sig);
 }
@@ -233,6 +235,7 @@ int main(int argc, char** argv) {
   // library's own line gets paes' word on what is left. After a normal end
   // there is none to remove (committed, or removed on failure).
   std::atexit([] {
+    paes::cli::clear_progress_line_at_exit();
     if (paes::remove_pending_output()) {
       static constexpr char kSaid[] = "paes: stopped before the output was complete: nothing was written\n";
       [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, kSaid, sizeof kSaid - 1);

@@ -1,8 +1,10 @@
 #include "cli/progress.hpp"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
@@ -64,20 +66,43 @@ void write_stderr(std::string_view text) {
   std::fflush(stderr);
 }
 
+// The terminal's width in columns, 0 when unknown.
+std::size_t terminal_columns() {
+  struct winsize size {};
+  if (::ioctl(STDERR_FILENO, TIOCGWINSZ, &size) != 0) return 0;
+  return size.ws_col;
+}
+
+// Whether a progress line is on the terminal now, for a signal handler that
+// ends paes: it clears the line, so the shell's next text starts clean.
+std::atomic<bool> g_line_drawn{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "read in a signal handler");
+
 }  // namespace
+
+void clear_progress_line_at_exit() noexcept {
+  if (!g_line_drawn.load()) return;
+  static constexpr char kClear[] = "\r\x1b[K";
+  [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, kClear, sizeof kClear - 1);
+}
 
 std::string format_size(std::uint64_t bytes) {
   if (bytes < 1024) return std::to_string(bytes) + " B";
   static constexpr std::string_view kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
   double value = static_cast<double>(bytes) / 1024;
   std::size_t unit = 0;
-  while (value >= 1024 && unit + 1 < std::size(kUnits)) {
+  // GiB and up get a second decimal: a tenth of a GiB is too coarse to watch.
+  const auto decimals = [&] { return unit >= 2 ? 2 : 1; };
+  // The unit is chosen by the value as shown, rounded: 1048575 B is
+  // "1.0 MiB", not "1024.0 KiB".
+  const auto shown_reaches_next_unit = [&] {
+    return value + 0.5 * std::pow(10.0, -decimals()) >= 1024;
+  };
+  while (shown_reaches_next_unit() && unit + 1 < std::size(kUnits)) {
     value /= 1024;
     ++unit;
   }
-  // GiB and up get a second decimal: a tenth of a GiB is too coarse to watch.
-  const int decimals = unit >= 2 ? 2 : 1;
-  return fixed_point(value, decimals) + " " + std::string(kUnits[unit]);
+  return fixed_point(value, decimals()) + " " + std::string(kUnits[unit]);
 }
 
 std::string format_progress_line(std::uint64_t done, std::uint64_t total, double seconds_elapsed) {
@@ -127,10 +152,20 @@ void Progress::redraw_until_finished() {
     const double elapsed = std::chrono::duration<double>(since).count();
     if (elapsed < kQuietSeconds) continue;
     const std::uint64_t done = done_.load(std::memory_order_relaxed);
-    write_stderr("\r" + label_ + format_progress_line(done, total_, elapsed) + "\x1b[K");
+    std::string line = label_ + format_progress_line(done, total_, elapsed);
+    // A line as wide as the terminal wraps, and "\r" returns only to the
+    // start of its last row: every redraw would leave a row behind.
+    if (const std::size_t columns = terminal_columns(); columns > 1 && line.size() > columns - 1) {
+      line.resize(columns - 1);
+    }
+    write_stderr("\r" + line + "\x1b[K");
     drawn = true;
+    g_line_drawn.store(true);
   }
-  if (drawn) write_stderr("\r\x1b[K");
+  if (drawn) {
+    write_stderr("\r\x1b[K");
+    g_line_drawn.store(false);
+  }
 }
 
 }  // namespace paes::cli

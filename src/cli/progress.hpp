@@ -15,7 +15,7 @@
 namespace paes::cli {
 
 enum class ProgressMode {
-  automatic,  // shown when stderr is a terminal
+  automatic,  // shown when stderr is a terminal (and the output is not printed on it)
   always,
   never,
 };
@@ -31,6 +31,10 @@ enum class ProgressMode {
 std::string format_size(std::uint64_t bytes);
 
 std::string format_progress_line(std::uint64_t done, std::uint64_t total, double seconds_elapsed);
+
+// Clears the progress line if one is on the terminal: for a handler of a
+// signal that ends paes, and an exit hook. Async-signal-safe.
+void clear_progress_line_at_exit() noexcept;
 
 class Progress {
  public:

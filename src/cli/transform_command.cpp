@@ -290,7 +290,11 @@ struct JobDescription {
 
 ProgressMode progress_mode(const TransformArgs& args) {
   if (args.no_progress) return ProgressMode::never;
-  return args.progress ? ProgressMode::always : ProgressMode::automatic;
+  if (args.progress) return ProgressMode::always;
+  // Plaintext printed on the terminal: a line drawn among it would stay there.
+  const bool output_on_stdout = names_stdio(args.output) || descriptor_named(args.output) == STDOUT_FILENO;
+  if (output_on_stdout && ::isatty(STDOUT_FILENO)) return ProgressMode::never;
+  return ProgressMode::automatic;
 }
 
 // Refuses what neither kind of job takes, before a key is read or a file opened.

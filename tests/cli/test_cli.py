@@ -15,18 +15,24 @@ Covers:
      --key-hex warning.
   E. bad input: exit status (1 failure, 2 usage), one "paes: " line on stderr naming
      the problem, and nothing new left in the output directory.
-  F. SIGINT mid-run leaves neither the output nor a temporary file behind.
+  F. SIGINT mid-run leaves neither the output nor a temporary file behind; the progress
+     line on a terminal is cut to its width, cleared when a signal ends paes, and not
+     drawn among plaintext printed on that terminal.
   G. CTR output is the same for every thread count and chunk size.
 
 Python 3.11 standard library only. Exits non-zero when any test fails; every skip
 says why.
 """
 
+import fcntl
 import json
 import os
 import signal
+import struct
 import subprocess
 import sys
+import termios
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -744,6 +750,78 @@ class InterruptTest(PaesTestCase):
         self.assertNotEqual(proc.returncode, 0, "paes exited 0 after SIGINT")
         self.assertEqual(os.listdir(out_dir), [],
                          f"left behind after SIGINT: {os.listdir(out_dir)} (stderr {err!r})")
+
+
+class ProgressOnATerminalTest(PaesTestCase):
+    """F: the progress line on a terminal: cut to its width, cleared when a signal ends paes,
+    and not drawn among plaintext printed on that terminal."""
+
+    def on_terminal(self, args, columns, stdout_too=False, signal_after=None):
+        """Runs paes with stderr (and stdout, `stdout_too`) on a pseudo-terminal `columns`
+        wide, feeding stdin 1 MiB every 0.2 s for 3 s (progress shows after 1 s of data);
+        sends `signal_after` (a signal) instead of ending the input. Returns (exit, what
+        the terminal got)."""
+        try:
+            master, slave = os.openpty()
+        except OSError as e:
+            self.skipTest(f"no pseudo-terminal can be made here: {e}")
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+        proc = subprocess.Popen([PAES] + args, stdin=subprocess.PIPE, stderr=slave,
+                                stdout=slave if stdout_too else subprocess.DEVNULL)
+        os.close(slave)
+        got = []
+
+        def read_terminal():
+            while True:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:  # EIO: every writer is gone
+                    return
+                if not chunk:
+                    return
+                got.append(chunk)
+        reader = threading.Thread(target=read_terminal)
+        reader.start()
+        try:
+            for _ in range(15):
+                proc.stdin.write(bytes(1 << 20))
+                proc.stdin.flush()
+                time.sleep(0.2)
+            if signal_after is not None:
+                proc.send_signal(signal_after)
+            proc.stdin.close()
+            proc.wait(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            reader.join(timeout=10)
+            os.close(master)
+        return proc.returncode, b"".join(got)
+
+    def args(self, direction="encrypt"):
+        key_file = write_file(self.path("key"), random_raw_key(16), 0o600)
+        return [direction, "--mode", "ctr", "--key-file", key_file, "--iv", os.urandom(16).hex()]
+
+    def test_cut_to_a_narrow_terminal_and_cleared_at_the_end(self):
+        rc, screen = self.on_terminal(self.args() + ["-o", "/dev/null"], columns=30)
+        self.assertEqual(rc, 0, screen[-200:])
+        self.assertTrue(b"encrypting" in screen, screen[-200:])
+        drawn = [part.replace(b"\x1b[K", b"") for part in screen.split(b"\r")]
+        wide = [part for part in drawn if len(part) > 29]
+        self.assertEqual(wide[:3], [], "lines wider than 29 columns wrap")
+        self.assertTrue(screen.endswith(b"\r\x1b[K"), f"the line was not cleared: {screen[-80:]!r}")
+
+    def test_cleared_when_a_signal_ends_paes(self):
+        rc, screen = self.on_terminal(self.args() + ["-o", "/dev/null"], columns=80, signal_after=signal.SIGINT)
+        self.assertEqual(rc, -signal.SIGINT, screen[-200:])
+        self.assertTrue(b"encrypting" in screen, screen[-200:])
+        self.assertTrue(screen.endswith(b"\r\x1b[K"), f"the line was left on screen: {screen[-80:]!r}")
+
+    def test_not_drawn_among_plaintext_printed_on_the_terminal(self):
+        rc, screen = self.on_terminal(self.args("decrypt"), columns=80, stdout_too=True)
+        self.assertEqual(rc, 0, screen[-200:])
+        self.assertFalse(b"decrypting" in screen, "a progress line was drawn among the plaintext")
 
 
 # --------------------------------------------------------------------------- G. invariance

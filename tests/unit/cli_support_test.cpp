@@ -52,6 +52,16 @@ std::string size_field(std::uint64_t bytes) {
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
+TEST(FormatSize, TheUnitFollowsTheRoundedValue) {
+  // The unit was chosen before rounding: "1024.0 KiB" for a byte short of 1 MiB.
+  EXPECT_EQ(format_size(kMiB - 1), "1.0 MiB");
+  EXPECT_EQ(format_size(1048560), "1.0 MiB");
+  EXPECT_EQ(format_size(kGiB - 1), "1.00 GiB");
+  EXPECT_EQ(format_size(1023 * 1024), "1023.0 KiB");
+  EXPECT_EQ(format_size(1023), "1023 B");
+  EXPECT_EQ(format_size(1024), "1.0 KiB");
+}
+
 TEST(FormatProgressLine, MatchesTheDocumentedExample) {
   const std::uint64_t done = 412 * kMiB;
   EXPECT_EQ(format_progress_line(done, kGiB, static_cast<double>(done) / 1.21e9),
