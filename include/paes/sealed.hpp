@@ -97,6 +97,13 @@ class SealedReader {
   std::uint64_t bytes_read() const;
   // The file's segment size (ciphertext bytes per segment).
   std::uint32_t segment_size() const;
+  // The AES key size the file was sealed with: 128 or 256.
+  unsigned key_bits() const;
+  // For a report of a read of plaintext [offset, offset + length): the
+  // ciphertext bytes it stands on (the header, the segments holding the
+  // range, and the final segment, each once), and the workers it runs on.
+  std::uint64_t input_bytes_of(std::uint64_t offset, std::uint64_t length) const;
+  unsigned workers_for(std::uint64_t offset, std::uint64_t length) const;
 
  private:
   struct State;

@@ -35,6 +35,7 @@ struct TransformReport {
   bool parallel = false;
   EngineKind engine = EngineKind::threads;  // the one that ran (auto resolves to one)
   std::uint64_t chunk_len = 0;  // as the job used it: rounded down to whole blocks
+  unsigned key_bits = 0;  // the AES key size, where the job learnt it (a sealed file's own); else 0
   double seconds = 0;  // open to commit, I/O included
   std::vector<Engine::RankTiming> ranks;  // per MPI rank (mpi engine only)
   std::string engine_choice;  // why --engine auto ran this engine (Engine::choice)

@@ -155,6 +155,7 @@ TransformReport seal(const SealedSpec& spec, const std::string& input_path,
   out.write_prefix(header_bytes);
   TransformReport report;
   report.chunk_len = spec.segment_len;
+  report.key_bits = static_cast<unsigned>(key_len * 8);
   runner.run(job, in, 0, out, bound.size() + header_bytes.size(), report);
   return report;
 }
@@ -225,6 +226,7 @@ TransformReport open(const SealedSpec& spec, const std::string& input_path,
   OutputEndpoint out(output_path, output_options(options, Direction::decrypt, in), false);
   TransformReport report;
   report.chunk_len = header.segment_len;
+  report.key_bits = header.key_len * 8u;
   runner.run(job, in, header.body_offset, out, 0, report);
   return report;
 }
@@ -332,13 +334,20 @@ struct SealedReader::State {
     MemorySink sink({plain->buffer.bytes.get(), capacity});
     // A full batch takes every thread, fewer segments proportionally fewer
     // (the budget may make a batch fewer than four segments a thread).
-    const auto workers = static_cast<unsigned>(std::clamp<std::uint64_t>(count * threads / batch(), 1, threads));
+    const unsigned workers = workers_for_batch(count);
     const auto engine = make_engine(EngineKind::threads, workers);
     plain->size = static_cast<std::size_t>(engine->run(window, source, sink));
     std::uint64_t read = 0;
     for (std::uint64_t i = 0; i < count; ++i) read += chunk_of(window, source.size(), count, i).in_len;
     bytes_read += read;
     return plain;
+  }
+  unsigned workers_for_batch(std::uint64_t count) const {
+    return static_cast<unsigned>(std::clamp<std::uint64_t>(count * threads / batch(), 1, threads));
+  }
+  // Segments at a time from `first` with `left` to go (see read_range).
+  std::uint64_t batch_from(std::uint64_t left) const {
+    return left < 2 * kSegmentsPerWorker ? 1 : std::min(batch(), left);
   }
   // Hands plaintext [offset, offset + len) (within the plaintext) to `consume`
   // in order, a few segments per thread at a time: parallel, in bounded memory.
@@ -348,8 +357,7 @@ struct SealedReader::State {
     for (std::uint64_t first = job.segment_holding(offset), count = 0; first <= last; first += count) {
       // Fewer segments than two workers take run on one, so one at a time:
       // each then reuses the last one's buffer.
-      const std::uint64_t left = last - first + 1;
-      count = left < 2 * kSegmentsPerWorker ? 1 : std::min(batch(), left);
+      count = batch_from(last - first + 1);
       const auto plain = segments(first, count);
       const std::uint64_t from = std::max(offset, plain->start);
       const std::uint64_t to = std::min(offset + len, plain->start + plain->size);
@@ -392,6 +400,29 @@ std::uint64_t SealedReader::size() const { return state_->plain_size; }
 std::uint64_t SealedReader::bytes_read() const { return state_->bytes_read.load(); }
 
 std::uint32_t SealedReader::segment_size() const { return state_->header.segment_len; }
+
+unsigned SealedReader::key_bits() const { return state_->header.key_len * 8u; }
+
+std::uint64_t SealedReader::input_bytes_of(std::uint64_t offset, std::uint64_t length) const {
+  const State& s = *state_;
+  const std::uint64_t body_len = s.in.size().value_or(0) - s.header.body_offset;
+  const auto in_len = [&](std::uint64_t segment) { return chunk_of(s.job, body_len, s.segment_count, segment).in_len; };
+  std::uint64_t bytes = s.header.body_offset + in_len(s.segment_count - 1);
+  if (offset >= s.plain_size || length == 0) return bytes;
+  const std::uint64_t last = s.job.segment_holding(offset + std::min(length, s.plain_size - offset) - 1);
+  for (std::uint64_t segment = s.job.segment_holding(offset); segment <= last; ++segment) {
+    if (segment + 1 != s.segment_count) bytes += in_len(segment);
+  }
+  return bytes;
+}
+
+unsigned SealedReader::workers_for(std::uint64_t offset, std::uint64_t length) const {
+  const State& s = *state_;
+  if (offset >= s.plain_size || length == 0) return 1;
+  const std::uint64_t first = s.job.segment_holding(offset);
+  const std::uint64_t last = s.job.segment_holding(offset + std::min(length, s.plain_size - offset) - 1);
+  return s.workers_for_batch(s.batch_from(last - first + 1));  // the first batch is the largest
+}
 
 std::size_t SealedReader::read_at(std::uint64_t offset, std::span<std::uint8_t> out) const {
   const State& s = *state_;
@@ -448,12 +479,13 @@ TransformReport read_sealed_range(const SealedSpec& spec, const std::string& inp
   });
   out.commit();
   TransformReport report;
-  report.bytes_in = reader.bytes_read();
+  report.bytes_in = reader.input_bytes_of(offset, end - offset);
   report.bytes_out = end - offset;
   report.chunk_len = reader.segment_size();
+  report.key_bits = reader.key_bits();
   report.parallel = true;
   report.engine = EngineKind::threads;
-  report.workers = options.threads != 0 ? options.threads : online_cpus();
+  report.workers = reader.workers_for(offset, end - offset);
   report.seconds = seconds_since(start);
   return report;
 }

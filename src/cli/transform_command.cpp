@@ -605,6 +605,7 @@ int run_transform(Direction direction, const TransformArgs& args, const CLI::App
   TransformReport report;
   try {
     report = run_job(direction, args, command, options, description);
+    if (report.key_bits != 0) description.key_bits = report.key_bits;  // a sealed file's own
   } catch (...) {
     progress.finish();
     throw;

@@ -497,6 +497,25 @@ class RangeTest(PaesTestCase):
                        f"{fmt} --range to a file: {describe(proc)}")
         self.finish()
 
+    def test_range_reports_what_it_read_and_ran_on(self):
+        # bytes_in counted the final segment twice (over the file's size), threads said
+        # --threads where one worker ran, and key_bits said 256 for an AES-128 file.
+        key = self.keygen(128)
+        data = os.urandom(20 * 65536 + 5)
+        sealed = write_file(self.path("r.paes"), self.seal(data, ["--key-file", key], ["--segment-size", "64K"]))
+        size = os.path.getsize(sealed)
+        for spec, threads, want_threads in (("0", "2", 2), ("0:1", "16", 1), (f"{len(data) - 1}", "16", 1)):
+            proc = run(["decrypt", "--key-file", key, "--range", spec, "-t", threads, "--json", sealed,
+                        "-o", self.path("part")])
+            self.assertEqual(proc.returncode, 0, describe(proc))
+            summary = json.loads(proc.stdout)
+            self.assertLessEqual(summary["bytes_in"], size, spec)
+            self.assertEqual(summary["threads"], want_threads, spec)
+            self.assertEqual(summary["key_bits"], 128, spec)
+            os.remove(self.path("part"))
+        proc = run(["decrypt", "--key-file", key, "--range", "0", "--json", sealed, "-o", self.path("part")])
+        self.assertEqual(json.loads(proc.stdout)["bytes_in"], size, "the whole file, each byte once")
+
     def test_what_range_refuses(self):
         key = self.keygen(256)
         data = os.urandom(100000)
@@ -988,6 +1007,18 @@ class BadInputTest(PaesTestCase):
                        (1, 2), "empty passphrase")
         self.fails(["encrypt", "--passphrase-env", "PAES_TEST_PW", self.inp, "-o", self.out],
                    (1, 2), "empty passphrase", env={"PAES_TEST_PW": ""})
+
+    def test_a_passphrase_files_key_size_is_reported_from_the_file(self):
+        pw_env = {"PAES_TEST_PW": "size me"}
+        for bits in (128, 256):
+            sealed = write_file(self.path(f"p{bits}"), self.seal(
+                self.data, ["--passphrase-env", "PAES_TEST_PW"], ["--scrypt-log-n", 10, "--key-bits", bits],
+                env=pw_env))
+            proc = run(["decrypt", "--passphrase-env", "PAES_TEST_PW", "--json", sealed, "-o", self.out],
+                       env=pw_env)
+            self.assertEqual(proc.returncode, 0, describe(proc))
+            self.assertEqual(json.loads(proc.stdout)["key_bits"], bits)
+            os.remove(self.out)
 
     def test_scrypt_cost_on_decrypt_is_refused_whatever_its_value(self):
         # Hidden from decrypt's help, and refused with the reason, not a range error.
