@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -509,24 +510,29 @@ bool cpu_ran_aes(const TransformReport& report) {
 
 // -v: one line on stderr.
 void print_summary_line(Direction direction, const JobDescription& description, const TransformReport& report) {
+  // Built whole and written at once: piece by piece, the line could be cut
+  // by other output (stdout on the same terminal, another rank's lines).
+  std::ostringstream text;
   char rate[64];
   std::snprintf(rate, sizeof rate, "%.3f s (%.2f GB/s)", report.seconds, gbps(report));
-  std::cerr << "paes: " << (direction == Direction::encrypt ? "encrypted " : "decrypted ")
-            << format_size(report.bytes_in) << " -> " << format_size(report.bytes_out) << " in " << rate << ", "
-            << description.mode << " AES-" << description.key_bits << ", " << engine_name(report.engine)
-            << " engine, " << report.workers << (report.workers == 1 ? " worker" : " workers");
-  if (cpu_ran_aes(report)) std::cerr << ", " << description.backend;
-  std::cerr << '\n';
-  if (!report.engine_choice.empty()) std::cerr << "paes: " << report.engine_choice << '\n';
+  text << "paes: " << (direction == Direction::encrypt ? "encrypted " : "decrypted ") << format_size(report.bytes_in)
+       << " -> " << format_size(report.bytes_out) << " in " << rate << ", " << description.mode << " AES-"
+       << description.key_bits << ", " << engine_name(report.engine) << " engine, " << report.workers
+       << (report.workers == 1 ? " worker" : " workers");
+  if (cpu_ran_aes(report)) text << ", " << description.backend;
+  text << '\n';
+  if (!report.engine_choice.empty()) text << "paes: " << report.engine_choice << '\n';
   if (const auto& p = report.pipeline) {
     char stages[256];
     std::snprintf(stages, sizeof stages,
                   "filling %.3f s, waiting on the device %.3f s, checking and writing %.3f s", p->fill_seconds,
                   p->device_wait_seconds, p->drain_seconds);
-    std::cerr << "paes: GPU pipeline, " << p->batches << (p->batches == 1 ? " batch" : " batches") << " of "
-              << format_size(p->batch_bytes) << ": " << stages
-              << " (each stage's busy time; they overlap, so the one nearest the total limits it)\n";
+    text << "paes: GPU pipeline, " << p->batches << (p->batches == 1 ? " batch" : " batches") << " of "
+         << format_size(p->batch_bytes) << ": " << stages
+         << " (each stage's busy time; they overlap, so the one nearest the total limits it)\n";
   }
+  std::cout.flush();
+  std::cerr << text.str() << std::flush;
 }
 
 // --json: one object on stdout, with a list of ranks under MPI.

@@ -556,6 +556,9 @@ class ErrorTest(PaesTestCase):
         self.assertEqual(read_file(self.out), openssl_ok("ctr", self.key, self.iv, self.data))
         os.remove(self.out)
 
+    def test_unknown_command_is_named(self):
+        self.assert_fails(["encrpyt", "x"], 2, "unknown command 'encrpyt'")
+
     def test_input_is_directory(self):
         self.fails(self.args(inp=self.new_dir("a-directory")), 1, "directory")
 
