@@ -28,6 +28,15 @@ bool gpu_worthy(const Job& job, std::uint64_t input_len) {
   return spec && input_len >= kAutoGpuMinBytes && gpu::runs_on_gpu(*spec);
 }
 
+// Why a job is no GPU's, in -v's words (gpu_worthy is false).
+std::string why_on_the_cpu(const Job& job, std::uint64_t input_len) {
+  const CipherSpec* spec = job.raw_spec();
+  if (!spec) return "the sealed format (AES-GCM) runs on the CPU";
+  if (!gpu::runs_on_gpu(*spec)) return "this mode and direction runs on the CPU (sequential, or CFB8/CFB1)";
+  if (input_len == 0) return "a stream's size is unknown, and a GPU pays off only for large jobs";
+  return "a job under " + std::to_string(kAutoGpuMinBytes >> 20) + " MiB never pays for a GPU's start-up";
+}
+
 bool has_cuda_device() { return !list_gpu_devices(EngineKind::cuda).empty(); }
 
 bool has_opencl_gpu() {
@@ -276,6 +285,8 @@ Engine& AutoEngine::pick(const Job& job, std::uint64_t input_len) {
     } else {
       look_and_measure(job, input_len, threads, cache);
     }
+  } else {
+    choice_ = "auto chose threads: " + why_on_the_cpu(job, input_len);
   }
   if (!engine_) engine_ = make_engine(EngineKind::threads, threads_);
   engine_->on_progress([this](std::uint64_t bytes) { report(bytes); });

@@ -430,6 +430,20 @@ class ReportingTest(PaesTestCase):
             self.assertIn("Example", proc.stdout.decode(errors="replace"),
                           f"paes {' '.join(args)} shows no examples")
 
+    def test_auto_always_says_why(self):
+        # --json's engine_choice (and -v's line) was missing whenever auto never looked for a GPU.
+        key_file = write_file(self.path("auto.key"), random_raw_key(16), 0o600)
+        inp = write_file(self.path("auto.in"), os.urandom(100_000))
+        for args, why in ((["--mode", "ctr", "--iv", "00" * 16], "never pays for a GPU's start-up"),
+                          (["--mode", "cbc", "--iv", "00" * 16], "runs on the CPU"),
+                          ([], "the sealed format (AES-GCM) runs on the CPU")):
+            out = self.path("auto.out")
+            proc = run(["encrypt", "--engine", "auto", "--key-file", key_file, "--json"] + args + [inp, "-o", out])
+            self.assertEqual(proc.returncode, 0, describe(proc))
+            choice = json.loads(proc.stdout).get("engine_choice", "")
+            self.assertIn(why, choice, args)
+            os.remove(out)
+
     def test_backend_choice_is_reported_and_gives_openssls_bytes(self):
         """--backend (or PAES_BACKEND) picks the CPU's AES library; -v and --json name the
         one that ran; every choice gives openssl's bytes; modes ipsec-mb lacks run on OpenSSL."""
