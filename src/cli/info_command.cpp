@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -27,6 +28,21 @@ CLI::App* add_info_command(CLI::App& app, InfoArgs& args) {
 }
 
 namespace {
+
+// Why --engine auto could not keep its measurements at `path` (its rate
+// cache), or "" when it could: no path (no HOME nor cache variables), or a
+// nearest existing directory that is no directory or not writable. Looked
+// at, not tried: info writes nothing.
+std::string why_the_cache_cannot_be_kept(const std::string& path) {
+  if (path.empty()) return "no place for it: HOME, XDG_CACHE_HOME and PAES_CACHE_DIR are unset";
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  std::error_code ignored;
+  while (!dir.empty() && !std::filesystem::exists(dir, ignored) && dir != dir.parent_path()) dir = dir.parent_path();
+  if (dir.empty()) return {};
+  if (!std::filesystem::is_directory(dir, ignored)) return dir.string() + " is not a directory";
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) return dir.string() + " is not writable";
+  return {};
+}
 
 // One kept verdict of --engine auto, e.g. "ctr encrypt AES-128, 16 threads,
 // --backend auto: cuda (NVIDIA H100) 30.10 GB/s with transfers + 0.41 s to start,
@@ -101,7 +117,11 @@ int run_info(const InfoArgs& args) {
   if (const std::string versions = gpu_api_versions(EngineKind::cuda); !versions.empty()) {
     info["cuda_versions"] = versions;
   }
-  info["auto_rate_cache"] = auto_rate_cache_path();
+  const std::string cache_path = auto_rate_cache_path();
+  info["auto_rate_cache"] = cache_path.empty() ? nlohmann::json(nullptr) : nlohmann::json(cache_path);
+  if (const std::string why = why_the_cache_cannot_be_kept(cache_path); !why.empty()) {
+    info["auto_rate_cache_problem"] = why;
+  }
   info["auto_kept"] = nlohmann::json::array();
   for (const AutoVerdict& v : verdicts) {
     info["auto_kept"].push_back({{"job", v.job},
@@ -148,6 +168,10 @@ int run_info(const InfoArgs& args) {
     }
   }
   std::cout << "Auto:        ";
+  if (const std::string why = why_the_cache_cannot_be_kept(cache_path); !why.empty()) {
+    std::cout << "can't keep what it measures (" << why << "), so every large job measures again; "
+              << "PAES_CACHE_DIR names a directory for it\n             ";
+  }
   if (verdicts.empty()) {
     std::cout << "nothing measured yet on this machine as it is: --engine auto measures on its first job of "
               << format_size(kAutoGpuMinBytes) << " or more in a mode a GPU runs\n";

@@ -408,6 +408,18 @@ class ReportingTest(PaesTestCase):
         else:
             self.assertNotIn("cuda_versions", info)
 
+    def test_info_says_when_auto_can_keep_nothing(self):
+        env = {k: v for k, v in os.environ.items() if k not in ("HOME", "XDG_CACHE_HOME", "PAES_CACHE_DIR")}
+        for extra, where, why in (({}, None, "HOME, XDG_CACHE_HOME and PAES_CACHE_DIR are unset"),
+                                  ({"PAES_CACHE_DIR": "/dev/null/x"}, "/dev/null/x/auto-rates",
+                                   "/dev/null is not a directory")):
+            info = json.loads(subprocess.run([PAES, "info", "--json"], env=dict(env, **extra),
+                                             capture_output=True, check=True).stdout)
+            self.assertEqual(info["auto_rate_cache"], where)
+            self.assertIn(why, info.get("auto_rate_cache_problem", ""))
+            text = subprocess.run([PAES, "info"], env=dict(env, **extra), capture_output=True, check=True).stdout
+            self.assertIn(b"can't keep what it measures", text)
+
     def test_info_lists_mpi_only_where_paes_mpi_is(self):
         # --engine mpi hands the job to paes-mpi beside paes: a paes copied on its own can't run it,
         # and scripts decide by this list.
