@@ -16,7 +16,8 @@ using NoticeHandler = std::function<void(NoticeLevel level, const std::string& t
 
 // Replaces the handler; an empty one (the default) drops notices. The
 // handler is called from whichever of the library's threads has something to
-// say, one call at a time.
+// say, possibly from several at once, and may itself call into the library
+// (notify, set_notice_handler, a job of its own).
 void set_notice_handler(NoticeHandler handler);
 
 // Hands `text` to the handler, if there is one.

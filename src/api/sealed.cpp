@@ -65,6 +65,9 @@ SecretBytes input_key(const SealedSpec& spec, const Preamble& preamble, const Re
                       (preamble.key_source == KeySource::scrypt_passphrase ? "passphrase" : "key") +
                       ", not to recipients: drop -i and give the key or passphrase");
   }
+  if (!spec.passphrase.empty() && !spec.key.empty()) {  // one would be ignored, as sealing refuses too
+    throw usage_error("a file is opened with a key or with a passphrase, not both");
+  }
   const bool file_wants_passphrase = preamble.key_source == KeySource::scrypt_passphrase;
   if (file_wants_passphrase && spec.passphrase.empty()) {
     throw usage_error(name + " was sealed with a passphrase: give --passphrase-file, "
@@ -343,7 +346,8 @@ struct SealedReader::State {
     return plain;
   }
   unsigned workers_for_batch(std::uint64_t count) const {
-    return static_cast<unsigned>(std::clamp<std::uint64_t>(count * threads / batch(), 1, threads));
+    // (Never more than the segments: the engine runs no more workers than chunks.)
+    return static_cast<unsigned>(std::clamp<std::uint64_t>(count * threads / batch(), 1, std::min<std::uint64_t>(threads, count)));
   }
   // Segments at a time from `first` with `left` to go (see read_range).
   std::uint64_t batch_from(std::uint64_t left) const {

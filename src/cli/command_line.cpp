@@ -66,8 +66,10 @@ ParseOutcome CommandLine::parse(int argc, const char* const* argv) {
     outcome.error = e.what();
     // CLI11 says "A subcommand is required" for a mistyped one: name it.
     if (app_.get_subcommands().empty() && argc > 1 && argv[1][0] != '-') {
-      outcome.error = "unknown command '" + std::string(argv[1]) +
-                      "': the commands are encrypt, decrypt, keygen, info and bench (see 'paes --help')";
+      std::string commands;
+      for (const CLI::App* sub : app_.get_subcommands({})) commands += (commands.empty() ? "" : ", ") + sub->get_name();
+      outcome.error = "unknown command '" + std::string(argv[1]) + "': the commands are " + commands +
+                      " (see 'paes --help')";
       return outcome;
     }
     for (const CLI::App* sub : app_.get_subcommands()) {

@@ -1,6 +1,7 @@
 #include "cli/descriptors.hpp"
 
 #include <dirent.h>
+#include <fcntl.h>
 
 #include <cstdlib>
 #include <optional>
@@ -22,15 +23,23 @@ bool g_known = false;  // false where /proc/self/fd can't be read: nothing is re
 }  // namespace
 
 void remember_inherited_descriptors() {
-  DIR* dir = ::opendir("/proc/self/fd");
-  if (dir == nullptr) return;
-  const int own = ::dirfd(dir);
-  while (const dirent* entry = ::readdir(dir)) {
-    char* end = nullptr;
-    const long fd = std::strtol(entry->d_name, &end, 10);
-    if (end != entry->d_name && *end == '\0' && fd > 2 && fd != own) inherited().insert(static_cast<int>(fd));
+  if (DIR* dir = ::opendir("/proc/self/fd")) {
+    const int own = ::dirfd(dir);
+    while (const dirent* entry = ::readdir(dir)) {
+      char* end = nullptr;
+      const long fd = std::strtol(entry->d_name, &end, 10);
+      if (end != entry->d_name && *end == '\0' && fd > 2 && fd != own) inherited().insert(static_cast<int>(fd));
+    }
+    ::closedir(dir);
+  } else {
+    // No /proc: ask each descriptor a launcher is likely to hand down.
+    for (int fd = 3; fd < 1024; ++fd) {
+      if (::fcntl(fd, F_GETFD) != -1) inherited().insert(fd);
+    }
   }
-  ::closedir(dir);
+  // A launcher's own channel (MPICH's PMI socket), handed to each rank, is no
+  // descriptor the user meant: ciphertext written there killed the launcher.
+  if (const char* pmi = std::getenv("PMI_FD")) inherited().erase(std::atoi(pmi));
   g_known = true;
 }
 

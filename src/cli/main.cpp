@@ -72,8 +72,9 @@ constexpr int kEndingSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
 // (ulimit -t), `timeout -s ALRM`, a stray kill -USR1, SIGABRT
 // (std::terminate, a failed assertion in a library) and a crash would
 // otherwise leave the temporary output behind, with partial plaintext in it
-// when decrypting. (The handler only unlinks: a crash's state is not
-// touched, and it still dies of its signal, with no core: util/core_dumps.)
+// when decrypting. (The handler only unlinks and clears the progress line:
+// a crash's state is not touched, and it still dies of its signal, with no
+// core: util/core_dumps.)
 constexpr int kDefaultEndingSignals[] = {SIGXCPU, SIGALRM, SIGVTALRM, SIGPROF, SIGUSR1, SIGUSR2,
                                          SIGABRT, SIGSEGV, SIGBUS,    SIGFPE,  SIGILL,  SIGSYS};
 
@@ -242,9 +243,11 @@ int main(int argc, char** argv) {
     }
   });
   // The library's notes and warnings (paes/notice.hpp), each a line on stderr.
+  // Each line written at once: notices may come from several threads.
   paes::set_notice_handler([](paes::NoticeLevel level, const std::string& text) {
-    std::cerr << (level == paes::NoticeLevel::warning ? "paes: warning: " : "paes: note: ") << paes::printable(text)
-              << '\n';
+    std::cerr << (std::string(level == paes::NoticeLevel::warning ? "paes: warning: " : "paes: note: ") +
+                  paes::printable(text) + '\n')
+              << std::flush;
   });
   const EndingSignals ending_signals;
   if (!mpi_requested(argc, argv) && ranks_without_engine_mpi(argc, argv)) return 2;

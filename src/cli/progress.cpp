@@ -158,9 +158,9 @@ void Progress::redraw_until_finished() {
     if (const std::size_t columns = terminal_columns(); columns > 1 && line.size() > columns - 1) {
       line.resize(columns - 1);
     }
+    g_line_drawn.store(true);  // before the line: a signal in between must clear it
     write_stderr("\r" + line + "\x1b[K");
     drawn = true;
-    g_line_drawn.store(true);
   }
   if (drawn) {
     write_stderr("\r\x1b[K");

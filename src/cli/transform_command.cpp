@@ -295,6 +295,7 @@ ProgressMode progress_mode(const TransformArgs& args) {
   // Plaintext printed on the terminal: a line drawn among it would stay there.
   const bool output_on_stdout = names_stdio(args.output) || descriptor_named(args.output) == STDOUT_FILENO;
   if (output_on_stdout && ::isatty(STDOUT_FILENO)) return ProgressMode::never;
+  if (descriptor_named(args.output) == STDERR_FILENO) return ProgressMode::never;  // the output is on stderr
   return ProgressMode::automatic;
 }
 

@@ -29,11 +29,11 @@ bool gpu_worthy(const Job& job, std::uint64_t input_len) {
 }
 
 // Why a job is no GPU's, in -v's words (gpu_worthy is false).
-std::string why_on_the_cpu(const Job& job, std::uint64_t input_len) {
+std::string why_on_the_cpu(const Job& job, std::optional<std::uint64_t> input_len) {
   const CipherSpec* spec = job.raw_spec();
   if (!spec) return "the sealed format (AES-GCM) runs on the CPU";
   if (!gpu::runs_on_gpu(*spec)) return "this mode and direction runs on the CPU (sequential, or CFB8/CFB1)";
-  if (input_len == 0) return "a stream's size is unknown, and a GPU pays off only for large jobs";
+  if (!input_len) return "a stream's size is unknown, and a GPU pays off only for large jobs";
   return "a job under " + std::to_string(kAutoGpuMinBytes >> 20) + " MiB never pays for a GPU's start-up";
 }
 
@@ -271,10 +271,11 @@ std::string AutoEngine::keep(RateCache& cache, const CipherSpec& spec, unsigned 
   return "not kept";
 }
 
-Engine& AutoEngine::pick(const Job& job, std::uint64_t input_len) {
+Engine& AutoEngine::pick(const Job& job, std::optional<std::uint64_t> stated_len) {
   chosen_ = EngineKind::threads;
   choice_.clear();
   engine_.reset();
+  const std::uint64_t input_len = stated_len.value_or(0);
   // Devices are only looked for when the job could use one: small jobs
   // never pay for a driver's start-up.
   if (gpu_worthy(job, input_len)) {
@@ -286,7 +287,7 @@ Engine& AutoEngine::pick(const Job& job, std::uint64_t input_len) {
       look_and_measure(job, input_len, threads, cache);
     }
   } else {
-    choice_ = "auto chose threads: " + why_on_the_cpu(job, input_len);
+    choice_ = "auto chose threads: " + why_on_the_cpu(job, stated_len);
   }
   if (!engine_) engine_ = make_engine(EngineKind::threads, threads_);
   engine_->on_progress([this](std::uint64_t bytes) { report(bytes); });
@@ -302,7 +303,7 @@ std::uint64_t AutoEngine::run(const Job& job, Source& in, Sink& out) {
 }
 
 std::uint64_t AutoEngine::run_stream(const Job& job, StreamReader& in, StreamWriter& out) {
-  return pick(job, 0).run_stream(job, in, out);
+  return pick(job, std::nullopt).run_stream(job, in, out);
 }
 
 }  // namespace paes

@@ -58,7 +58,8 @@ class AutoEngine final : public Engine {
   }
 
  private:
-  Engine& pick(const Job& job, std::uint64_t input_len);
+  // `input_len`: none for a stream, whose length is unknown.
+  Engine& pick(const Job& job, std::optional<std::uint64_t> input_len);
   void choose_by_kept_rates(const MeasuredRates& kept, std::uint64_t len);
   void look_and_measure(const Job& job, std::uint64_t len, unsigned threads, RateCache& cache);
   std::string keep(RateCache& cache, const CipherSpec& spec, unsigned threads, const MeasuredRates& found);

@@ -45,31 +45,40 @@ namespace {
 // own. (One shared slot was raced over by two threads' paths, and a file
 // that finished disarmed the one still being written.) Outputs beyond the
 // table's size go unprotected from signals; a destructor still removes them.
-enum CleanupState : int { kFree, kFilling, kArmed };
+// Each slot's word is its generation (bumped at every claim) and its phase:
+// the handler copies an armed slot's path, then checks that the word is
+// unchanged, so a path let go and rewritten meanwhile (another output's) is
+// never unlinked torn.
+enum CleanupPhase : unsigned { kFree, kFilling, kArmed };
+constexpr unsigned kPhaseBits = 2;
+constexpr unsigned phase_of(unsigned word) { return word & ((1u << kPhaseBits) - 1); }
 struct CleanupSlot {
-  std::atomic<int> state{kFree};
+  std::atomic<unsigned> word{kFree};
   char path[4096];
 };
-static_assert(std::atomic<int>::is_always_lock_free, "a signal handler reads the slots");
+static_assert(std::atomic<unsigned>::is_always_lock_free, "a signal handler reads the slots");
 CleanupSlot g_cleanup[16];
 
 // The slot now holding `path`, or -1 when every slot is taken.
 int arm_cleanup(const std::string& path) {
   if (path.size() >= sizeof g_cleanup[0].path) throw Error(path + ": path too long");
   for (std::size_t i = 0; i < std::size(g_cleanup); ++i) {
-    int expected = kFree;
-    if (g_cleanup[i].state.compare_exchange_strong(expected, kFilling)) {
-      std::memcpy(g_cleanup[i].path, path.c_str(), path.size() + 1);
-      g_cleanup[i].state.store(kArmed, std::memory_order_release);
-      return static_cast<int>(i);
-    }
+    CleanupSlot& slot = g_cleanup[i];
+    unsigned word = slot.word.load();
+    if (phase_of(word) != kFree) continue;
+    const unsigned generation = (word >> kPhaseBits) + 1;
+    if (!slot.word.compare_exchange_strong(word, generation << kPhaseBits | kFilling)) continue;
+    std::memcpy(slot.path, path.c_str(), path.size() + 1);
+    slot.word.store(generation << kPhaseBits | kArmed, std::memory_order_release);
+    return static_cast<int>(i);
   }
   return -1;
 }
 
 void disarm_cleanup(int& slot) {
   if (slot < 0) return;
-  g_cleanup[slot].state.store(kFree, std::memory_order_release);
+  std::atomic<unsigned>& word = g_cleanup[slot].word;
+  word.store(word.load() >> kPhaseBits << kPhaseBits | kFree, std::memory_order_release);
   slot = -1;
 }
 
@@ -184,8 +193,15 @@ std::string directory_of(const std::string& path) {
 bool remove_pending_output() noexcept {
   bool removed = false;
   for (CleanupSlot& slot : g_cleanup) {
-    if (slot.state.load(std::memory_order_acquire) != kArmed) continue;
-    ::unlink(slot.path);
+    const unsigned word = slot.word.load(std::memory_order_acquire);
+    if (phase_of(word) != kArmed) continue;
+    char path[sizeof slot.path];
+    std::size_t i = 0;
+    for (; i + 1 < sizeof path && slot.path[i] != '\0'; ++i) path[i] = slot.path[i];  // no library call: a handler
+    path[i] = '\0';
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (slot.word.load(std::memory_order_relaxed) != word) continue;  // let go, maybe rewritten, meanwhile
+    ::unlink(path);
     removed = true;
   }
   return removed;
@@ -346,6 +362,7 @@ void SharedOutputFile::close() {
 
 void OutputFile::commit() {
   if (committed_) throw Error(path_ + ": committed already");
+  if (fd_ < 0) throw Error(path_ + ": discarded after a failed commit");
   if (temp_path_.empty()) {
     // A device: a block device is made durable like a file; a character
     // device (/dev/null) can't be synced (EINVAL), which is no failure.

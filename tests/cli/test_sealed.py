@@ -515,6 +515,14 @@ class RangeTest(PaesTestCase):
             os.remove(self.path("part"))
         proc = run(["decrypt", "--key-file", key, "--range", "0", "--json", sealed, "-o", self.path("part")])
         self.assertEqual(json.loads(proc.stdout)["bytes_in"], size, "the whole file, each byte once")
+        os.remove(self.path("part"))
+        # Where the memory budget makes a batch fewer segments than threads (4 MiB segments,
+        # 256 threads), the workers are still no more than the segments read.
+        big = write_file(self.path("big.paes"), self.seal(os.urandom(10 * (4 << 20) - 1000), ["--key-file", key],
+                                                          ["--segment-size", "4M"]))
+        proc = run(["decrypt", "--key-file", key, "--range", "0", "-t", "256", "--json", big, "-o", "/dev/null"])
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.assertLessEqual(json.loads(proc.stdout)["threads"], 10)
 
     def test_what_range_refuses(self):
         key = self.keygen(256)

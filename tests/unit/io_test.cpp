@@ -106,6 +106,12 @@ TEST_F(OutputFileTest, OutputCreatedMeanwhileIsNotClobbered) {
   EXPECT_THROW(out.commit(), Error);
   EXPECT_EQ(read(target), "raced");
   EXPECT_EQ(entries(), 1u);
+  try {  // once more: it was discarded, which is said, not "Bad file descriptor"
+    out.commit();
+    ADD_FAILURE() << "a commit after a failed one was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("discarded after a failed commit"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(OutputFileTest, DirectoryTargetIsRefused) {

@@ -218,6 +218,11 @@ TEST_F(SealedReaderTest, SealingWithAKeyAndAPassphraseIsRefused) {
   s.passphrase = SecretBytes(reinterpret_cast<const std::uint8_t*>(passphrase), sizeof passphrase - 1);
   EXPECT_THROW(run_sealed(s, path("plain.bin"), path("both.paes"), {}), Error);
   EXPECT_FALSE(std::filesystem::exists(path("both.paes")));
+  // Opening too: the passphrase won and the key was ignored.
+  SealedSpec open = spec();
+  open.direction = Direction::decrypt;
+  open.passphrase = s.passphrase.clone();
+  EXPECT_THROW(run_sealed(open, seal(), path("opened.bin"), {}), Error);
 }
 
 }  // namespace
