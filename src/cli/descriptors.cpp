@@ -18,7 +18,7 @@ std::set<int>& inherited() {
   static std::set<int> fds;
   return fds;
 }
-bool g_known = false;  // false where /proc/self/fd can't be read: nothing is refused then
+bool g_known = false;  // until remember_inherited_descriptors() ran: nothing is refused before
 
 }  // namespace
 

@@ -299,7 +299,6 @@ ProgressMode progress_mode(const TransformArgs& args) {
   return ProgressMode::automatic;
 }
 
-// Refuses what neither kind of job takes, before a key is read or a file opened.
 // A name of the descriptor itself (/dev/stdin, /dev/fd/0): reading it uses
 // standard input up. (A file that stdin was redirected from, named by its
 // own path, is read afresh.) "-" too, where `dash_is_stdin` (-R, and the
@@ -330,6 +329,7 @@ void refuse_reading_standard_input_twice(const TransformArgs& args, Direction di
   }
 }
 
+// Refuses what neither kind of job takes, before a key is read or a file opened.
 void check_transform_usage(const TransformArgs& args, EngineKind engine) {
   refuse_own_descriptor(args.input, "input");
   refuse_own_descriptor(args.output, "-o");
