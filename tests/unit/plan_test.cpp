@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <vector>
 
 #include "paes/error.hpp"
@@ -188,7 +189,7 @@ TEST(TransformMemory, InPlaceWhereSafeRefusedWhereNot) {
   TransformOptions options;
   options.chunk_len = 4096;
   options.threads = 2;
-  std::uint64_t progressed = 0;
+  std::atomic<std::uint64_t> progressed{0};  // told from any worker thread
   options.progress = [&](std::uint64_t bytes) { progressed += bytes; };
   for (const Mode mode : kAllModes) {
     CipherSpec encrypt = test::make_spec(mode, Direction::encrypt, 128, 21, false);
@@ -204,7 +205,7 @@ TEST(TransformMemory, InPlaceWhereSafeRefusedWhereNot) {
     }
     transform_memory(decrypt, buffer, buffer, options);
     EXPECT_EQ(buffer, plain) << mode_name(mode) << " decrypted in place";
-    EXPECT_EQ(progressed, plain.size()) << mode_name(mode);
+    EXPECT_EQ(progressed.load(), plain.size()) << mode_name(mode);
   }
   // Overlapping without starting together: refused.
   std::vector<std::uint8_t> buffer = plain;
