@@ -1,16 +1,19 @@
 // The sealed format's parsers on arbitrary bytes: the 32-byte paes preamble,
-// then (version 2) the recipients block, then the Tink stream header after it; and the input as a bare Tink stream's
-// header for both key sizes. Each parser must accept or refuse with
-// paes::Error, and what it accepts must encode back to the very same bytes
-// (nothing in a header may be ignored: it is all authenticated).
+// then (version 3) the header of stanzas and its MAC line, then the Tink
+// stream header after it; and the input as a bare Tink stream's header for
+// both key sizes. Each parser must accept or refuse with paes::Error, and
+// what it accepts must encode back to the very same bytes (nothing in a
+// header may be ignored: it is all authenticated, the stanzas by the header
+// MAC, which covers their text).
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <span>
 
-#include "format/recipients.hpp"
 #include "format/sealed_format.hpp"
+#include "format/stanza_header.hpp"
+#include "util/base64.hpp"
 #include "paes/error.hpp"
 
 namespace {
@@ -41,17 +44,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto encoded = preamble.encode();
     require(std::equal(encoded.begin(), encoded.end(), input.begin()), "preamble does not encode back");
     std::size_t header_at = paes::kPreambleLen;
-    if (preamble.key_source == paes::KeySource::x25519_recipients) {
+    if (preamble.key_source == paes::KeySource::recipient_stanzas) {
       const auto rest = input.subspan(paes::kPreambleLen);
-      const paes::RecipientsBlock block = paes::RecipientsBlock::decode(rest, "fuzz");
-      const auto block_bytes = block.encode();
-      require(!block.stanzas.empty() && block.stanzas.size() <= paes::kMaxRecipients, "stanza count out of range");
-      require(block_bytes.size() == paes::RecipientsBlock::length(block.stanzas.size()) &&
-                  block_bytes.size() <= rest.size(),
-              "recipients block length");
-      require(std::equal(block_bytes.begin(), block_bytes.end(), rest.begin()),
-              "recipients block does not encode back");
-      header_at += block_bytes.size();
+      const paes::StanzaHeader header = paes::parse_stanza_header(rest, "fuzz");
+      require(header.stanzas.size() <= paes::kMaxStanzas, "stanza count out of range");
+      require(header.length <= rest.size() && header.length <= paes::kMaxHeaderLen + 1, "header length");
+      std::string text;
+      for (const paes::Stanza& stanza : header.stanzas) text += paes::encode_stanza(stanza);
+      text += "--- " + paes::encode_base64(header.mac) + "\n";
+      require(text.size() == header.length && std::equal(text.begin(), text.end(), rest.begin()),
+              "header of stanzas does not encode back");
+      require(header.mac_input == text.substr(0, text.size() - 45), "the MAC input is not the header through ---");
+      header_at += header.length;
     }
     check_stream_header(input.subspan(header_at), preamble.key_len);
   } catch (const paes::Error&) {

@@ -57,7 +57,7 @@ class Maker:
                          "--key-bits", "128"], data, env)
 
     def seal_recipients(self, data, count):
-        """Sealed to `count` fresh X25519 recipients (format version 2)."""
+        """Sealed to `count` fresh X25519 recipients (format version 3)."""
         recipients = []
         for i in range(count):
             proc = subprocess.run([self.paes, "keygen", "--x25519", "-f", "-o",
@@ -124,6 +124,7 @@ def header_seeds(m):
     recipients = m.seal_recipients(plaintext(10), 2)
     bad_version = bytearray(sealed256[:73])
     bad_version[4] = 2
+    mac_line_end = recipients.index(b"\n", recipients.index(b"\n---") + 1) + 1
     return {
         "empty": b"",
         "magic-only": b"PAES",
@@ -134,7 +135,7 @@ def header_seeds(m):
         "truncated-header": sealed256[:32 + 40],
         "version-2": bytes(bad_version),
         "tink-header-aes256": tink[:41],
-        "recipients-2-preamble-block-header": recipients[:32 + 1 + 2 * 80 + 41],
+        "recipients-2-preamble-stanzas-header": recipients[:mac_line_end + 41],
     }
 
 

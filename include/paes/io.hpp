@@ -241,6 +241,13 @@ class SharedOutputFile final : public Sink {
   int fd_ = -1;
 };
 
+// Copies `len` bytes of `in` from `in_offset` into `out_fd` at `out_offset`
+// inside the kernel (copy_file_range: no copy through user memory, and
+// shared extents where the file system can), with pread and pwrite where it
+// can't (across file systems, on older kernels). Throws Error, also when the
+// input ends before `len` bytes (it shrank).
+void copy_file_bytes(InputFile& in, std::uint64_t in_offset, int out_fd, std::uint64_t out_offset, std::uint64_t len);
+
 // Removes the temporaries of the OutputFiles being written, if there are any,
 // and says whether there were. Async-signal-safe: for a program's handler of the
 // signals that end it (the library installs none; the paes tool handles

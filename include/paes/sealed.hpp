@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "paes/age_keys.hpp"
 #include "paes/mode.hpp"
 #include "paes/transform.hpp"
 
@@ -28,14 +29,6 @@ inline constexpr std::uint8_t kMaxScryptLog2N = 20;
 // That cap: the most memory, in bytes, scrypt may take when paes opens a file.
 std::uint64_t max_scrypt_memory();
 
-// An X25519 public key (a recipient), 32 bytes as RFC 7748 encodes it.
-using X25519PublicKey = std::array<std::uint8_t, 32>;
-
-// A new X25519 identity (private key, 32 random bytes) for recipients.
-SecretBytes x25519_generate_identity();
-// The public key (recipient) of an identity. Throws Error unless it is 32 bytes.
-X25519PublicKey x25519_public_key(const SecretBytes& identity);
-
 struct SealedSpec {
   Direction direction = Direction::encrypt;
   SealedFormat format = SealedFormat::paes;
@@ -47,13 +40,14 @@ struct SealedSpec {
   std::uint8_t scrypt_log2_n = 18;  // with a passphrase, when sealing; at most kMaxScryptLog2N
   std::vector<std::uint8_t> aad;
   std::uint32_t segment_len = 1u << 20;  // sealing, and opening a bare Tink stream
-  // Public-key recipients (paes format only, docs/FORMAT.md section 8): sealing
-  // to recipients takes no key or passphrase; a random AES-256 file key is
-  // wrapped to each of them (at most 255), so whoever seals needs no secret
-  // that opens the file.
+  // Public-key recipients (paes format only, docs/FORMAT.md section 8: format
+  // version 3): sealing to recipients takes no key or passphrase; a random
+  // 16-byte file key is wrapped to each of them in age's X25519 stanza (at
+  // most 4096), so whoever seals needs no secret that opens the file.
   std::vector<X25519PublicKey> recipients;
   // Opening a file sealed to recipients: X25519 private keys, tried in order
-  // against every recipient stanza; the first that unwraps the file key wins.
+  // against every X25519 stanza; the first that unwraps a file key must also
+  // verify the header's MAC, or the file is refused.
   std::vector<SecretBytes> identities;
 };
 
@@ -110,8 +104,41 @@ class SealedReader {
   std::unique_ptr<State> state_;
 };
 
+// Changing who can open a file sealed to recipients (format version 3)
+// without re-encrypting it: one of `identities` opens the header (its MAC
+// verified), then the file is written again with a new header, the stanzas
+// of `recipients` added to the file's own (`keep_recipients`) or replacing
+// them, and every byte of the body unchanged: copied in the kernel where the
+// input and output are files, with no cipher work on the body.
+//
+// Stanzas are anonymous, so removing a recipient means writing a list
+// without it. That is not revocation: whoever could open the file before
+// holds its file key, and with it (or a copy of the old header) still can.
+// Re-encrypting the plaintext under a new file key is the revocation.
+struct RekeySpec {
+  std::vector<SecretBytes> identities;
+  std::vector<X25519PublicKey> recipients;
+  bool keep_recipients = false;
+};
+
+struct RekeyReport {
+  std::size_t recipients_before = 0;  // stanzas of the input's header
+  std::size_t recipients_after = 0;
+  std::uint64_t body_bytes = 0;       // copied unchanged
+  bool copied_in_kernel = false;      // file to file: copy_file_range or its fallback
+  double seconds = 0;
+};
+
+// Writes the re-keyed file to output_path (a file, committed as run_sealed's
+// outputs are: complete or not at all; or "-" for stdout). Throws Error: the
+// input is not a version-3 file (a usage Error: a key or passphrase file is
+// re-encrypted instead), no identity opens it, its header MAC fails, no
+// recipient would be left, more than 4096.
+RekeyReport rekey_sealed(const RekeySpec& spec, const std::string& input_path, const std::string& output_path,
+                         const TransformOptions& options);
+
 // How a paes-format sealed file's key is given, read from its preamble:
-// a raw key, a passphrase, or X25519 identities (version 2). For a file
+// a raw key, a passphrase, or X25519 identities (version 3). For a file
 // only (a stream would lose the bytes read). Throws Error for a file that is
 // no paes sealed file, or can't be read.
 enum class SealedKeyKind { raw_key, passphrase, identities };

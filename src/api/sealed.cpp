@@ -15,8 +15,9 @@
 #include "api/job_runner.hpp"
 #include "cipher/kdf.hpp"
 #include "engine/feed.hpp"
-#include "format/recipients.hpp"
 #include "format/sealed_format.hpp"
+#include "api/recipients.hpp"
+#include "format/x25519_stanza.hpp"
 #include "paes/endpoint.hpp"
 #include "paes/error.hpp"
 #include "util/elapsed.hpp"
@@ -34,31 +35,12 @@ std::vector<std::uint8_t> associated_data(const SealedSpec& spec, std::span<cons
   return ad;
 }
 
-// The file key of a recipients file: the first identity that unwraps a stanza.
-SecretBytes unwrap_with_identities(const SealedSpec& spec, const RecipientsBlock& block, const std::string& name) {
-  for (const SecretBytes& identity : spec.identities) {
-    const X25519PublicKey own = x25519_public_key(identity);
-    for (const Stanza& stanza : block.stanzas) {
-      if (auto file_key = unwrap_file_key(stanza, identity, own)) return std::move(*file_key);
-    }
-  }
-  const std::size_t n = block.stanzas.size();
-  throw Error("no identity matches any of the " + std::to_string(n) + (n == 1 ? " recipient of " : " recipients of ") +
-              name);
-}
-
-// The input keying material: the raw key, the key scrypt derives from the
-// passphrase with the preamble's parameters, or the file key an identity
-// unwraps from the recipients block.
-SecretBytes input_key(const SealedSpec& spec, const Preamble& preamble, const RecipientsBlock* block,
-                      const std::string& name) {
-  const bool file_wants_identity = preamble.key_source == KeySource::x25519_recipients;
-  if (file_wants_identity) {
-    if (spec.identities.empty()) {
-      throw usage_error(name + " was sealed to public-key recipients: give the identity with -i "
-                        "(--identity), not a key or passphrase");
-    }
-    return unwrap_with_identities(spec, *block, name);
+// The input keying material of a version-1 file: the raw key, or the key
+// scrypt derives from the passphrase with the preamble's parameters.
+SecretBytes input_key(const SealedSpec& spec, const Preamble& preamble, const std::string& name) {
+  if (preamble.key_source == KeySource::recipient_stanzas) {
+    throw usage_error(name + " was sealed to public-key recipients: give the identity with -i "
+                      "(--identity), not a key or passphrase");
   }
   if (!spec.identities.empty()) {
     throw usage_error(name + " was sealed with a " +
@@ -100,8 +82,8 @@ TransformReport seal(const SealedSpec& spec, const std::string& input_path,
   if (with_recipients && spec.format == SealedFormat::tink) {
     throw usage_error("--format tink takes a raw key; recipients (-r, -R) need the paes format");
   }
-  if (spec.recipients.size() > kMaxRecipients) {
-    throw usage_error("at most " + std::to_string(kMaxRecipients) + " recipients, got " +
+  if (spec.recipients.size() > kMaxStanzas) {
+    throw usage_error("at most " + std::to_string(kMaxStanzas) + " recipients, got " +
                       std::to_string(spec.recipients.size()));
   }
   if (with_passphrase && spec.format == SealedFormat::tink) {
@@ -111,7 +93,7 @@ TransformReport seal(const SealedSpec& spec, const std::string& input_path,
     throw usage_error("scrypt cost log2 N must be between 1 and " + std::to_string(kMaxScryptLog2N) + ", got " +
                       std::to_string(spec.scrypt_log2_n));
   }
-  const std::size_t key_len = with_recipients ? kFileKeyLen : with_passphrase ? spec.key_len : spec.key.size();
+  const std::size_t key_len = with_recipients ? kRecipientsKeyLen : with_passphrase ? spec.key_len : spec.key.size();
   check_sealed_params(key_len, spec.segment_len);
   JobRunner runner(options);
   InputEndpoint in(input_path, false);
@@ -119,33 +101,32 @@ TransformReport seal(const SealedSpec& spec, const std::string& input_path,
   Preamble preamble;
   preamble.key_len = static_cast<std::uint8_t>(key_len);
   preamble.segment_len = spec.segment_len;
-  SecretBytes ikm;
-  RecipientsBlock recipients;
   if (with_recipients) {
-    // The file key is the IKM exactly as a raw key is in version 1.
-    preamble.key_source = KeySource::x25519_recipients;
-    ikm = SecretBytes(kFileKeyLen);
-    random_bytes({ikm.data(), ikm.size()});
-    for (const X25519PublicKey& recipient : spec.recipients) recipients.stanzas.push_back(wrap_file_key(ikm, recipient));
+    preamble.key_source = KeySource::recipient_stanzas;
   } else if (with_passphrase) {
     preamble.key_source = KeySource::scrypt_passphrase;
     preamble.scrypt = {spec.scrypt_log2_n, kScryptR, kScryptP};
     random_bytes(preamble.scrypt_salt);
+  }
+  const auto preamble_bytes = preamble.encode();
+  // The body's associated data is the preamble (and --aad) alone: in version
+  // 3 the stanzas stay outside it, so a re-key rewrites only the header.
+  const bool paes_format = spec.format == SealedFormat::paes;
+  const std::span<const std::uint8_t> bound = paes_format ? std::span<const std::uint8_t>(preamble_bytes)
+                                                          : std::span<const std::uint8_t>();
+  SecretBytes ikm;
+  std::string stanza_header;
+  if (with_recipients) {
+    SecretBytes file_key(kFileKeyLen);
+    random_bytes({file_key.data(), file_key.size()});
+    std::vector<Stanza> stanzas;
+    for (const X25519PublicKey& recipient : spec.recipients) stanzas.push_back(wrap_x25519(file_key, recipient));
+    stanza_header = encode_stanza_header(preamble_bytes, stanzas, file_key);
+    ikm = body_key(file_key);
+  } else if (with_passphrase) {
     ikm = scrypt_key(spec.passphrase, preamble.scrypt_salt, preamble.scrypt, key_len);
   } else {
     ikm = spec.key.clone();
-  }
-  const bool paes_format = spec.format == SealedFormat::paes;
-  // What precedes the Tink header and is bound into its key: the preamble,
-  // and in version 2 the recipients block, whose stanzas are so authenticated.
-  std::vector<std::uint8_t> bound;
-  if (paes_format) {
-    const auto preamble_bytes = preamble.encode();
-    bound.assign(preamble_bytes.begin(), preamble_bytes.end());
-    if (with_recipients) {
-      const auto block = recipients.encode();
-      bound.insert(bound.end(), block.begin(), block.end());
-    }
   }
   const StreamHeader header = StreamHeader::random(key_len);
   const SecretBytes segment_key = hkdf_sha256(ikm, header.salt, associated_data(spec, bound), key_len);
@@ -153,13 +134,14 @@ TransformReport seal(const SealedSpec& spec, const std::string& input_path,
   if (const auto size = in.size()) job.chunk_count(*size);  // refuse before creating the output
 
   OutputEndpoint out(output_path, output_options(options, Direction::encrypt, in), true);
-  if (paes_format) out.write_prefix(bound);
+  out.write_prefix(bound);
+  out.write_prefix({reinterpret_cast<const std::uint8_t*>(stanza_header.data()), stanza_header.size()});
   const auto header_bytes = header.encode();
   out.write_prefix(header_bytes);
   TransformReport report;
   report.chunk_len = spec.segment_len;
   report.key_bits = static_cast<unsigned>(key_len * 8);
-  runner.run(job, in, 0, out, bound.size() + header_bytes.size(), report);
+  runner.run(job, in, 0, out, bound.size() + stanza_header.size() + header_bytes.size(), report);
   return report;
 }
 
@@ -177,24 +159,23 @@ OpenedHeader read_header(const SealedSpec& spec, InputEndpoint& in) {
   std::array<std::uint8_t, kPreambleLen> preamble_bytes{};
   Preamble preamble;
   SecretBytes ikm;
-  std::vector<std::uint8_t> bound;  // preamble, and a version-2 file's recipients block
+  std::span<const std::uint8_t> bound;  // the preamble: the body's associated data with the aad
+  std::uint64_t stanzas_len = 0;
   if (spec.format == SealedFormat::paes) {
     const std::size_t got = in.read_prefix(preamble_bytes);
     preamble = Preamble::decode(std::span(preamble_bytes).first(got), in.name());
-    bound.assign(preamble_bytes.begin(), preamble_bytes.end());
-    std::optional<RecipientsBlock> block;
-    if (preamble.key_source == KeySource::x25519_recipients) {
-      // The count byte, then its stanzas: read in two steps, as a pipe gives them.
-      std::uint8_t count = 0;
-      const std::size_t got_count = in.read_prefix({&count, 1});
-      std::vector<std::uint8_t> block_bytes(RecipientsBlock::length(count));
-      block_bytes[0] = count;
-      const std::size_t got_stanzas = got_count == 0 ? 0 : in.read_prefix(std::span(block_bytes).subspan(1));
-      block_bytes.resize(got_count + got_stanzas);
-      block = RecipientsBlock::decode(block_bytes, in.name());
-      bound.insert(bound.end(), block_bytes.begin(), block_bytes.end());
+    bound = preamble_bytes;
+    if (preamble.key_source == KeySource::recipient_stanzas) {
+      if (spec.identities.empty()) {
+        throw usage_error(in.name() + " was sealed to public-key recipients: give the identity with -i "
+                          "(--identity), not a key or passphrase");
+      }
+      const OpenedStanzas opened = open_stanzas(spec.identities, preamble_bytes, in);
+      stanzas_len = opened.header.length;
+      ikm = body_key(opened.file_key);
+    } else {
+      ikm = input_key(spec, preamble, in.name());
     }
-    ikm = input_key(spec, preamble, block ? &*block : nullptr, in.name());
   } else {
     if (!spec.passphrase.empty()) {
       throw usage_error("--format tink takes a raw key (--key-file or --key-env), not a passphrase");
@@ -213,7 +194,7 @@ OpenedHeader read_header(const SealedSpec& spec, InputEndpoint& in) {
   opened.segment_len = preamble.segment_len;
   opened.segment_key = hkdf_sha256(ikm, header.salt, associated_data(spec, bound), preamble.key_len);
   opened.nonce_prefix = header.nonce_prefix;
-  opened.body_offset = bound.size() + header_bytes.size();
+  opened.body_offset = bound.size() + stanzas_len + header_bytes.size();
   return opened;
 }
 
@@ -459,7 +440,7 @@ SealedKeyKind sealed_key_kind(const std::string& path) {
   switch (Preamble::decode(std::span(bytes).first(got), in.name()).key_source) {
     case KeySource::raw_key: return SealedKeyKind::raw_key;
     case KeySource::scrypt_passphrase: return SealedKeyKind::passphrase;
-    case KeySource::x25519_recipients: break;
+    case KeySource::recipient_stanzas: break;
   }
   return SealedKeyKind::identities;
 }

@@ -20,6 +20,10 @@ SecretBytes hkdf_sha256(const SecretBytes& ikm, std::span<const std::uint8_t> sa
   EVP_KDF_free(kdf);
   if (!ctx) throw_openssl_error("out of memory for HKDF");
   char digest[] = "SHA256";
+  // An empty salt is RFC 5869's default, HashLen zero bytes: given so,
+  // since OpenSSL refuses a salt parameter of length 0.
+  static const std::uint8_t kZeroSalt[32] = {};
+  if (salt.empty()) salt = kZeroSalt;
   const OSSL_PARAM params[] = {
       OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, digest, 0),
       OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, const_cast<std::uint8_t*>(ikm.data()), ikm.size()),
@@ -31,6 +35,16 @@ SecretBytes hkdf_sha256(const SecretBytes& ikm, std::span<const std::uint8_t> sa
   EVP_KDF_CTX_free(ctx);
   if (ok != 1) throw_openssl_error("HKDF failed");
   return out;
+}
+
+std::array<std::uint8_t, 32> hmac_sha256(std::span<const std::uint8_t> key, std::span<const std::uint8_t> data) {
+  std::array<std::uint8_t, 32> mac{};
+  std::size_t len = 0;
+  if (EVP_Q_mac(nullptr, "HMAC", nullptr, "SHA256", nullptr, key.data(), key.size(), data.data(), data.size(),
+                mac.data(), mac.size(), &len) == nullptr || len != mac.size()) {
+    throw_openssl_error("HMAC-SHA256 failed");
+  }
+  return mac;
 }
 
 std::array<std::uint8_t, 32> sha256(std::string_view data) {

@@ -17,6 +17,9 @@ namespace paes {
 SecretBytes hkdf_sha256(const SecretBytes& ikm, std::span<const std::uint8_t> salt,
                         std::span<const std::uint8_t> info, std::size_t out_len);
 
+// HMAC-SHA256(key, data). Throws Error when OpenSSL fails.
+std::array<std::uint8_t, 32> hmac_sha256(std::span<const std::uint8_t> key, std::span<const std::uint8_t> data);
+
 struct ScryptParams {
   std::uint8_t log2_n = 18;  // N = 2^18: about a second here, like age
   std::uint8_t r = 8;

@@ -31,6 +31,7 @@ CommandLine::CommandLine() : app_("paes: parallel AES for bulk data, byte-identi
   bench_ = add_bench_command(app_, bench_args_);
   info_ = add_info_command(app_, info_args_);
   keygen_ = add_keygen_command(app_, keygen_args_);
+  rekey_ = add_rekey_command(app_, rekey_args_);
 }
 
 namespace {
@@ -91,6 +92,7 @@ ParseOutcome CommandLine::parse(int argc, const char* const* argv) {
   else if (bench_->parsed()) outcome.command = Command::bench;
   else if (info_->parsed()) outcome.command = Command::info;
   else if (keygen_->parsed()) outcome.command = Command::keygen;
+  else if (rekey_->parsed()) outcome.command = Command::rekey;
   else {
     outcome.exit_status = 2;
     outcome.error = "no command given (see 'paes --help')";
@@ -105,6 +107,7 @@ int CommandLine::run(Command command) {
     case Command::bench: return run_bench(bench_args_);
     case Command::info: return run_info(info_args_);
     case Command::keygen: return run_keygen(keygen_args_);
+    case Command::rekey: return run_rekey(rekey_args_);
     case Command::none: break;
   }
   return 2;

@@ -12,7 +12,7 @@
 
 namespace paes::cli {
 
-enum class Command { none, encrypt, decrypt, bench, info, keygen };
+enum class Command { none, encrypt, decrypt, bench, info, keygen, rekey };
 
 struct ParseOutcome {
   // The subcommand to run; none when parsing ended without one (help,
@@ -46,11 +46,13 @@ class CommandLine {
   BenchArgs bench_args_;
   InfoArgs info_args_;
   KeygenArgs keygen_args_;
+  RekeyArgs rekey_args_;
   CLI::App* encrypt_;
   CLI::App* decrypt_;
   CLI::App* bench_;
   CLI::App* info_;
   CLI::App* keygen_;
+  CLI::App* rekey_;
 };
 
 }  // namespace paes::cli

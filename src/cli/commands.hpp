@@ -82,11 +82,25 @@ struct KeygenArgs {
   std::string output;
   unsigned key_bits = 256;
   bool x25519 = false;  // an X25519 identity instead of an AES key
+  std::string recipients_of;  // -y: print this identity file's recipients instead
   bool force = false;
 };
 CLI::App* add_keygen_command(CLI::App& app, KeygenArgs& args);
 int run_keygen(const KeygenArgs& args);
 int run_info(const InfoArgs& args);
+
+struct RekeyArgs {
+  std::string input;
+  std::string output;
+  std::vector<std::string> identities;
+  std::vector<std::string> recipients;
+  std::vector<std::string> recipients_files;
+  bool add = false;
+  bool force = false;
+  bool verbose = false;
+};
+CLI::App* add_rekey_command(CLI::App& app, RekeyArgs& args);
+int run_rekey(const RekeyArgs& args);
 
 // --backend (and its PAES_BACKEND default), shared by encrypt, decrypt and bench.
 CLI::Option* add_backend_option(CLI::App& command, std::string& backend);

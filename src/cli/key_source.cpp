@@ -12,7 +12,7 @@
 #include <iostream>
 
 #include "cli/passphrase.hpp"
-#include "format/recipients.hpp"
+#include "paes/age_keys.hpp"
 #include "paes/error.hpp"
 #include "util/hex.hpp"
 
@@ -51,8 +51,8 @@ SecretBytes decode_key_file(const SecretBytes& content, const std::string& path)
                  "to be printable must be given as hex: xxd -p -c 64 " + path);
   };
   const bool text_only = looks_like_text(content.view());
-  if (text.find(kIdentityPrefix) != std::string_view::npos) {
-    throw usage_error("key file " + path + " is an X25519 identity ('paes keygen --x25519'): give it with -i");
+  if (text.find("AGE-SECRET-KEY-1") != std::string_view::npos) {
+    throw usage_error("key file " + path + " is an age identity ('paes keygen --x25519', age-keygen): give it with -i");
   }
   if (hex_length) {
     if (auto key = decode_hex(text)) return std::move(*key);
@@ -108,27 +108,29 @@ SecretBytes load_passphrase(const KeySources& sources, bool confirm, PassphraseF
 
 namespace {
 
-std::string_view trimmed(std::string_view line) {
-  while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.remove_suffix(1);
-  while (!line.empty() && std::isspace(static_cast<unsigned char>(line.front()))) line.remove_prefix(1);
-  return line;
-}
-
-bool skipped_line(std::string_view line) { return line.empty() || line.front() == '#'; }
-
-// `where` names the argument or the file's line. The text itself is never
-// quoted: what stands where a recipient belongs may be a secret (an identity
-// file given to -R instead of -i, a hex AES key), and errors end up in logs.
-X25519PublicKey recipient_or_throw(std::string_view text, const std::string& where) {
-  if (auto key = parse_recipient(text)) return *key;
-  if (text.substr(0, kIdentityPrefix.size()) == kIdentityPrefix) {
-    throw usage_error(where + " is an identity, a secret key, not a recipient: it decrypts (paes decrypt -i FILE); "
-                      "encrypt to the " + std::string(kRecipientPrefix) +
-                      " line 'paes keygen --x25519' printed for it (its file's \"# public key:\" comment)");
+// A recipients file, or standard input for "-" (as age reads it; the caller
+// made sure stdin isn't also the data), read to at most the bound and one
+// byte, so that /dev/zero or a wrong, huge file ends at once.
+std::vector<std::uint8_t> read_recipients_text(const std::string& path, const std::string& name) {
+  int fd = STDIN_FILENO;
+  if (path != "-") {
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) throw system_error("can't read " + name);
   }
-  throw usage_error(where + " is not a recipient: expected " + std::string(kRecipientPrefix) +
-                    " and 64 hex digits, as 'paes keygen --x25519' prints (" + std::to_string(text.size()) +
-                    " characters given)");
+  std::vector<std::uint8_t> text(kMaxRecipientsFileLen + 1);
+  std::size_t len = 0;
+  int read_errno = 0;
+  while (len < text.size()) {
+    const ssize_t n = ::read(fd, text.data() + len, text.size() - len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) read_errno = errno;
+    if (n <= 0) break;
+    len += static_cast<std::size_t>(n);
+  }
+  if (fd != STDIN_FILENO) ::close(fd);
+  if (read_errno != 0) throw Error("can't read " + name + ": " + std::strerror(read_errno));
+  text.resize(len);
+  return text;
 }
 
 }  // namespace
@@ -137,73 +139,25 @@ std::vector<X25519PublicKey> load_recipients(const std::vector<std::string>& rec
                                              const std::vector<std::string>& files) {
   std::vector<X25519PublicKey> keys;
   for (std::size_t i = 0; i < recipients.size(); ++i) {
-    keys.push_back(recipient_or_throw(trimmed(recipients[i]), "recipient " + std::to_string(i + 1) + " (-r)"));
+    std::string_view text = recipients[i];
+    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
+    keys.push_back(parse_age_recipient(text, "recipient " + std::to_string(i + 1) + " (-r)"));
   }
   for (const std::string& path : files) {
-    // "-": standard input, as age reads it (the caller made sure it isn't
-    // also the input to encrypt).
-    const bool from_stdin = path == "-";
-    const std::string name = from_stdin ? "standard input (-R -)" : "recipients file " + path;
-    std::ifstream file;
-    if (!from_stdin) {
-      file.open(path);
-      if (!file) throw Error("can't read " + name + ": " + std::strerror(errno));
+    const std::string name = path == "-" ? "standard input (-R -)" : "recipients file " + path;
+    for (const X25519PublicKey& key : parse_recipients_file(read_recipients_text(path, name), name)) {
+      keys.push_back(key);
     }
-    std::istream& in = from_stdin ? std::cin : file;
-    std::string line;
-    std::size_t number = 0;
-    std::size_t found = 0;
-    while (std::getline(in, line)) {
-      ++number;
-      const std::string_view text = trimmed(line);
-      if (skipped_line(text)) continue;
-      keys.push_back(recipient_or_throw(text, name + ", line " + std::to_string(number)));
-      ++found;
-    }
-    if (in.bad()) throw Error("can't read " + name);
-    if (found == 0) throw usage_error(name + " holds no recipient");
-  }
-  if (keys.size() > kMaxRecipients) {
-    throw usage_error("at most " + std::to_string(kMaxRecipients) + " recipients, got " + std::to_string(keys.size()));
   }
   return keys;
-}
-
-std::vector<SecretBytes> decode_identity_file(const SecretBytes& content, const std::string& path) {
-  std::string_view rest(reinterpret_cast<const char*>(content.data()), content.size());
-  std::vector<SecretBytes> identities;
-  std::size_t number = 0;
-  while (!rest.empty()) {
-    const std::size_t end = rest.find('\n');
-    const std::string_view line = trimmed(rest.substr(0, end));
-    rest.remove_prefix(end == std::string_view::npos ? rest.size() : end + 1);
-    ++number;
-    if (skipped_line(line)) continue;
-    // The line is secret: errors name its number, never its text.
-    const auto bad = [&] {
-      return Error("identity file " + path + ", line " + std::to_string(number) + ": not a " +
-                   std::string(kIdentityPrefix) + " line with 64 hex digits (an identity from 'paes keygen --x25519')");
-    };
-    if (line.starts_with(kRecipientPrefix)) {
-      throw Error("identity file " + path + ", line " + std::to_string(number) +
-                  " is a recipient (a public key, for encrypt -r or -R): decrypting takes the identity file "
-                  "'paes keygen --x25519' wrote");
-    }
-    if (line.substr(0, kIdentityPrefix.size()) != kIdentityPrefix) throw bad();
-    const std::string_view digits = line.substr(kIdentityPrefix.size());
-    if (digits.size() != 2 * kX25519KeyLen) throw bad();
-    auto key = decode_hex(digits);
-    if (!key) throw bad();
-    identities.push_back(std::move(*key));
-  }
-  if (identities.empty()) throw Error("identity file " + path + " holds no identity");
-  return identities;
 }
 
 std::vector<SecretBytes> load_identities(const std::vector<std::string>& paths) {
   std::vector<SecretBytes> identities;
   for (const std::string& path : paths) {
-    for (SecretBytes& key : decode_identity_file(read_secret_file(path, kMaxKeyFileLen, "identity file " + path), path)) {
+    const std::string name = "identity file " + path;
+    for (SecretBytes& key : parse_identity_file(read_secret_file(path, kMaxIdentityFileLen, name), name)) {
       identities.push_back(std::move(key));
     }
   }

@@ -38,17 +38,17 @@ SecretBytes load_passphrase(const KeySources& sources, bool confirm, PassphraseF
 // all printable ASCII and whitespace. Throws Error otherwise.
 SecretBytes decode_key_file(const SecretBytes& content, const std::string& path);
 
-// Public-key recipients from -r strings and -R files (one recipient a line;
-// blank lines and lines starting with '#' ignored). Throws a usage Error that
-// quotes a malformed recipient (it is public), and Error for an unreadable file.
+// Public-key recipients from -r strings and -R files ("-": standard input),
+// as age takes them (age1..., parse_recipients_file). Throws a usage Error
+// naming the argument or the file and line (never quoting them), and Error
+// for an unreadable file.
 std::vector<X25519PublicKey> load_recipients(const std::vector<std::string>& recipients,
                                              const std::vector<std::string>& files);
 
-// The X25519 private keys of -i identity files, as 'paes keygen --x25519'
-// writes them: "paes-x25519-secret:<64 hex>" lines, '#' comments and blank
-// lines. Throws Error naming the file, never quoting its content.
+// The X25519 private keys of -i identity files, as age-keygen and 'paes
+// keygen --x25519' write them. Throws Error naming the file, never quoting
+// its content.
 std::vector<SecretBytes> load_identities(const std::vector<std::string>& paths);
-std::vector<SecretBytes> decode_identity_file(const SecretBytes& content, const std::string& path);
 
 // The IV for `mode` from --iv: required (32 hex digits) unless the mode is ECB,
 // which refuses one. Throws a usage Error.

@@ -1,9 +1,10 @@
-#include <cstring>
+#include <ctime>
 #include <iostream>
 #include <string>
 
 #include "cli/commands.hpp"
-#include "format/recipients.hpp"
+#include "cli/passphrase.hpp"
+#include "paes/age_keys.hpp"
 #include "paes/endpoint.hpp"
 #include "paes/error.hpp"
 #include "paes/io.hpp"
@@ -19,17 +20,20 @@ CLI::App* add_keygen_command(CLI::App& app, KeygenArgs& args) {
   paes keygen --key-bits 128 -o small.key
   paes encrypt --key-file backup.key data.tar -o data.tar.paes
 
-  # Public-key recipients: the identity stays where files are decrypted; its
-  # recipient (printed, and in the file's comment line) is all encrypting takes.
-  paes keygen --x25519 -o alice.key         # prints paes-x25519:<64 hex>
-  paes encrypt -r paes-x25519:<64 hex> data.tar -o data.tar.paes
+  # Public-key recipients, with age's keys: the identity stays where files are
+  # decrypted; its recipient (printed, and in the file's comment line) is all
+  # encrypting takes. age-keygen's identity files work the same.
+  paes keygen --x25519 -o alice.key         # prints age1...
+  paes encrypt -r age1... data.tar -o data.tar.paes
   paes decrypt -i alice.key data.tar.paes -o data.tar
+  paes keygen -y alice.key                  # prints alice's recipient again (as age-keygen -y)
 
 The key comes from the OS random generator (through OpenSSL). The file holds
 hex text, which every --key-file accepts, and so does openssl: -K "$(cat FILE)".
-With --x25519 it holds a comment line with the public recipient and the secret
-line "paes-x25519-secret:<64 hex>"; only the recipient is printed.)TXT");
-  cmd->add_option("-o,--output", args.output, "Key file to create")->type_name("FILE")->required();
+With --x25519 it is an identity file as age-keygen writes it: comment lines
+with the creation time and the public recipient, then the secret
+"AGE-SECRET-KEY-1..." line; only the recipient is printed.)TXT");
+  auto* output = cmd->add_option("-o,--output", args.output, "Key file to create")->type_name("FILE");
   auto* key_bits = cmd->add_option("--key-bits", args.key_bits,
                                    "128, 192 or 256 (default 256); the sealed format takes 128 or 256, "
                                    "192 is for the raw modes (--mode)")
@@ -38,37 +42,55 @@ line "paes-x25519-secret:<64 hex>"; only the recipient is printed.)TXT");
   cmd->add_flag("--x25519", args.x25519,
                 "An X25519 identity for public-key recipients (encrypt -r, decrypt -i); prints its recipient")
       ->excludes(key_bits);
+  cmd->add_option("-y", args.recipients_of,
+                  "Print the recipients of an identity file (age-keygen's or paes'), one a line; "
+                  "'-': standard input")
+      ->type_name("IDENTITY-FILE")
+      ->excludes(output)
+      ->excludes(key_bits)
+      ->excludes("--x25519");
   cmd->add_flag("-f,--force", args.force, "Overwrite an existing file");
   return cmd;
 }
 
 namespace {
 
-// The identity file: "# public key: <recipient>\n" then the secret line,
-// built in wiped memory at its final size like the hex key below.
+// When the identity was made, as age-keygen notes it (RFC 3339, UTC).
+std::string created_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
 int run_x25519_keygen(const KeygenArgs& args) {
   const SecretBytes identity = x25519_generate_identity();
-  const std::string recipient = format_recipient(x25519_public_key(identity));
-  const std::string comment = "# public key: " + recipient + "\n";
-  const std::size_t hex_len = 2 * identity.size();
-  SecretBytes text(comment.size() + kIdentityPrefix.size() + hex_len + 1);
-  std::uint8_t* p = text.data();
-  std::memcpy(p, comment.data(), comment.size());
-  p += comment.size();
-  std::memcpy(p, kIdentityPrefix.data(), kIdentityPrefix.size());
-  p += kIdentityPrefix.size();
-  encode_hex_into(identity.view(), {p, hex_len});
-  p[hex_len] = '\n';
+  const SecretBytes text = age_identity_file(identity, created_now());
   OutputFile out(args.output, {.force = args.force, .mode = 0600, .keep_replaced = false});
   out.write_at(0, text.view());
   out.commit();
-  std::cout << recipient << '\n';
+  std::cout << format_age_recipient(x25519_public_key(identity)) << '\n';
+  return 0;
+}
+
+// age-keygen -y: the recipient of each identity in the file.
+int print_recipients(const std::string& path) {
+  const std::string name = path == "-" ? "standard input" : "identity file " + path;
+  const SecretBytes text = read_secret_file(path == "-" ? "/dev/stdin" : path, kMaxIdentityFileLen, name);
+  for (const SecretBytes& identity : parse_identity_file(text, name)) {
+    std::cout << format_age_recipient(x25519_public_key(identity)) << '\n';
+  }
   return 0;
 }
 
 }  // namespace
 
 int run_keygen(const KeygenArgs& args) {
+  if (!args.recipients_of.empty()) return print_recipients(args.recipients_of);
+  if (args.output.empty()) throw usage_error("keygen writes a key file: name it, -o FILE (or print an identity's "
+                                             "recipients with -y FILE)");
   // Elsewhere '-', /dev/stdout or a pipe mean a stream, but a key belongs in
   // a file of its own (and with -f, /dev/stdout, a link, would have become
   // that file).

@@ -37,10 +37,11 @@ constexpr const char* kEncryptFooter = R"TXT(Examples:
   paes encrypt --key-file backup.key data.tar -o data.tar.paes
   # With a passphrase (scrypt), from a pipe to a pipe:
   tar c dir | paes encrypt --passphrase-file pass.txt > dir.tar.paes
-  # To public-key recipients: this machine needs no secret that can decrypt
-  paes keygen --x25519 -o alice.key          # prints alice's recipient, paes-x25519:...
-  paes encrypt -r paes-x25519:<64 hex> -r paes-x25519:<64 hex> data.tar -o data.tar.paes
+  # To public-key recipients (age's keys): this machine needs no secret that can decrypt
+  paes keygen --x25519 -o alice.key          # prints alice's recipient, age1... (age-keygen's work too)
+  paes encrypt -r age1... -r age1... data.tar -o data.tar.paes
   paes encrypt -R recipients.txt data.tar -o data.tar.paes   # one recipient a line, '#' comments
+  paes rekey -i alice.key --add -r age1... data.tar.paes -o data.tar.paes -f   # one more, body untouched
   # A bare Tink stream that Tink's StreamingAead reads:
   paes encrypt --format tink --key-file tink.key --aad "backup 2026" in -o out.tink
   # Raw AES-256-CTR, byte-identical to 'openssl enc -aes-256-ctr -K .. -iv ..':
@@ -59,7 +60,7 @@ the umask.)TXT";
 constexpr const char* kDecryptFooter = R"TXT(Examples:
   paes decrypt --key-file backup.key data.tar.paes -o data.tar
   paes decrypt --passphrase-file pass.txt < dir.tar.paes | tar x
-  paes decrypt -i alice.key data.tar.paes -o data.tar      # sealed to recipients (-r)
+  paes decrypt -i alice.key data.tar.paes -o data.tar      # sealed to recipients (-r); age-keygen's keys too
   paes decrypt --mode ctr --key-file aes256.key --iv 00112233445566778899aabbccddeeff big.ctr -o big.bin
   openssl enc -aes-256-ctr -pbkdf2 -pass env:PASS -in a -out a.enc
   paes decrypt --mode ctr --pbkdf2 --passphrase-env PASS a.enc -o a
@@ -155,8 +156,8 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
   // (sealed_spec), checked there so that the message can say why.
   if (enc) {
     cmd->add_option("-r,--recipient", args.recipients,
-                    "Sealed: encrypt to this X25519 recipient (paes-x25519:<64 hex>, from 'paes keygen --x25519'); "
-                    "repeat for several, at most 255 in all; no key or passphrase")
+                    "Sealed: encrypt to this age X25519 recipient (age1..., from 'paes keygen --x25519' or "
+                    "age-keygen); repeat for several, at most 4096 in all; no key or passphrase")
         ->type_name("RECIPIENT")
         ->allow_extra_args(false)  // one value each time: "-r A in.txt" must not take in.txt too
         ->group("Public-key recipients (instead of a key)");
@@ -168,8 +169,8 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
         ->group("Public-key recipients (instead of a key)");
   } else {
     cmd->add_option("-i,--identity", args.identities,
-                    "Sealed to recipients: identity file from 'paes keygen --x25519'; repeatable, the first "
-                    "that matches a recipient opens the file")
+                    "Sealed to recipients: identity file (AGE-SECRET-KEY-1... lines, from age-keygen or "
+                    "'paes keygen --x25519'); repeatable, the first that matches a recipient opens the file")
         ->type_name("PATH")
         ->allow_extra_args(false)
         ->group("Public-key recipients (instead of a key)");

@@ -49,7 +49,7 @@ class SegmentWorker final : public ChunkWorker {
 }  // namespace
 
 std::uint8_t Preamble::version() const {
-  return key_source == KeySource::x25519_recipients ? kRecipientsFormatVersion : kFormatVersion;
+  return key_source == KeySource::recipient_stanzas ? kRecipientsFormatVersion : kFormatVersion;
 }
 
 std::array<std::uint8_t, kPreambleLen> Preamble::encode() const {
@@ -71,9 +71,20 @@ std::array<std::uint8_t, kPreambleLen> Preamble::encode() const {
 
 Preamble Preamble::decode(std::span<const std::uint8_t> bytes, const std::string& name) {
   const std::size_t magic_len = std::min<std::size_t>(bytes.size(), 4);
-  if (std::memcmp(bytes.data(), kMagic, magic_len) != 0) throw Error(name + ": not a paes file (bad magic)");
+  if (std::memcmp(bytes.data(), kMagic, magic_len) != 0) {
+    const std::string_view start(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    if (start.starts_with("age-encryption.org/") || start.starts_with("-----BEGIN AGE")) {
+      throw Error(name + ": an age file, not a paes file: open it with age (paes reads age's keys, not its files)");
+    }
+    throw Error(name + ": not a paes file (bad magic)");
+  }
   if (bytes.size() < 4) throw Error(name + (bytes.empty() ? ": empty, not a paes file" : ": truncated preamble"));
   if (bytes.size() < 5) throw Error(name + ": truncated preamble");
+  if (bytes[4] == kWithdrawnFormatVersion) {
+    throw Error(name + ": paes format version 2, a recipients format that was never released and is no longer "
+                "read: its stanzas could give different readers different plaintexts. Decrypt it with the paes "
+                "that wrote it and seal it again");
+  }
   if (bytes[4] != kFormatVersion && bytes[4] != kRecipientsFormatVersion) {
     throw Error(name + ": unsupported paes format version " + std::to_string(bytes[4]) +
                 " (this paes reads versions " + std::to_string(kFormatVersion) + " and " +
@@ -84,7 +95,7 @@ Preamble Preamble::decode(std::span<const std::uint8_t> bytes, const std::string
   const auto corrupt = [&](const std::string& what) { return Error(name + ": corrupt preamble (" + what + ")"); };
   if (bytes[5] != static_cast<std::uint8_t>(KeySource::raw_key) &&
       bytes[5] != static_cast<std::uint8_t>(KeySource::scrypt_passphrase) &&
-      bytes[5] != static_cast<std::uint8_t>(KeySource::x25519_recipients)) {
+      bytes[5] != static_cast<std::uint8_t>(KeySource::recipient_stanzas)) {
     throw corrupt("unknown key source " + std::to_string(bytes[5]));
   }
   p.key_source = static_cast<KeySource>(bytes[5]);
@@ -95,7 +106,7 @@ Preamble Preamble::decode(std::span<const std::uint8_t> bytes, const std::string
   }
   p.key_len = bytes[6];
   if (p.key_len != 16 && p.key_len != 32) throw corrupt("key length " + std::to_string(p.key_len));
-  if (p.key_source == KeySource::x25519_recipients && p.key_len != 32) {
+  if (p.key_source == KeySource::recipient_stanzas && p.key_len != 32) {
     throw corrupt("key length " + std::to_string(p.key_len) + " with recipients (AES-256 only)");
   }
   p.scrypt = {bytes[7], bytes[8], bytes[9]};

@@ -1,9 +1,9 @@
 // The sealed container: a 32-byte paes preamble, then a body in Tink's
 // AES-GCM-HKDF streaming AEAD wire format (docs/FORMAT.md has it byte by byte).
 //
-//   preamble   "PAES" | version (1; 2 for recipients) | key source | key length | scrypt log2 N, r, p
+//   preamble   "PAES" | version (1; 3 for recipients) | key source | key length | scrypt log2 N, r, p
 //              | 2 zero bytes | segment size (u32 BE) | scrypt salt (16)
-//   (version 2: the recipients block, format/recipients.hpp)
+//   (version 3: age's header of stanzas and its MAC, format/stanza_header.hpp)
 //   body       header_len (1) | HKDF salt (key length) | nonce prefix (7)
 //              | segment 0 | segment 1 | ... (each AES-GCM ciphertext + tag)
 //
@@ -28,8 +28,13 @@ namespace paes {
 
 inline constexpr std::size_t kPreambleLen = 32;
 inline constexpr std::uint8_t kFormatVersion = 1;
-// Files sealed to X25519 recipients (format/recipients.hpp) are version 2.
-inline constexpr std::uint8_t kRecipientsFormatVersion = 2;
+// Files sealed to recipients (a header of stanzas after the preamble) are
+// version 3. Version 2, an unreleased recipients format whose stanzas could
+// wrap different keys for different readers, is refused.
+inline constexpr std::uint8_t kRecipientsFormatVersion = 3;
+inline constexpr std::uint8_t kWithdrawnFormatVersion = 2;
+// A version-3 body is AES-256 (its key derived from the 16-byte file key).
+inline constexpr std::size_t kRecipientsKeyLen = 32;
 inline constexpr std::size_t kScryptSaltLen = 16;
 // scrypt's block size and parallelism in every passphrase file (age's choice);
 // only N is a parameter.
@@ -44,9 +49,10 @@ inline constexpr std::uint32_t kMaxSegmentLen = 64u << 20;
 // Segment indices are 32 bits in the nonce: a body has at most 2^32 segments.
 inline constexpr std::uint64_t kMaxSegments = std::uint64_t{1} << 32;
 
-// x25519_recipients only in version 2, which is only for it (format/recipients.hpp):
-// files sealed with a key or passphrase stay version 1, byte for byte.
-enum class KeySource : std::uint8_t { raw_key = 1, scrypt_passphrase = 2, x25519_recipients = 3 };
+// recipient_stanzas only in version 3, which is only for it: the file key is
+// wrapped in the stanzas that follow the preamble. Files sealed with a key or
+// passphrase stay version 1, byte for byte.
+enum class KeySource : std::uint8_t { raw_key = 1, scrypt_passphrase = 2, recipient_stanzas = 3 };
 
 struct Preamble {
   KeySource key_source = KeySource::raw_key;
@@ -55,10 +61,11 @@ struct Preamble {
   std::uint32_t segment_len = kDefaultSegmentLen;
   std::array<std::uint8_t, kScryptSaltLen> scrypt_salt{};
 
-  // Version 2 for x25519_recipients, else version 1.
+  // Version 3 for recipient_stanzas, else version 1.
   std::uint8_t version() const;
   std::array<std::uint8_t, kPreambleLen> encode() const;
-  // Throws Error: "not a paes file (bad magic)", "unsupported version N",
+  // Throws Error: "not a paes file (bad magic)" (an age file is named as
+  // one), "unsupported version N", version 2's refusal,
   // "corrupt preamble (...)" for values no paes writes (a key source that
   // doesn't go with the version among them).
   static Preamble decode(std::span<const std::uint8_t> bytes, const std::string& name);

@@ -1,0 +1,63 @@
+// age's X25519 keys (C2SP age.md), which files sealed to recipients use:
+// recipients are "age1..." (Bech32, human-readable part "age"), identities
+// "AGE-SECRET-KEY-1..." (Bech32 in upper case), and identity files are what
+// age-keygen writes (comment lines starting with '#', blank lines, one
+// identity a line). Keys made by age-keygen work here, and the reverse.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "paes/secret.hpp"
+
+namespace paes {
+
+// An X25519 public key (a recipient), 32 bytes as RFC 7748 encodes it.
+using X25519PublicKey = std::array<std::uint8_t, 32>;
+
+// Bounds on what is read as a file of recipients or identities: a file of
+// ~16,000 recipients, and one line (a recipient is 62 characters; a plugin's
+// or an ssh key's longer). /dev/zero given as a file ends at the bound.
+inline constexpr std::size_t kMaxRecipientsFileLen = std::size_t{1} << 20;
+inline constexpr std::size_t kMaxKeyLineLen = 16 * 1024;
+inline constexpr std::size_t kMaxIdentityFileLen = 64 * 1024;
+
+// A new X25519 identity (private key, 32 random bytes).
+SecretBytes x25519_generate_identity();
+// The public key (recipient) of an identity. Throws Error unless it is 32 bytes.
+X25519PublicKey x25519_public_key(const SecretBytes& identity);
+
+// "age1..." for a public key.
+std::string format_age_recipient(const X25519PublicKey& key);
+// "AGE-SECRET-KEY-1..." for an identity, in wiped memory.
+SecretBytes format_age_identity(const SecretBytes& identity);
+// An identity file as age-keygen writes it: "# created: <created>",
+// "# public key: age1...", then the identity, each line ending in LF.
+SecretBytes age_identity_file(const SecretBytes& identity, std::string_view created);
+
+// The public key of an age recipient. Throws a usage Error naming `where`
+// (never quoting the text, which may be a secret pasted in the wrong place)
+// for what is not one: an identity, an ssh key or a plugin recipient (named
+// as such: not supported), bad Bech32 or checksum, another length, and a key
+// no owner could use: the top bit set, a value of 2^255 - 19 or more, or a
+// low-order point (whose shared secret is zero).
+X25519PublicKey parse_age_recipient(std::string_view text, const std::string& where);
+
+// The recipients of a recipients file's text (`name` names it in errors):
+// one a line, blank lines and lines starting with '#' ignored, surrounding
+// spaces trimmed. Throws a usage Error as parse_age_recipient (with the line
+// number), for a line longer than kMaxKeyLineLen, text longer than
+// kMaxRecipientsFileLen, or no recipient at all.
+std::vector<X25519PublicKey> parse_recipients_file(std::span<const std::uint8_t> text, const std::string& name);
+
+// The X25519 private keys of an identity file as age-keygen writes it. Throws
+// Error naming the file and line, never quoting them: for a line that is no
+// identity (a recipient, an ssh or plugin identity, a passphrase-encrypted
+// identity file: named as not supported), or no identity at all.
+std::vector<SecretBytes> parse_identity_file(const SecretBytes& text, const std::string& name);
+
+}  // namespace paes

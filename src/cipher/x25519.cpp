@@ -1,0 +1,97 @@
+#include "cipher/x25519.hpp"
+
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "cipher/openssl/evp.hpp"
+#include "paes/error.hpp"
+
+namespace paes {
+namespace {
+
+EvpPkeyPtr private_pkey(const SecretBytes& key) {
+  if (key.size() != kX25519KeyLen) {
+    throw Error("an X25519 private key is 32 bytes, this one has " + std::to_string(key.size()));
+  }
+  EvpPkeyPtr pkey(EVP_PKEY_new_raw_private_key(EVP_PKEY_X25519, nullptr, key.data(), key.size()));
+  if (!pkey) throw_openssl_error("X25519 is not available");
+  return pkey;
+}
+
+EvpCtxPtr chacha_ctx(const SecretBytes& key, std::span<const std::uint8_t, 12> nonce, Direction direction) {
+  if (key.size() != 32) throw Error("internal: a ChaCha20-Poly1305 key is 32 bytes");
+  const EvpCipherPtr cipher(EVP_CIPHER_fetch(nullptr, "ChaCha20-Poly1305", nullptr));
+  if (!cipher) throw_openssl_error("ChaCha20-Poly1305 is not available");
+  EvpCtxPtr ctx(EVP_CIPHER_CTX_new());
+  if (!ctx || EVP_CipherInit_ex2(ctx.get(), cipher.get(), key.data(), nonce.data(),
+                                 direction == Direction::encrypt ? 1 : 0, nullptr) != 1) {
+    throw_openssl_error("ChaCha20-Poly1305 set-up failed");
+  }
+  return ctx;
+}
+
+}  // namespace
+
+X25519PublicKey x25519_public_of(const SecretBytes& private_key) {
+  const EvpPkeyPtr pkey = private_pkey(private_key);
+  X25519PublicKey out{};
+  std::size_t len = out.size();
+  if (EVP_PKEY_get_raw_public_key(pkey.get(), out.data(), &len) != 1 || len != out.size()) {
+    throw_openssl_error("X25519 public key");
+  }
+  return out;
+}
+
+SecretBytes x25519_shared_secret(const SecretBytes& private_key, const X25519PublicKey& peer) {
+  const EvpPkeyPtr own = private_pkey(private_key);
+  const EvpPkeyPtr peer_key(EVP_PKEY_new_raw_public_key(EVP_PKEY_X25519, nullptr, peer.data(), peer.size()));
+  if (!peer_key) throw_openssl_error("X25519 public key");
+  const EvpPkeyCtxPtr ctx(EVP_PKEY_CTX_new(own.get(), nullptr));
+  if (!ctx) throw_openssl_error("out of memory for X25519");
+  SecretBytes shared(kX25519KeyLen);
+  std::size_t len = shared.size();
+  // OpenSSL refuses an all-zero result itself (derive fails); the check after
+  // it says so for any OpenSSL that doesn't.
+  if (EVP_PKEY_derive_init(ctx.get()) != 1 || EVP_PKEY_derive_set_peer(ctx.get(), peer_key.get()) != 1 ||
+      EVP_PKEY_derive(ctx.get(), shared.data(), &len) != 1 || len != shared.size() ||
+      std::all_of(shared.data(), shared.data() + len, [](std::uint8_t b) { return b == 0; })) {
+    throw Error("X25519 key agreement failed: a low-order public key (its shared secret is all zero)");
+  }
+  return shared;
+}
+
+std::vector<std::uint8_t> chacha20_poly1305_seal(const SecretBytes& key, std::span<const std::uint8_t, 12> nonce,
+                                                 std::span<const std::uint8_t> plaintext) {
+  const EvpCtxPtr ctx = chacha_ctx(key, nonce, Direction::encrypt);
+  std::vector<std::uint8_t> out(plaintext.size() + kPoly1305TagLen);
+  const std::size_t len = evp_update(ctx.get(), out.data(), plaintext.data(), plaintext.size());
+  int final_len = 0;
+  if (len != plaintext.size() || EVP_CipherFinal_ex(ctx.get(), out.data() + len, &final_len) != 1 ||
+      EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_AEAD_GET_TAG, kPoly1305TagLen, out.data() + plaintext.size()) != 1) {
+    throw_openssl_error("ChaCha20-Poly1305 failed");
+  }
+  return out;
+}
+
+std::optional<SecretBytes> chacha20_poly1305_open(const SecretBytes& key, std::span<const std::uint8_t, 12> nonce,
+                                                  std::span<const std::uint8_t> sealed) {
+  if (sealed.size() < kPoly1305TagLen) return std::nullopt;
+  const std::size_t text_len = sealed.size() - kPoly1305TagLen;
+  const EvpCtxPtr ctx = chacha_ctx(key, nonce, Direction::decrypt);
+  SecretBytes plain(text_len);
+  const std::size_t len = evp_update(ctx.get(), plain.data(), sealed.data(), text_len);
+  std::array<std::uint8_t, kPoly1305TagLen> tag{};
+  std::copy(sealed.begin() + static_cast<std::ptrdiff_t>(text_len), sealed.end(), tag.begin());
+  std::uint8_t none[16];
+  int final_len = 0;
+  if (len != text_len || EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_AEAD_SET_TAG, kPoly1305TagLen, tag.data()) != 1 ||
+      EVP_CipherFinal_ex(ctx.get(), none, &final_len) != 1) {
+    return std::nullopt;
+  }
+  return plain;
+}
+
+}  // namespace paes

@@ -1,0 +1,36 @@
+// X25519 (RFC 7748) and ChaCha20-Poly1305 (RFC 8439) through OpenSSL 3: the
+// primitives of age's X25519 recipient stanza (format/x25519_stanza.hpp).
+// Private keys and shared secrets live in SecretBytes; OpenSSL's copies sit in
+// its secure heap and are cleared when freed. Every function throws Error
+// when OpenSSL fails.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+
+#include "paes/sealed.hpp"
+#include "paes/secret.hpp"
+
+namespace paes {
+
+inline constexpr std::size_t kX25519KeyLen = 32;
+inline constexpr std::size_t kPoly1305TagLen = 16;
+
+// The public key of a 32-byte private key (X25519 with the base point).
+X25519PublicKey x25519_public_of(const SecretBytes& private_key);
+
+// X25519(private_key, peer). Throws Error when the result is all zero: `peer`
+// is a low-order point, and the secret would be one anybody can predict.
+SecretBytes x25519_shared_secret(const SecretBytes& private_key, const X25519PublicKey& peer);
+
+// ChaCha20-Poly1305 with a 32-byte key, a 12-byte nonce and no associated
+// data: ciphertext || tag.
+std::vector<std::uint8_t> chacha20_poly1305_seal(const SecretBytes& key, std::span<const std::uint8_t, 12> nonce,
+                                                 std::span<const std::uint8_t> plaintext);
+// The plaintext, or nothing when the tag doesn't verify (another key).
+std::optional<SecretBytes> chacha20_poly1305_open(const SecretBytes& key, std::span<const std::uint8_t, 12> nonce,
+                                                  std::span<const std::uint8_t> sealed);
+
+}  // namespace paes

@@ -1,0 +1,77 @@
+// paes rekey: who can open a file sealed to recipients, changed without
+// re-encrypting it (rekey_sealed, paes/sealed.hpp).
+#include <iostream>
+#include <string>
+
+#include "cli/commands.hpp"
+#include "cli/key_source.hpp"
+#include "paes/endpoint.hpp"
+#include "paes/error.hpp"
+#include "paes/sealed.hpp"
+
+namespace paes::cli {
+
+CLI::App* add_rekey_command(CLI::App& app, RekeyArgs& args) {
+  CLI::App* cmd = app.add_subcommand(
+      "rekey", "Change the recipients of a file sealed to recipients, without re-encrypting it");
+  cmd->footer(R"TXT(Examples:
+  paes rekey -i alice.key --add -r age1...bob data.tar.paes -o data.tar.paes -f   # bob can now open it too
+  paes rekey -i alice.key -R team.txt data.tar.paes -o data.new.paes              # exactly the recipients in team.txt
+
+An identity that opens the file (its header MAC verified) gives the file key;
+the header is written again with the new stanzas, and every byte of the body
+is copied unchanged (in the kernel, file to file), so a terabyte takes no
+longer than copying it, or a moment where the file system shares extents.
+With --add the file's recipients stay and the new ones join them; without it,
+the recipients given are the new, complete list.
+
+Removing a recipient is NOT revocation. Whoever could open the file before
+knows its file key and can still open it, or a copy of its old header. To
+shut someone out, decrypt and encrypt again (a new file key). The output is
+written beside its target and renamed when complete, as every paes output;
+replacing the input itself takes -f.)TXT");
+  cmd->add_option("input", args.input, "Sealed file to re-key ('-' or none: standard input)")->type_name("INPUT");
+  cmd->add_option("-o,--output", args.output, "Re-keyed file ('-' or none: standard output)")->type_name("OUTPUT");
+  cmd->add_option("-i,--identity", args.identities,
+                  "Identity file that opens the input (age-keygen's or 'paes keygen --x25519'); repeatable")
+      ->type_name("PATH")
+      ->allow_extra_args(false)
+      ->required();
+  cmd->add_option("-r,--recipient", args.recipients, "A recipient (age1...) of the output; repeatable")
+      ->type_name("RECIPIENT")
+      ->allow_extra_args(false);
+  cmd->add_option("-R,--recipients-file", args.recipients_files,
+                  "File of recipients, one a line ('#' comments); repeatable; '-': standard input")
+      ->type_name("PATH")
+      ->allow_extra_args(false);
+  cmd->add_flag("--add", args.add, "Keep the file's recipients and add these (else: these replace them)");
+  cmd->add_flag("-f,--force", args.force, "Overwrite an existing output (the input itself included)");
+  cmd->add_flag("-v,--verbose", args.verbose, "A summary on stderr when done");
+  return cmd;
+}
+
+int run_rekey(const RekeyArgs& args) {
+  if (args.recipients.empty() && args.recipients_files.empty()) {
+    throw usage_error("rekey needs the recipients of the output: -r RECIPIENT or -R FILE (with --add: the ones to add)");
+  }
+  for (const std::string& path : args.recipients_files) {
+    if (path == "-" && names_stdio(args.input)) {
+      throw usage_error("-R - reads standard input, which is also the input to re-key: name the input file");
+    }
+  }
+  RekeySpec spec;
+  spec.identities = load_identities(args.identities);
+  spec.recipients = load_recipients(args.recipients, args.recipients_files);
+  spec.keep_recipients = args.add;
+  TransformOptions options;
+  options.force = args.force;
+  const RekeyReport report = rekey_sealed(spec, args.input, args.output, options);
+  if (args.verbose) {
+    std::cerr << "paes: rekey: " << report.recipients_before << " recipient" << (report.recipients_before == 1 ? "" : "s")
+              << " -> " << report.recipients_after << ", " << report.body_bytes << " body bytes copied unchanged"
+              << (report.copied_in_kernel ? " in the kernel" : "") << ", " << report.seconds << " s\n";
+  }
+  return 0;
+}
+
+}  // namespace paes::cli

@@ -1,0 +1,178 @@
+// age's keys and the files that hold them (include/paes/age_keys.hpp).
+#include "paes/age_keys.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "cipher/x25519.hpp"
+#include "paes/error.hpp"
+#include "util/bech32.hpp"
+
+namespace paes {
+namespace {
+
+constexpr std::string_view kRecipientHrp = "age";
+constexpr std::string_view kIdentityHrp = "age-secret-key-";
+constexpr std::string_view kIdentityPrefix = "AGE-SECRET-KEY-1";
+constexpr std::string_view kPluginIdentityPrefix = "AGE-PLUGIN-";
+// paes' unreleased version-2 keys: named, so a user who made one knows why.
+constexpr std::string_view kPreReleaseRecipientPrefix = "paes-x25519:";
+constexpr std::string_view kPreReleaseIdentityPrefix = "paes-x25519-secret:";
+
+std::string_view trimmed(std::string_view line) {
+  const auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; };
+  while (!line.empty() && space(line.back())) line.remove_suffix(1);
+  while (!line.empty() && space(line.front())) line.remove_prefix(1);
+  return line;
+}
+
+bool starts_with_ignoring_case(std::string_view text, std::string_view prefix) {
+  return text.size() >= prefix.size() &&
+         std::equal(prefix.begin(), prefix.end(), text.begin(), [](char a, char b) {
+           return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+         });
+}
+
+// Calls `each(line, number)` for the lines of `text` that are neither blank
+// nor comments, trimmed; a line longer than kMaxKeyLineLen is refused.
+template <typename Each>
+void for_each_key_line(std::string_view text, const std::string& name, Each&& each) {
+  std::size_t number = 0;
+  while (!text.empty()) {
+    const std::size_t end = text.find('\n');
+    const std::string_view raw = text.substr(0, end);
+    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+    ++number;
+    if (raw.size() > kMaxKeyLineLen) {
+      throw usage_error(name + ", line " + std::to_string(number) + ": longer than " + std::to_string(kMaxKeyLineLen) +
+                        " bytes, which no key is");
+    }
+    const std::string_view line = trimmed(raw);
+    if (line.empty() || line.front() == '#') continue;
+    each(line, number);
+  }
+}
+
+// The top bit is not part of an X25519 u-coordinate (RFC 7748 masks it), and
+// values from p = 2^255 - 19 up alias smaller ones: no key of age or paes is
+// written so, and a recipient so written is a mistake or a probe.
+bool canonical_u_coordinate(const X25519PublicKey& key) {
+  if (key[31] & 0x80) return false;
+  if (key[31] != 0x7f || key[0] < 0xed) return true;
+  return !std::all_of(key.begin() + 1, key.begin() + 31, [](std::uint8_t b) { return b == 0xff; });
+}
+
+}  // namespace
+
+SecretBytes x25519_generate_identity() {
+  SecretBytes key(kX25519KeyLen);
+  random_bytes({key.data(), key.size()});
+  return key;
+}
+
+X25519PublicKey x25519_public_key(const SecretBytes& identity) { return x25519_public_of(identity); }
+
+std::string format_age_recipient(const X25519PublicKey& key) {
+  const SecretBytes text = bech32_encode(kRecipientHrp, key, false);
+  return {reinterpret_cast<const char*>(text.data()), text.size()};
+}
+
+SecretBytes format_age_identity(const SecretBytes& identity) {
+  if (identity.size() != kX25519KeyLen) throw Error("internal: an X25519 identity is 32 bytes");
+  return bech32_encode(kIdentityHrp, identity.view(), true);
+}
+
+SecretBytes age_identity_file(const SecretBytes& identity, std::string_view created) {
+  const std::string head = "# created: " + std::string(created) + "\n# public key: " +
+                           format_age_recipient(x25519_public_key(identity)) + "\n";
+  const SecretBytes line = format_age_identity(identity);
+  SecretBytes text(head.size() + line.size() + 1);
+  std::memcpy(text.data(), head.data(), head.size());
+  std::memcpy(text.data() + head.size(), line.data(), line.size());
+  text.data()[text.size() - 1] = '\n';
+  return text;
+}
+
+X25519PublicKey parse_age_recipient(std::string_view text, const std::string& where) {
+  const auto refuse = [&](const std::string& why) { return usage_error(where + " " + why); };
+  if (starts_with_ignoring_case(text, kIdentityPrefix) || text.starts_with(kPreReleaseIdentityPrefix)) {
+    throw refuse("is an identity, a secret key, not a recipient: encrypt to its public age1... recipient");
+  }
+  if (text.starts_with("ssh-")) throw refuse("is an ssh public key: ssh recipients are not supported; use an age1... recipient");
+  if (text.starts_with(kPreReleaseRecipientPrefix)) {
+    throw refuse("is a recipient of paes' unreleased version-2 format: make an age identity and use its age1... recipient");
+  }
+  const auto decoded = bech32_decode(text);
+  if (!decoded) {
+    throw refuse("is not an age recipient: expected age1 and 58 Bech32 characters, as age-keygen prints (" +
+                 std::to_string(text.size()) + " characters given, or a character or checksum is wrong)");
+  }
+  if (decoded->hrp.starts_with("age1")) throw refuse("is an age plugin recipient: plugins are not supported");
+  if (decoded->hrp != kRecipientHrp) throw refuse("is Bech32 but not an age recipient (it does not start with age1)");
+  if (decoded->data.size() != kX25519KeyLen) {
+    throw refuse("is not an X25519 recipient: it holds " + std::to_string(decoded->data.size()) + " bytes, not 32");
+  }
+  X25519PublicKey key{};
+  std::memcpy(key.data(), decoded->data.data(), key.size());
+  if (!canonical_u_coordinate(key)) {
+    throw refuse("is not a canonical X25519 public key (its top bit is set, or it is 2^255 - 19 or more)");
+  }
+  try {
+    // Clamped scalars are multiples of 8, so any one gives zero with a point
+    // of low order, whose "shared" secret everybody knows.
+    x25519_shared_secret(x25519_generate_identity(), key);
+  } catch (const Error&) {
+    throw refuse("is a low-order X25519 point: its shared secret is zero, so anybody could open the file");
+  }
+  return key;
+}
+
+std::vector<X25519PublicKey> parse_recipients_file(std::span<const std::uint8_t> text, const std::string& name) {
+  if (text.size() > kMaxRecipientsFileLen) {
+    throw usage_error(name + " is larger than " + std::to_string(kMaxRecipientsFileLen >> 20) +
+                      " MiB, more than any list of recipients");
+  }
+  std::vector<X25519PublicKey> keys;
+  for_each_key_line({reinterpret_cast<const char*>(text.data()), text.size()}, name,
+                    [&](std::string_view line, std::size_t number) {
+                      keys.push_back(parse_age_recipient(line, name + ", line " + std::to_string(number) + ","));
+                    });
+  if (keys.empty()) throw usage_error(name + " holds no recipient");
+  return keys;
+}
+
+std::vector<SecretBytes> parse_identity_file(const SecretBytes& text, const std::string& name) {
+  if (text.size() > kMaxIdentityFileLen) {
+    throw Error(name + " is larger than " + std::to_string(kMaxIdentityFileLen >> 10) + " KiB, more than an identity file");
+  }
+  const std::string_view all(reinterpret_cast<const char*>(text.data()), text.size());
+  if (all.starts_with("age-encryption.org/") || all.starts_with("-----BEGIN AGE ENCRYPTED FILE-----")) {
+    throw Error(name + " is an age-encrypted (passphrase-protected) identity file: those are not supported; "
+                "give the identity file age-keygen wrote");
+  }
+  if (all.starts_with("-----BEGIN ") || all.starts_with("ssh-")) {
+    throw Error(name + " is an ssh key: ssh identities are not supported; give an identity file from age-keygen");
+  }
+  std::vector<SecretBytes> identities;
+  for_each_key_line(all, name, [&](std::string_view line, std::size_t number) {
+    // The line is secret: errors name its number, never its text.
+    const std::string where = name + ", line " + std::to_string(number);
+    if (line.starts_with(kPluginIdentityPrefix)) throw Error(where + ": an age plugin identity; plugins are not supported");
+    if (starts_with_ignoring_case(line, "age1")) {
+      throw Error(where + " is a recipient (a public key, for encrypting): decrypting takes the identity "
+                  "(AGE-SECRET-KEY-1...)");
+    }
+    if (line.starts_with(kPreReleaseIdentityPrefix)) {
+      throw Error(where + ": an identity of paes' unreleased version-2 format, which version 3 does not read");
+    }
+    auto decoded = bech32_decode(line);
+    if (!decoded || decoded->hrp != kIdentityHrp || decoded->data.size() != kX25519KeyLen) {
+      throw Error(where + ": not an age identity (AGE-SECRET-KEY-1 and 59 Bech32 characters, as age-keygen writes)");
+    }
+    identities.push_back(std::move(decoded->data));
+  });
+  if (identities.empty()) throw Error(name + " holds no identity");
+  return identities;
+}
+
+}  // namespace paes

@@ -1,0 +1,158 @@
+#include "format/stanza_header.hpp"
+
+#include <openssl/crypto.h>
+
+#include <algorithm>
+
+#include "cipher/kdf.hpp"
+#include "paes/error.hpp"
+#include "util/base64.hpp"
+
+namespace paes {
+namespace {
+
+constexpr std::size_t kBodyColumns = 64;
+constexpr std::string_view kMacKeyInfo = "header";
+
+bool is_vchar_string(std::string_view text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c > 0x20 && c < 0x7f; });
+}
+
+// Lines of a header, each without its LF; a header that ends before a line's
+// LF is cut short.
+class LineCursor {
+ public:
+  LineCursor(std::span<const std::uint8_t> bytes, const std::string& name)
+      : text_(reinterpret_cast<const char*>(bytes.data()), std::min(bytes.size(), kMaxHeaderLen)),
+        too_long_(bytes.size() > kMaxHeaderLen), name_(name) {}
+
+  std::string_view next() {
+    const std::size_t end = text_.find('\n', pos_);
+    if (end == std::string_view::npos) {
+      if (too_long_) throw malformed("longer than " + std::to_string(kMaxHeaderLen >> 20) + " MiB");
+      throw Error(name_ + ": truncated header (it ends before its MAC line)");
+    }
+    const std::string_view line = text_.substr(pos_, end - pos_);
+    pos_ = end + 1;
+    return line;
+  }
+  std::size_t pos() const { return pos_; }
+  std::string_view consumed_from(std::size_t start) const { return text_.substr(start, pos_ - start); }
+  Error malformed(const std::string& why) const { return Error(name_ + ": malformed header (" + why + ")"); }
+
+ private:
+  std::string_view text_;
+  bool too_long_;
+  std::size_t pos_ = 0;
+  const std::string& name_;
+};
+
+// "a b c" split at single spaces; an empty part (two spaces, a space at
+// either end) is refused by the caller's VCHAR check.
+std::vector<std::string_view> split_spaces(std::string_view line) {
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t space = line.find(' ', start);
+    parts.push_back(line.substr(start, space == std::string_view::npos ? std::string_view::npos : space - start));
+    if (space == std::string_view::npos) return parts;
+    start = space + 1;
+  }
+}
+
+Stanza parse_stanza(std::string_view first_line, LineCursor& lines) {
+  const std::vector<std::string_view> parts = split_spaces(first_line);
+  if (parts.size() < 2) throw lines.malformed("a stanza without a type");
+  Stanza stanza;
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    if (!is_vchar_string(parts[i])) throw lines.malformed("a stanza argument that is empty or not printable ASCII");
+    if (i == 1) {
+      stanza.type = parts[i];
+    } else {
+      stanza.args.emplace_back(parts[i]);
+    }
+  }
+  while (true) {
+    const std::string_view line = lines.next();
+    if (line.size() > kBodyColumns) throw lines.malformed("a stanza body line longer than 64 columns");
+    const auto bytes = decode_base64(line);
+    if (!bytes) throw lines.malformed("a stanza body that is not canonical unpadded base64");
+    stanza.body.insert(stanza.body.end(), bytes->begin(), bytes->end());
+    if (line.size() < kBodyColumns) return stanza;  // the final line is the short one
+  }
+}
+
+SecretBytes mac_key(const SecretBytes& file_key) {
+  const auto* info = reinterpret_cast<const std::uint8_t*>(kMacKeyInfo.data());
+  return hkdf_sha256(file_key, {}, {info, kMacKeyInfo.size()}, kHeaderMacLen);
+}
+
+}  // namespace
+
+std::string encode_stanza(const Stanza& stanza) {
+  if (!is_vchar_string(stanza.type)) throw Error("internal: a stanza type is printable ASCII without spaces");
+  std::string out = std::string(kStanzaLinePrefix) + " " + stanza.type;
+  for (const std::string& arg : stanza.args) {
+    if (!is_vchar_string(arg)) throw Error("internal: a stanza argument is printable ASCII without spaces");
+    out += ' ';
+    out += arg;
+  }
+  out += '\n';
+  const std::string body = encode_base64(stanza.body);
+  for (std::size_t at = 0;; at += kBodyColumns) {
+    const std::string_view line = std::string_view(body).substr(std::min(at, body.size()), kBodyColumns);
+    out += line;
+    out += '\n';
+    if (line.size() < kBodyColumns) return out;
+  }
+}
+
+StanzaHeader parse_stanza_header(std::span<const std::uint8_t> bytes, const std::string& name) {
+  LineCursor lines(bytes, name);
+  StanzaHeader header;
+  while (true) {
+    const std::size_t line_start = lines.pos();
+    const std::string_view line = lines.next();
+    if (line.starts_with(kMacLinePrefix)) {
+      // "--- " and the MAC: the MAC covers the header through "---".
+      header.mac_input = std::string(lines.consumed_from(0).substr(0, line_start + kMacLinePrefix.size()));
+      const std::vector<std::string_view> parts = split_spaces(line);
+      if (parts.size() != 2 || parts[0] != kMacLinePrefix) throw lines.malformed("a MAC line that is not \"--- MAC\"");
+      const auto mac = decode_base64(parts[1]);
+      if (!mac || mac->size() != kHeaderMacLen) throw lines.malformed("a MAC that is not 32 bytes of canonical base64");
+      std::copy(mac->begin(), mac->end(), header.mac.begin());
+      header.length = lines.pos();
+      return header;
+    }
+    if (!line.starts_with(std::string(kStanzaLinePrefix) + " ")) {
+      throw lines.malformed("a line that is neither a stanza (\"-> \") nor the MAC line (\"--- \")");
+    }
+    if (header.stanzas.size() == kMaxStanzas) throw lines.malformed("more than " + std::to_string(kMaxStanzas) + " stanzas");
+    header.stanzas.push_back(parse_stanza(line, lines));
+  }
+}
+
+std::string encode_stanza_header(std::span<const std::uint8_t> prefix, const std::vector<Stanza>& stanzas,
+                                 const SecretBytes& file_key) {
+  std::string text;
+  for (const Stanza& stanza : stanzas) text += encode_stanza(stanza);
+  text += kMacLinePrefix;
+  const HeaderMac mac = header_mac(file_key, prefix, text);
+  text += ' ';
+  text += encode_base64(mac);
+  text += '\n';
+  return text;
+}
+
+HeaderMac header_mac(const SecretBytes& file_key, std::span<const std::uint8_t> prefix, std::string_view mac_input) {
+  std::vector<std::uint8_t> message(prefix.begin(), prefix.end());
+  message.insert(message.end(), mac_input.begin(), mac_input.end());
+  return hmac_sha256(mac_key(file_key).view(), message);
+}
+
+bool header_mac_matches(const SecretBytes& file_key, std::span<const std::uint8_t> prefix, const StanzaHeader& header) {
+  const HeaderMac expected = header_mac(file_key, prefix, header.mac_input);
+  return CRYPTO_memcmp(expected.data(), header.mac.data(), kHeaderMacLen) == 0;
+}
+
+}  // namespace paes
