@@ -2,9 +2,12 @@
 
 #include <openssl/core_names.h>
 #include <openssl/evp.h>
-#include <openssl/kdf.h>
 #include <openssl/rand.h>
 
+#include <algorithm>
+#include <cstring>
+#include <initializer_list>
+#include <memory>
 #include <string>
 
 #include "cipher/openssl/evp.hpp"
@@ -12,39 +15,74 @@
 
 namespace paes {
 
-SecretBytes hkdf_sha256(const SecretBytes& ikm, std::span<const std::uint8_t> salt,
-                        std::span<const std::uint8_t> info, std::size_t out_len) {
-  EVP_KDF* kdf = EVP_KDF_fetch(nullptr, "HKDF", nullptr);
-  if (!kdf) throw_openssl_error("HKDF is not available");
-  EVP_KDF_CTX* ctx = EVP_KDF_CTX_new(kdf);
-  EVP_KDF_free(kdf);
-  if (!ctx) throw_openssl_error("out of memory for HKDF");
+namespace {
+
+constexpr std::size_t kSha256Len = 32;
+
+struct EvpMacFree {
+  void operator()(EVP_MAC* mac) const { EVP_MAC_free(mac); }
+};
+struct EvpMacCtxFree {
+  void operator()(EVP_MAC_CTX* ctx) const { EVP_MAC_CTX_free(ctx); }
+};
+
+// HMAC-SHA256(key, the concatenation of `parts`) into out[0..32). In pieces
+// because HKDF-Expand's T(i) = HMAC(PRK, T(i-1) || info || i): joining them
+// would copy a large info once a block and leave the secret T(i-1) in a
+// buffer nobody wipes. `out` may alias a part: every part is read before
+// anything is written.
+void hmac_sha256_into(std::uint8_t* out, std::span<const std::uint8_t> key,
+                      std::initializer_list<std::span<const std::uint8_t>> parts) {
+  const std::unique_ptr<EVP_MAC, EvpMacFree> mac(EVP_MAC_fetch(nullptr, "HMAC", nullptr));
+  if (!mac) throw_openssl_error("HMAC is not available");
+  const std::unique_ptr<EVP_MAC_CTX, EvpMacCtxFree> ctx(EVP_MAC_CTX_new(mac.get()));
+  if (!ctx) throw_openssl_error("out of memory for HMAC");
   char digest[] = "SHA256";
-  // An empty salt is RFC 5869's default, HashLen zero bytes: given so,
-  // since OpenSSL refuses a salt parameter of length 0.
-  static const std::uint8_t kZeroSalt[32] = {};
-  if (salt.empty()) salt = kZeroSalt;
-  const OSSL_PARAM params[] = {
-      OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, digest, 0),
-      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, const_cast<std::uint8_t*>(ikm.data()), ikm.size()),
-      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, const_cast<std::uint8_t*>(salt.data()), salt.size()),
-      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, const_cast<std::uint8_t*>(info.data()), info.size()),
-      OSSL_PARAM_construct_end()};
-  SecretBytes out(out_len);
-  const int ok = EVP_KDF_derive(ctx, out.data(), out.size(), params);
-  EVP_KDF_CTX_free(ctx);
-  if (ok != 1) throw_openssl_error("HKDF failed");
+  const OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+                               OSSL_PARAM_construct_end()};
+  // A null key tells EVP_MAC_init to keep the previous key, of which a new
+  // context has none; an empty key must still be a key (RFC 5869's default
+  // salt: HMAC pads it to the same block as HashLen zero bytes).
+  static const std::uint8_t kNoKey = 0;
+  const std::uint8_t* key_data = key.empty() ? &kNoKey : key.data();
+  if (EVP_MAC_init(ctx.get(), key_data, key.size(), params) != 1) throw_openssl_error("HMAC failed");
+  for (const std::span<const std::uint8_t> part : parts) {
+    if (!part.empty() && EVP_MAC_update(ctx.get(), part.data(), part.size()) != 1) {
+      throw_openssl_error("HMAC failed");
+    }
+  }
+  std::size_t len = 0;
+  if (EVP_MAC_final(ctx.get(), out, &len, kSha256Len) != 1 || len != kSha256Len) throw_openssl_error("HMAC failed");
+}
+
+}  // namespace
+
+std::array<std::uint8_t, 32> hmac_sha256(std::span<const std::uint8_t> key, std::span<const std::uint8_t> data) {
+  std::array<std::uint8_t, kSha256Len> out{};
+  hmac_sha256_into(out.data(), key, {data});
   return out;
 }
 
-std::array<std::uint8_t, 32> hmac_sha256(std::span<const std::uint8_t> key, std::span<const std::uint8_t> data) {
-  std::array<std::uint8_t, 32> mac{};
-  std::size_t len = 0;
-  if (EVP_Q_mac(nullptr, "HMAC", nullptr, "SHA256", nullptr, key.data(), key.size(), data.data(), data.size(),
-                mac.data(), mac.size(), &len) == nullptr || len != mac.size()) {
-    throw_openssl_error("HMAC-SHA256 failed");
+SecretBytes hkdf_sha256(const SecretBytes& ikm, std::span<const std::uint8_t> salt,
+                        std::span<const std::uint8_t> info, std::size_t out_len) {
+  constexpr std::size_t kMaxOutLen = 255 * kSha256Len;  // RFC 5869: the counter is one byte
+  if (out_len > kMaxOutLen) {
+    throw Error("HKDF-SHA256 cannot derive " + std::to_string(out_len) + " bytes (at most " +
+                std::to_string(kMaxOutLen) + ")");
   }
-  return mac;
+  SecretBytes prk(kSha256Len);
+  hmac_sha256_into(prk.data(), salt, {ikm.view()});
+  SecretBytes out(out_len);
+  SecretBytes block(kSha256Len);  // T(i), fed back as T(i-1)
+  for (std::size_t done = 0, i = 1; done < out_len; ++i) {
+    const std::uint8_t counter = static_cast<std::uint8_t>(i);
+    const std::span<const std::uint8_t> previous = i == 1 ? std::span<const std::uint8_t>{} : block.view();
+    hmac_sha256_into(block.data(), prk.view(), {previous, info, {&counter, 1}});
+    const std::size_t take = std::min(kSha256Len, out_len - done);
+    std::memcpy(out.data() + done, block.data(), take);
+    done += take;
+  }
+  return out;
 }
 
 std::array<std::uint8_t, 32> sha256(std::string_view data) {

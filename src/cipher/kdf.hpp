@@ -1,8 +1,8 @@
-// Key derivation, all through OpenSSL: HKDF-SHA256 (Tink's segment key),
-// scrypt (passphrases of the sealed format), PBKDF2-HMAC-SHA256 (openssl enc
-// -pbkdf2), and plain SHA-256 (digests that name things, never keys). Every
-// function throws Error when OpenSSL fails. random_bytes (paes/secret.hpp) is
-// defined in kdf.cpp too.
+// Key derivation, all through OpenSSL: HMAC-SHA256, HKDF-SHA256 on it (Tink's
+// segment key), scrypt (passphrases of the sealed format), PBKDF2-HMAC-SHA256
+// (openssl enc -pbkdf2), and plain SHA-256 (digests that name things, never
+// keys). Every function throws Error when OpenSSL fails. random_bytes
+// (paes/secret.hpp) is defined in kdf.cpp too.
 #pragma once
 
 #include <array>
@@ -14,11 +14,15 @@
 
 namespace paes {
 
-SecretBytes hkdf_sha256(const SecretBytes& ikm, std::span<const std::uint8_t> salt,
-                        std::span<const std::uint8_t> info, std::size_t out_len);
-
 // HMAC-SHA256(key, data). Throws Error when OpenSSL fails.
 std::array<std::uint8_t, 32> hmac_sha256(std::span<const std::uint8_t> key, std::span<const std::uint8_t> data);
+
+// RFC 5869 HKDF with SHA-256 (an empty salt is HashLen zero bytes), written
+// on the HMAC above rather than OpenSSL's HKDF, whose info OpenSSL 3.0 caps at
+// 32,768 bytes: Tink's info is the whole associated data, which has no such
+// limit. Throws Error when out_len exceeds RFC 5869's 255 * 32 bytes.
+SecretBytes hkdf_sha256(const SecretBytes& ikm, std::span<const std::uint8_t> salt,
+                        std::span<const std::uint8_t> info, std::size_t out_len);
 
 struct ScryptParams {
   std::uint8_t log2_n = 18;  // N = 2^18: about a second here, like age

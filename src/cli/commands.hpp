@@ -31,6 +31,7 @@ struct TransformArgs {
   std::uint32_t iterations = 10000;
   unsigned key_bits = 0;  // 0: 256 for passphrases
   std::string aad;
+  std::string aad_file;  // --aad-file: the associated data is this file's bytes
   std::uint64_t segment_len = 1u << 20;
   unsigned scrypt_log2_n = 18;
   std::string engine = "threads";

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -61,6 +63,7 @@ constexpr const char* kDecryptFooter = R"TXT(Examples:
   paes decrypt --key-file backup.key data.tar.paes -o data.tar
   paes decrypt --passphrase-file pass.txt < dir.tar.paes | tar x
   paes decrypt -i alice.key data.tar.paes -o data.tar      # sealed to recipients (-r); age-keygen's keys too
+  paes decrypt --format tink --key-file tink.key --aad-file context.bin in.tink -o in.bin
   paes decrypt --mode ctr --key-file aes256.key --iv 00112233445566778899aabbccddeeff big.ctr -o big.bin
   openssl enc -aes-256-ctr -pbkdf2 -pass env:PASS -in a -out a.enc
   paes decrypt --mode ctr --pbkdf2 --passphrase-env PASS a.enc -o a
@@ -190,7 +193,13 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
                         "sealed file records its own")
       ->type_name("BITS")
       ->check(CLI::IsMember({128u, 192u, 256u}).description(""));
-  cmd->add_option("--aad", args.aad, "Sealed: associated data, authenticated but not stored")->type_name("TEXT");
+  CLI::Option* aad = cmd->add_option("--aad", args.aad, "Sealed: associated data, authenticated but not stored")
+                         ->type_name("TEXT");
+  cmd->add_option("--aad-file", args.aad_file,
+                  "Sealed: associated data from a file, its bytes as they are, at most 16 MiB (command lines "
+                  "hold less); '-': standard input (the input must then be a file)")
+      ->type_name("PATH")
+      ->excludes(aad);
   cmd->add_option_function<std::string>(
          "--segment-size", [&args](const std::string& text) { args.segment_len = size_value(text); },
          enc ? "Sealed: ciphertext segment size, from 41 bytes (57 with a 256-bit key) to 64M (default 1M); "
@@ -321,6 +330,7 @@ void refuse_reading_standard_input_twice(const TransformArgs& args, Direction di
   note("--passphrase-file", args.keys.passphrase_file, false);
   for (const std::string& path : args.identities) note("-i", path, false);
   for (const std::string& path : args.recipients_files) note("-R", path, true);
+  note("--aad-file", args.aad_file, true);
   if (readers.size() > 1) {
     throw usage_error(readers[0] + " and " + readers[1] + " both read standard input, which is read once");
   }
@@ -361,6 +371,33 @@ TransformOptions transform_options(const TransformArgs& args, EngineKind engine)
   return options;
 }
 
+// Room for any associated data people pass around, while a wrong name
+// (/dev/zero, a disk image) fails at once instead of filling memory.
+constexpr std::size_t kMaxAadFileLen = std::size_t{16} << 20;
+
+// --aad-file's bytes; "-" is standard input (refuse_reading_standard_input_twice
+// made sure it is not also the data).
+std::vector<std::uint8_t> read_aad_file(const std::string& path) {
+  const bool from_stdin = path == "-";
+  const std::string what = from_stdin ? "standard input (--aad-file -)" : "associated data file " + path;
+  std::ifstream file;
+  if (!from_stdin) {
+    file.open(path, std::ios::binary);
+    if (!file) throw system_error("can't read " + what);
+  }
+  std::istream& in = from_stdin ? std::cin : file;
+  std::vector<std::uint8_t> bytes;
+  std::array<char, 64 * 1024> buffer;
+  while (in.read(buffer.data(), buffer.size()) || in.gcount() > 0) {
+    bytes.insert(bytes.end(), buffer.begin(), buffer.begin() + in.gcount());
+    if (bytes.size() > kMaxAadFileLen) {
+      throw Error(what + " is larger than 16 MiB, the most paes takes as associated data");
+    }
+  }
+  if (in.bad()) throw system_error("can't read " + what);
+  return bytes;
+}
+
 // The sealed format's spec, with its key or passphrase; refuses raw-mode options.
 SealedSpec sealed_spec(Direction direction, const TransformArgs& args, const CLI::App& command) {
   const bool encrypt = direction == Direction::encrypt;
@@ -373,7 +410,11 @@ SealedSpec sealed_spec(Direction direction, const TransformArgs& args, const CLI
   SealedSpec spec;
   spec.direction = direction;
   spec.format = args.format == "tink" ? SealedFormat::tink : SealedFormat::paes;
-  spec.aad.assign(args.aad.begin(), args.aad.end());
+  if (args.aad_file.empty()) {
+    spec.aad.assign(args.aad.begin(), args.aad.end());
+  } else {
+    spec.aad = read_aad_file(args.aad_file);
+  }
   spec.segment_len = static_cast<std::uint32_t>(std::min<std::uint64_t>(args.segment_len, UINT32_MAX));
   spec.scrypt_log2_n = static_cast<std::uint8_t>(args.scrypt_log2_n);
   if (!encrypt) {
@@ -430,7 +471,7 @@ SealedSpec sealed_spec(Direction direction, const TransformArgs& args, const CLI
 // A raw mode's spec without its key and IV; refuses sealed-format options and
 // notes a sequential direction given threads.
 CipherSpec raw_spec(Direction direction, const TransformArgs& args, const CLI::App& command, EngineKind engine) {
-  for (const char* option : {"--aad", "--segment-size", "--scrypt-log-n", "--range", "--recipient",
+  for (const char* option : {"--aad", "--aad-file", "--segment-size", "--scrypt-log-n", "--range", "--recipient",
                              "--recipients-file", "--identity"}) {
     refuse(command, option, "is for the sealed format; raw modes (--mode) don't take it");
   }

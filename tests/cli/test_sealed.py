@@ -18,7 +18,7 @@ Covers:
      the preamble and header; appended bytes; swapped, duplicated and dropped segments;
      the messages (bad magic, unsupported version, truncated, authentication failed).
   4. Bad input: wrong key, wrong passphrase, empty passphrase, 24-byte key, bad segment
-     size, --aad mismatch, passphrase/key given for the other kind of file, --format tink
+     size, --aad mismatch, --aad-file (bytes, stdin, bounds), passphrase/key given for the other kind of file, --format tink
      with a passphrase, raw-only options on sealed, --json with stdout output, ciphertext
      from a terminal, encrypted output to a terminal.
   5. openssl enc -pbkdf2 interop, both ways, every raw mode and key size, --iter; wrong
@@ -1096,6 +1096,46 @@ class BadInputTest(PaesTestCase):
         proc, got = self.open_sealed(read_file(sealed), ["--key-file", self.key], ["--aad", "a"])
         self.assertEqual(proc.returncode, 0, describe(proc))
         self.assertEqual(got, self.data)
+
+    def test_aad_file(self):
+        # Bytes no command line carries: a NUL, a newline, invalid UTF-8; and longer than the
+        # 32,768 bytes of HKDF info OpenSSL 3.0's HKDF takes.
+        aad = b"\0\n\xff" + os.urandom(40000)
+        aad_file = write_file(self.path("aad.bin"), aad)
+        sealed = write_file(self.path("aadf.paes"), self.seal(self.data, ["--key-file", self.key],
+                                                              ["--aad-file", aad_file]))
+        proc, got = self.open_sealed(read_file(sealed), ["--key-file", self.key], ["--aad-file", aad_file])
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.assertEqual(got, self.data)
+        other = write_file(self.path("other.bin"), aad[:-1] + bytes([aad[-1] ^ 1]))
+        self.fails(["decrypt", "--key-file", self.key, "--aad-file", other, sealed, "-o", self.out], 1,
+                   "authentication failed")
+        # '-': standard input, when the data comes from a file.
+        proc = run(["decrypt", "--key-file", self.key, "--aad-file", "-", sealed, "-o", self.out],
+                   input_bytes=aad)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.assertEqual(read_file(self.out), self.data)
+        os.remove(self.out)
+        # A text file and --aad with the same text are the same associated data.
+        text_file = write_file(self.path("aad.txt"), b"host=db1")
+        sealed = write_file(self.path("aadt.paes"), self.seal(self.data, ["--key-file", self.key],
+                                                              ["--aad-file", text_file]))
+        proc, got = self.open_sealed(read_file(sealed), ["--key-file", self.key], ["--aad", "host=db1"])
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.assertEqual(got, self.data)
+
+        self.fails(["encrypt", "--key-file", self.key, "--aad", "a", "--aad-file", aad_file, self.inp,
+                    "-o", self.out], 2, "--aad")
+        self.fails(["encrypt", "--key-file", self.key, "--aad-file", "-", "-o", self.out], 2,
+                   "standard input", input_bytes=self.data)
+        self.fails(["encrypt", "--key-file", self.key, "--aad-file", self.path("absent"), self.inp,
+                    "-o", self.out], 1, "associated data file")
+        big = write_file(self.path("big.bin"), bytes((16 << 20) + 1))
+        for name in (big, "/dev/zero"):
+            self.fails(["encrypt", "--key-file", self.key, "--aad-file", name, self.inp, "-o", self.out], 1,
+                       "larger than 16 MiB")
+        self.fails(["encrypt", "--mode", "ctr", "--key-file", self.key, "--iv", "00" * 16, "--aad-file",
+                    aad_file, self.inp, "-o", self.out], 2, "--aad-file")
 
     def test_key_kind_mismatch(self):
         self.fails(["decrypt", "--passphrase-file", self.pw, self.sealed, "-o", self.out],

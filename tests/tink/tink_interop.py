@@ -12,7 +12,8 @@ Covers:
      Tink and is as long as Tink's own ciphertext (same segmentation).
   B. random round trips Tink -> paes and paes -> Tink around segment boundaries, AES-128 and
      AES-256, with and without --aad, a 4 KiB and the default (1 MiB) segment size, and
-     ~3 MiB inputs.
+     ~3 MiB inputs; an associated data of 40,000 bytes (--aad-file and --aad), both ways and
+     in the paes format, and one byte of it changed.
   C. the default format (--format paes): its preamble fields, Tink decrypting a paes file with
      the recipe in decrypt_paes_file_with_tink(), and paes decrypting a file built with Tink.
   D. failures: wrong or missing --aad, wrong key, wrong --segment-size, truncation (at a
@@ -186,18 +187,22 @@ class Base(unittest.TestCase):
             os.remove(out)
         return proc, data
 
-    def paes_encrypt(self, key, plaintext, fmt, aad_text=None, segment_size=None):
+    def paes_encrypt(self, key, plaintext, fmt, aad_text=None, segment_size=None, aad_file=None):
         inp = self.path("pt.bin", plaintext)
         args = ["encrypt", "--key-file", self.key_file(key)] + aad_args(aad_text)
+        if aad_file is not None:
+            args += ["--aad-file", aad_file]
         if fmt is not None:
             args += ["--format", fmt]
         if segment_size is not None:
             args += ["--segment-size", segment_size]
         return self.paes_bytes(args + [inp], self.path("ct.out"))
 
-    def paes_decrypt(self, key, ciphertext, fmt, aad_text=None, segment_size=None):
+    def paes_decrypt(self, key, ciphertext, fmt, aad_text=None, segment_size=None, aad_file=None):
         inp = self.path("ct.bin", ciphertext)
         args = ["decrypt", "--key-file", self.key_file(key)] + aad_args(aad_text)
+        if aad_file is not None:
+            args += ["--aad-file", aad_file]
         if fmt is not None:
             args += ["--format", fmt]
         if segment_size is not None:
@@ -366,6 +371,73 @@ class B_RoundTrips(Base):
 
     def test_three_mebibytes_default_segment(self):
         self.round_trips([None], lambda key, s: [3 * (1 << 20) + 12345], [None, AAD_TEXT])
+
+
+class B2_LongAssociatedData(Base):
+    """An associated data of 40,000 bytes: past the 32,768 bytes of HKDF info that OpenSSL
+    3.0's own HKDF takes, and Tink has no such limit (paes failed with "HKDF failed")."""
+
+    AAD_LEN = 40000
+
+    def test_forty_thousand_bytes_from_a_file(self):
+        # Random bytes, not UTF-8: --aad-file passes a file's bytes as they are.
+        aad = RNG.randbytes(self.AAD_LEN)
+        aad_file = self.path("aad.bin", aad)
+        other_aad_file = self.path("other-aad.bin", aad[:-1] + bytes([aad[-1] ^ 1]))
+        seg = 4096
+        for key_len in (16, 32):
+            key = os.urandom(key_len)
+            saead = tink_streaming_aead(key, seg)
+            plaintext = RNG.randbytes(3 * seg + 17)
+            what = f"AES-{key_len * 8} aad {self.AAD_LEN} bytes"
+            ct = tink_encrypt(saead, plaintext, aad)
+            proc, got = self.paes_decrypt(key, ct, "tink", segment_size=seg, aad_file=aad_file)
+            self.check(proc.returncode == 0 and got == plaintext,
+                       f"Tink->paes {what}: " + (describe(proc) if proc.returncode else "plaintext differs"))
+            self.assert_paes_fails(["decrypt", "--format", "tink", "--segment-size", seg, "--key-file",
+                                    self.key_file(key), "--aad-file", other_aad_file, self.path("ct.bin", ct)],
+                                   f"Tink->paes {what}, its last byte changed")
+
+            proc, ct = self.paes_encrypt(key, plaintext, "tink", segment_size=seg, aad_file=aad_file)
+            if proc.returncode != 0 or ct is None:
+                self.check(False, f"paes->Tink {what}: encrypt {describe(proc)}")
+            else:
+                try:
+                    self.check(tink_decrypt(saead, ct, aad) == plaintext, f"paes->Tink {what}: Tink's plaintext differs")
+                except tink.TinkError as exc:
+                    self.check(False, f"paes->Tink {what}: Tink rejects it: {exc}")
+
+            # The paes format: its HKDF info is 32 bytes longer still.
+            proc, data = self.paes_encrypt(key, plaintext, None, segment_size=seg, aad_file=aad_file)
+            if proc.returncode != 0 or data is None:
+                self.check(False, f"paes format {what}: encrypt {describe(proc)}")
+                continue
+            try:
+                self.check(decrypt_paes_file_with_tink(data, key, aad) == plaintext,
+                           f"paes format {what}: the recipe's plaintext differs")
+            except tink.TinkError as exc:
+                self.check(False, f"paes format {what}: Tink (recipe) rejects it: {exc}")
+        self.finish()
+
+    def test_forty_thousand_bytes_of_text_on_the_command_line(self):
+        aad_text = "".join(RNG.choice("abcdefghij") for _ in range(self.AAD_LEN))
+        key = os.urandom(32)
+        saead = tink_streaming_aead(key, DEFAULT_SEGMENT)
+        plaintext = RNG.randbytes(5000)
+        proc, got = self.paes_decrypt(key, tink_encrypt(saead, plaintext, aad_text.encode()), "tink", aad_text,
+                                      DEFAULT_SEGMENT)
+        self.check(proc.returncode == 0 and got == plaintext,
+                   "Tink->paes --aad: " + (describe(proc) if proc.returncode else "plaintext differs"))
+        proc, ct = self.paes_encrypt(key, plaintext, "tink", aad_text)
+        if proc.returncode != 0 or ct is None:
+            self.check(False, f"paes->Tink --aad: encrypt {describe(proc)}")
+        else:
+            try:
+                self.check(tink_decrypt(saead, ct, aad_text.encode()) == plaintext,
+                           "paes->Tink --aad: Tink's plaintext differs")
+            except tink.TinkError as exc:
+                self.check(False, f"paes->Tink --aad: Tink rejects it: {exc}")
+        self.finish()
 
 
 # --------------------------------------------------------------------------- C. paes format
