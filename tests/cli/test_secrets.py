@@ -21,6 +21,9 @@
   7. paes keygen, and the MPI ranks that encode and decode a job, free no heap
      block that still holds the key (an LD_PRELOAD free() spy, built with the C
      compiler when there is one).
+  8. An output that is a key, passphrase, identity or recipients file of the
+     same run (by name, symbolic link, hard link, or standard output appending
+     to it) is refused as a usage error, -f or not, and the file is unchanged.
 Reading another process's smaps and memory needs root (paes makes itself
 non-dumpable, so only CAP_SYS_PTRACE may look); those cases say SKIPPED
 otherwise.
@@ -534,6 +537,86 @@ class UnicodeAndEmptyKeyFiles(ScratchTestCase):
             else:
                 self.assert_a_raw_key(content)
         self.assertGreater(min(outcomes.values()), 30, outcomes)
+
+
+class OutputOverSecrets(ScratchTestCase):
+    """-o naming a file the same run reads a secret from is a usage error, before
+    anything is read or written."""
+
+    def setUp(self):
+        super().setUp()
+        self.data = write_file(self.path("data"), b"the data " * 100)
+        self.key = write_file(self.path("k.key"), KEY.hex().encode() + b"\n", 0o600)
+        self.passphrase = write_file(self.path("pass"), PASSPHRASE + b"\n", 0o600)
+        self.identity = self.path("id.key")
+        proc = subprocess.run([PAES, "keygen", "--x25519", "-o", self.identity], capture_output=True)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.recipients = write_file(self.path("recipients.txt"), proc.stdout)
+        self.sealed = self.path("data.paes")
+        proc = subprocess.run([PAES, "encrypt", "-R", self.recipients, self.data, "-o", self.sealed],
+                              capture_output=True)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+
+    def assert_refused(self, args, secret, option, stdout=None):
+        before = read_file(secret)
+        for force in ([], ["-f"]):
+            proc = subprocess.run([PAES, *args, *force], capture_output=True, stdout=stdout) if stdout is None \
+                else subprocess.run([PAES, *args, *force], stderr=subprocess.PIPE, stdout=stdout)
+            err = proc.stderr.decode(errors="replace")
+            self.assertEqual(proc.returncode, 2, f"{args} {force}: {describe(proc)}")
+            self.assertIn(f"is the file given to {option} ", err)
+            self.assertIn("write the output elsewhere", err)
+            self.assertEqual(read_file(secret), before, f"{args} {force}: {secret} changed")
+            self.assertEqual([n for n in os.listdir(self.tmp) if n.startswith(".")], [], "a temporary was left")
+
+    def test_over_the_key_file(self):
+        self.assert_refused(["encrypt", "--key-file", self.key, self.data, "-o", self.key], self.key, "--key-file")
+        self.assert_refused(["encrypt", "--mode", "ctr", "--iv", IV, "--key-file", self.key, self.data,
+                             "-o", self.key], self.key, "--key-file")
+        self.assert_refused(["decrypt", "--key-file", self.key, self.sealed, "-o", self.key], self.key, "--key-file")
+
+    def test_over_the_passphrase_file(self):
+        self.assert_refused(["encrypt", "--passphrase-file", self.passphrase, "--scrypt-log-n", "10", self.data,
+                             "-o", self.passphrase], self.passphrase, "--passphrase-file")
+        self.assert_refused(["encrypt", "--mode", "cbc", "--pbkdf2", "--passphrase-file", self.passphrase,
+                             self.data, "-o", self.passphrase], self.passphrase, "--passphrase-file")
+
+    def test_over_the_identity_file(self):
+        self.assert_refused(["decrypt", "-i", self.identity, self.sealed, "-o", self.identity], self.identity, "-i")
+        other = self.path("other.key")
+        subprocess.run([PAES, "keygen", "--x25519", "-o", other], capture_output=True, check=True)
+        self.assert_refused(["decrypt", "-i", other, "-i", self.identity, self.sealed, "-o", self.identity],
+                            self.identity, "-i")
+
+    def test_over_the_recipients_file(self):
+        self.assert_refused(["encrypt", "-R", self.recipients, self.data, "-o", self.recipients],
+                            self.recipients, "-R")
+
+    def test_through_symbolic_and_hard_links(self):
+        link = self.path("link.key")
+        os.symlink(self.key, link)
+        self.assert_refused(["encrypt", "--key-file", self.key, self.data, "-o", link], self.key, "--key-file")
+        self.assert_refused(["encrypt", "--key-file", link, self.data, "-o", self.key], self.key, "--key-file")
+        hard = self.path("hard.key")
+        os.link(self.identity, hard)
+        self.assert_refused(["decrypt", "-i", self.identity, self.sealed, "-o", hard], self.identity, "-i")
+        os.symlink("recipients.txt", self.path("r-link"))
+        self.assert_refused(["encrypt", "-R", self.path("r-link"), self.data, "-o", self.recipients],
+                            self.recipients, "-R")
+
+    def test_standard_output_appending_to_the_key_file(self):
+        with open(self.key, "ab") as out:
+            self.assert_refused(["encrypt", "--key-file", self.key, self.data], self.key, "--key-file", stdout=out)
+
+    def test_other_outputs_are_written(self):
+        """The check is no blanket refusal: a new file, or another existing one with -f."""
+        out = self.path("new.paes")
+        proc = subprocess.run([PAES, "encrypt", "--key-file", self.key, self.data, "-o", out], capture_output=True)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        proc = subprocess.run([PAES, "decrypt", "-i", self.identity, self.sealed, "-o", self.data, "-f"],
+                              capture_output=True)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.assertEqual(read_file(self.data), b"the data " * 100)
 
 
 class KeyFilePermissions(ScratchTestCase):
