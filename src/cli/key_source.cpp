@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cstdlib>
 #include <cerrno>
@@ -26,31 +27,95 @@ constexpr const char* kKeyFileForms =
     "a key file holds 32, 48 or 64 hex digits, as 'paes keygen' writes, or 16, 24 or 32 raw bytes";
 
 // Printable ASCII and the whitespace an editor or echo leaves: what a typed
-// hex key, a passphrase or a note is made of, and what random key bytes
-// almost never are ((101/256)^16 < 4e-7 for the shortest key).
-bool looks_like_text(std::span<const std::uint8_t> bytes) {
-  return std::all_of(bytes.begin(), bytes.end(), [](std::uint8_t b) {
-    return (b >= 0x20 && b < 0x7f) || b == '\t' || b == '\n' || b == '\r' || b == '\v' || b == '\f';
-  });
+// hex key, a passphrase or a note is made of.
+bool text_byte(std::uint8_t b) {
+  return (b >= 0x20 && b < 0x7f) || b == '\t' || b == '\n' || b == '\r' || b == '\v' || b == '\f';
+}
+
+// What random key bytes almost never are ((100/256)^16 < 3e-7 for the
+// shortest key).
+bool looks_like_text(std::span<const std::uint8_t> bytes) { return std::all_of(bytes.begin(), bytes.end(), text_byte); }
+
+// Well-formed UTF-8 (RFC 3629: shortest forms, no surrogates, nothing above
+// U+10FFFF) of text bytes and of characters from U+00A0 up, so no control
+// character but whitespace: a passphrase typed in any language. Random bytes
+// form such text with at least one non-ASCII character with probability
+// about 4.5e-6 for 16 bytes, 1.1e-8 for 24 and 2.8e-11 for 32 (by the
+// recurrence over the 100 text bytes and the 1,888, 61,440 and 1,048,576
+// allowed sequences of 2, 3 and 4 bytes); such a key is refused with the way
+// out that text gets, never misread.
+bool looks_like_utf8_text(std::span<const std::uint8_t> bytes) {
+  std::size_t i = 0;
+  while (i < bytes.size()) {
+    const std::uint8_t lead = bytes[i];
+    if (lead < 0x80) {
+      if (!text_byte(lead)) return false;
+      ++i;
+      continue;
+    }
+    // The sequence's length and the range of its second byte, which rules
+    // out overlong forms, surrogates, C1 controls (U+0080 to U+009F) and code
+    // points past U+10FFFF at once.
+    std::size_t len = 4;
+    std::uint8_t low = 0x80;
+    std::uint8_t high = 0xbf;
+    if (lead >= 0xc2 && lead <= 0xdf) {
+      len = 2;
+      if (lead == 0xc2) low = 0xa0;
+    } else if (lead >= 0xe0 && lead <= 0xef) {
+      len = 3;
+      if (lead == 0xe0) low = 0xa0;
+      if (lead == 0xed) high = 0x9f;
+    } else if (lead >= 0xf0 && lead <= 0xf4) {
+      if (lead == 0xf0) low = 0x90;
+      if (lead == 0xf4) high = 0x8f;
+    } else {
+      return false;
+    }
+    if (bytes.size() - i < len || bytes[i + 1] < low || bytes[i + 1] > high) return false;
+    for (std::size_t k = 2; k < len; ++k) {
+      if (bytes[i + k] < 0x80 || bytes[i + k] > 0xbf) return false;
+    }
+    i += len;
+  }
+  return true;
+}
+
+// Whether `bytes` start with what some editors put before UTF-8 text.
+bool starts_with_byte_order_mark(std::span<const std::uint8_t> bytes) {
+  constexpr std::array<std::uint8_t, 3> kMark{0xef, 0xbb, 0xbf};
+  return bytes.size() >= kMark.size() && std::equal(kMark.begin(), kMark.end(), bytes.begin());
 }
 
 }  // namespace
 
 SecretBytes decode_key_file(const SecretBytes& content, const std::string& path) {
+  if (content.empty()) throw Error("key file " + path + " is empty (" + kKeyFileForms + ")");
+  // Refused rather than skipped: the other tools that read a key file
+  // ($(cat KEY) for openssl -K, xxd -r -p, Tink's loaders) take the mark for
+  // part of the key and fail on it or misread it, and a key should be one
+  // file that all of them read alike. Only before text, so that the 1 in
+  // 2^24 random raw keys that start with these bytes stay keys.
+  if (starts_with_byte_order_mark(content.view()) && looks_like_utf8_text(content.view().subspan(3))) {
+    throw Error("key file " + path + " starts with a UTF-8 byte-order mark (bytes EF BB BF, as some editors "
+                "write): save it without one (" + kKeyFileForms + "; a passphrase goes in --passphrase-file)");
+  }
   std::string_view text(reinterpret_cast<const char*>(content.data()), content.size());
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
   const bool hex_length = text.size() == 32 || text.size() == 48 || text.size() == 64;
+  const bool ascii_text = looks_like_text(content.view());
   // Text that is not a hex key is never taken as raw key bytes: a mistyped
   // hex key or a short passphrase file would otherwise become an AES key as
   // it is, with no KDF, and encrypt "successfully" under a guessable key.
-  const auto not_a_key = [&] {
-    return Error("key file " + path + " is text but not a hex key" +
-                 (hex_length ? ": its " + std::to_string(text.size()) + " characters are not all hex digits" : "") +
+  const auto not_a_key = [&](const std::string& kind) {
+    return Error("key file " + path + " is " + kind + " but not a hex key" +
+                 (ascii_text && hex_length ? ": its " + std::to_string(text.size()) +
+                                                 " characters are not all hex digits"
+                                           : "") +
                  " (" + kKeyFileForms + "). A passphrase goes in --passphrase-file; raw key bytes that happen "
-                 "to be printable must be given as hex: xxd -p -c 64 " + path);
+                 "to read as text must be given as hex: xxd -p -c 64 " + path);
   };
-  const bool text_only = looks_like_text(content.view());
   if (text.find("AGE-SECRET-KEY-1") != std::string_view::npos) {
     throw usage_error("key file " + path + " is an age identity ('paes keygen --x25519', age-keygen): give it with -i");
   }
@@ -59,8 +124,9 @@ SecretBytes decode_key_file(const SecretBytes& content, const std::string& path)
   }
   // Text is never raw key bytes, whatever its length: said as such, not as
   // a byte count that includes its newline.
-  if (text_only) {
-    const bool all_hex = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+  if (ascii_text) {
+    if (text.empty()) throw Error("key file " + path + " holds only whitespace (" + kKeyFileForms + ")");
+    const bool all_hex = std::all_of(text.begin(), text.end(), [](char c) {
       return std::isxdigit(static_cast<unsigned char>(c)) != 0;
     });
     if (all_hex) {
@@ -68,8 +134,9 @@ SecretBytes decode_key_file(const SecretBytes& content, const std::string& path)
                   " hex digits; a key has 32, 48 or 64 (AES-128, -192, -256), as 'paes keygen' writes "
                   "(a passphrase goes in --passphrase-file)");
     }
-    throw not_a_key();
+    throw not_a_key("text");
   }
+  if (looks_like_utf8_text(content.view())) throw not_a_key("UTF-8 text");
   try {
     check_key_length(content.size());
   } catch (const Error& e) {

@@ -35,7 +35,9 @@ SecretBytes load_passphrase(const KeySources& sources, bool confirm, PassphraseF
 
 // Decodes a key file's content: hex text (32, 48 or 64 hex digits, surrounding
 // whitespace ignored) or else raw bytes (16, 24 or 32 of them) that are not
-// all printable ASCII and whitespace. Throws Error otherwise.
+// text: neither all printable ASCII and whitespace, nor UTF-8 text, nor
+// either after a UTF-8 byte-order mark. Throws Error otherwise, naming what
+// the file holds (empty, text, UTF-8 text, a byte-order mark).
 SecretBytes decode_key_file(const SecretBytes& content, const std::string& path);
 
 // Public-key recipients from -r strings and -R files ("-": standard input),

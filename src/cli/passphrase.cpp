@@ -16,6 +16,7 @@
 #include <iostream>
 #include <string_view>
 
+#include "paes/endpoint.hpp"
 #include "paes/error.hpp"
 #include "util/printable.hpp"
 
@@ -260,6 +261,20 @@ SecretBytes passphrase_from_file(const std::string& path, PassphraseFileRule rul
   }
   if (len == 0) throw Error("empty passphrase in " + path);
   return SecretBytes(content.data(), len);
+}
+
+void refuse_output_over_secrets(const std::string& output, const std::vector<SecretFile>& secrets) {
+  const bool to_stdout = names_stdio(output);
+  struct stat out {};
+  if ((to_stdout ? ::fstat(STDOUT_FILENO, &out) : ::stat(output.c_str(), &out)) != 0 || !S_ISREG(out.st_mode)) return;
+  for (const SecretFile& secret : secrets) {
+    struct stat st {};
+    if (secret.path.empty() || ::stat(secret.path.c_str(), &st) != 0) continue;
+    if (st.st_dev != out.st_dev || st.st_ino != out.st_ino) continue;
+    throw usage_error((to_stdout ? std::string("standard output") : "-o " + output) + " is the file given to " +
+                      secret.option + " " + secret.path +
+                      ": the output would replace it, and what it holds would be lost; write the output elsewhere");
+  }
 }
 
 const char* secret_from_env(const std::string& var, const char* option) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "paes/secret.hpp"
 
@@ -57,6 +58,22 @@ SecretBytes passphrase_from_file(const std::string& path,
 // another user than the caller or root owns. Throws Error naming `what` when
 // the file can't be read or holds more than max_len bytes.
 SecretBytes read_secret_file(const std::string& path, std::size_t max_len, const std::string& what);
+
+// A file a run reads a secret from (a key, passphrase or identity file) or
+// whose loss would cost as much (a recipients file), and the option that
+// named it, for messages.
+struct SecretFile {
+  std::string option;
+  std::string path;
+};
+
+// Refuses (a usage Error) an output that is one of `secrets`: written there,
+// the output replaces the key or identity it was sealed under, and both are
+// lost. `output` is a path, or "" or "-" for standard output (`>> KEY`). Files
+// are compared by identity (device and inode, after symbolic links), so a
+// link of any kind is caught; an output or secret that does not exist yet,
+// or is no regular file, is none of them. Call before any secret is read.
+void refuse_output_over_secrets(const std::string& output, const std::vector<SecretFile>& secrets);
 
 // The value of the environment variable `var`, named by `option`
 // (--key-env, --passphrase-env). Throws Error when it is unset, without

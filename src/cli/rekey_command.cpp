@@ -5,6 +5,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/key_source.hpp"
+#include "cli/passphrase.hpp"
 #include "paes/endpoint.hpp"
 #include "paes/error.hpp"
 #include "paes/sealed.hpp"
@@ -59,6 +60,12 @@ int run_rekey(const RekeyArgs& args) {
       throw usage_error("-R - reads standard input, which is also the input to re-key: name the input file");
     }
   }
+  std::vector<SecretFile> secrets;
+  for (const std::string& path : args.identities) secrets.push_back({"-i", path});
+  for (const std::string& path : args.recipients_files) {
+    if (path != "-") secrets.push_back({"-R", path});  // "-": standard input
+  }
+  refuse_output_over_secrets(args.output, secrets);
   RekeySpec spec;
   spec.identities = load_identities(args.identities);
   spec.recipients = load_recipients(args.recipients, args.recipients_files);

@@ -636,6 +636,12 @@ int run_transform(Direction direction, const TransformArgs& args, const CLI::App
   const EngineKind engine = *parse_engine(args.engine);
   check_transform_usage(args, engine);
   refuse_reading_standard_input_twice(args, direction);
+  std::vector<SecretFile> secrets{{"--key-file", args.keys.key_file}, {"--passphrase-file", args.keys.passphrase_file}};
+  for (const std::string& path : args.identities) secrets.push_back({"-i", path});
+  for (const std::string& path : args.recipients_files) {
+    if (path != "-") secrets.push_back({"-R", path});  // "-": standard input
+  }
+  refuse_output_over_secrets(args.output, secrets);
   select_cipher_backend(args.backend);
   TransformOptions options = transform_options(args, engine);
   // An output that exists (without -f) or has no directory is refused now,

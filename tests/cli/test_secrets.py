@@ -15,10 +15,15 @@
      owned by another user than the caller or root, get a warning; private
      files, pipes and /dev/stdin don't.
   6. A key file of text that is not a hex key is refused, never taken as raw
-     key bytes; the same bytes as hex are a key.
+     key bytes; the same bytes as hex are a key. UTF-8 text is named as such,
+     a UTF-8 byte-order mark before text is named, an empty file is called
+     empty; bytes that are not text (malformed UTF-8, controls) stay raw keys.
   7. paes keygen, and the MPI ranks that encode and decode a job, free no heap
      block that still holds the key (an LD_PRELOAD free() spy, built with the C
      compiler when there is one).
+  8. An output that is a key, passphrase, identity or recipients file of the
+     same run (by name, symbolic link, hard link, or standard output appending
+     to it) is refused as a usage error, -f or not, and the file is unchanged.
 Reading another process's smaps and memory needs root (paes makes itself
 non-dumpable, so only CAP_SYS_PTRACE may look); those cases say SKIPPED
 otherwise.
@@ -26,6 +31,7 @@ otherwise.
 
 import os
 import pwd
+import random
 import re
 import resource
 import shutil
@@ -35,7 +41,7 @@ import sys
 import time
 import unittest
 
-from harness import ScratchTestCase, describe, read_file, run_unittest, tool_paths, write_file
+from harness import ScratchTestCase, describe, looks_like_text, read_file, run_unittest, tool_paths, write_file
 
 PAES, OPENSSL, REST = None, None, None
 KEY = bytes.fromhex("7d1a9e35c2b84f06e1d3a5c7b9f0e2d4c6a8b0f2e4d6c8a0b2f4e6d8c0a2b4f6")
@@ -431,6 +437,186 @@ class TextKeyFiles(ScratchTestCase):
             expected = subprocess.run([OPENSSL, "enc", f"-aes-{len(content) * 8}-ctr", "-K", content.hex(),
                                        "-iv", IV, "-in", data], capture_output=True, check=True).stdout
             self.assertEqual(read_file(out), expected)
+
+
+class UnicodeAndEmptyKeyFiles(ScratchTestCase):
+    """What is neither a hex key nor raw key bytes is named for what it is."""
+
+    def run_ctr(self, content):
+        """paes encrypting with CTR under a key file of `content`: (proc, output path)."""
+        data = write_file(self.path("data"), b"attack at dawn" * 50)
+        key = write_file(self.path("key"), content, 0o600)
+        out = self.path("out")
+        if os.path.exists(out):
+            os.unlink(out)
+        proc = subprocess.run([PAES, "encrypt", "--mode", "ctr", "--iv", IV, "--key-file", key, data, "-o", out],
+                              capture_output=True)
+        return proc, out
+
+    def assert_refused(self, content, *phrases):
+        proc, out = self.run_ctr(content)
+        err = proc.stderr.decode(errors="replace")
+        self.assertEqual(proc.returncode, 1, f"{content!r}: {describe(proc)}")
+        self.assertFalse(os.path.exists(out), f"{content!r}: output written")
+        for phrase in phrases:
+            self.assertIn(phrase.replace("KEY", self.path("key")), err, repr(content))
+        text = content.removeprefix(b"\xef\xbb\xbf").strip()
+        if text:
+            self.assertNotIn(text.decode(errors="replace"), err, "the key file's text is in the message")
+
+    def test_utf8_text_is_named_not_taken_as_a_raw_key(self):
+        cases = [
+            "Passwört123456\n",                  # 16 bytes with its newline
+            "Grüße aus Köln 2026!\n",             # 24
+            "пароль_123456789\r\n",              # 24, CRLF
+            "mot de passe très sûr 🔑 ok\n",      # 32, a 4-byte character
+            "\u00a0nbsp, then a passphras",       # 24, the first character after the C1 controls
+        ]
+        for text in cases:
+            content = text.encode()
+            self.assertIn(len(content), (16, 24, 32), f"{text!r}: a raw key's length")
+            self.assertTrue(looks_like_text(content))
+            self.assert_refused(content, "key file KEY is UTF-8 text but not a hex key", "--passphrase-file",
+                                "xxd -p -c 64 KEY")
+
+    def test_a_byte_order_mark_before_text_is_named(self):
+        bom = b"\xef\xbb\xbf"
+        for content in (bom + KEY.hex().encode() + b"\n", bom + KEY[:16].hex().encode(),
+                        bom + b"hunter2hunter",  # 16 bytes in all: a raw key's length
+                        bom + "Passwört1234\n".encode()):
+            self.assert_refused(content, "key file KEY starts with a UTF-8 byte-order mark", "save it without one")
+
+    def test_an_empty_file_is_called_empty(self):
+        self.assert_refused(b"", "key file KEY is empty (a key file holds 32, 48 or 64 hex digits")
+        self.assert_refused(b" \n\t\r\n", "key file KEY holds only whitespace")
+
+    def assert_a_raw_key(self, content):
+        proc, out = self.run_ctr(content)
+        self.assertEqual(proc.returncode, 0, f"{content!r}: {describe(proc)}")
+        expected = subprocess.run([OPENSSL, "enc", f"-aes-{len(content) * 8}-ctr", "-K", content.hex(), "-iv", IV,
+                                   "-in", self.path("data")], capture_output=True, check=True).stdout
+        self.assertEqual(read_file(out), expected, repr(content))
+
+    def test_bytes_that_are_not_text_stay_a_raw_key(self):
+        cases = [
+            b"Passw\xc3rt1234567\n",              # a lead byte without its continuation
+            b"overlong \xc0\xaf slsh",             # an overlong '/'
+            b"surrogate \xed\xa0\x80 bt",         # U+D800
+            b"past max \xf4\x90\x80\x80 ok",     # U+110000
+            b"C1 ctrl \xc2\x85 here!",             # U+0085, a control
+            b"a NUL \x00 in w\xc3\xb6rd",          # UTF-8, but a control character
+            b"\xef\xbb\xbf" + bytes(range(1, 14)),  # a byte-order mark before bytes that are no text
+            b"\xef\xbb\xbf" + b"\xff" * 29,
+        ]
+        for content in cases:
+            self.assertIn(len(content), (16, 24, 32), repr(content))
+            self.assertFalse(looks_like_text(content), repr(content))
+            self.assert_a_raw_key(content)
+
+    def test_paes_and_the_harness_agree_on_what_is_text(self):
+        """16-byte strings from pieces of valid and malformed UTF-8 (cut where the 16th
+        byte falls): a raw key exactly when Python's strict UTF-8 decoder finds no text."""
+        text_pieces = [b"a", b"7", b" ", b"\n", b"\xc2\xa0", "é".encode(), "€".encode(), "🔑".encode(),
+                       b"\xed\x9f\xbf", b"\xf4\x8f\xbf\xbf", b"\xef\xbb\xbf"]
+        not_text_pieces = [b"\x00", b"\x7f", b"\x80", b"\xff", b"\xc2\x85", b"\xc0\xaf", b"\xed\xa0\x80",
+                           b"\xf4\x90\x80\x80", b"\xe0\x9f\x80", b"\xf0\x8f\xbf\xbf"]
+        rng = random.Random(29)
+        outcomes = {True: 0, False: 0}
+        for _ in range(150):
+            content = b""
+            while len(content) < 16:
+                content += rng.choice(not_text_pieces if rng.random() < 0.08 else text_pieces)
+            content = content[:16]
+            is_text = looks_like_text(content)
+            outcomes[is_text] += 1
+            if is_text:
+                proc, out = self.run_ctr(content)
+                self.assertEqual(proc.returncode, 1, f"{content!r}: {describe(proc)}")
+                self.assertRegex(proc.stderr.decode(errors="replace"),
+                                 r"is (UTF-8 )?text but not a hex key|starts with a UTF-8 byte-order mark", repr(content))
+            else:
+                self.assert_a_raw_key(content)
+        self.assertGreater(min(outcomes.values()), 30, outcomes)
+
+
+class OutputOverSecrets(ScratchTestCase):
+    """-o naming a file the same run reads a secret from is a usage error, before
+    anything is read or written."""
+
+    def setUp(self):
+        super().setUp()
+        self.data = write_file(self.path("data"), b"the data " * 100)
+        self.key = write_file(self.path("k.key"), KEY.hex().encode() + b"\n", 0o600)
+        self.passphrase = write_file(self.path("pass"), PASSPHRASE + b"\n", 0o600)
+        self.identity = self.path("id.key")
+        proc = subprocess.run([PAES, "keygen", "--x25519", "-o", self.identity], capture_output=True)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.recipients = write_file(self.path("recipients.txt"), proc.stdout)
+        self.sealed = self.path("data.paes")
+        proc = subprocess.run([PAES, "encrypt", "-R", self.recipients, self.data, "-o", self.sealed],
+                              capture_output=True)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+
+    def assert_refused(self, args, secret, option, stdout=None):
+        before = read_file(secret)
+        for force in ([], ["-f"]):
+            proc = subprocess.run([PAES, *args, *force], capture_output=True, stdout=stdout) if stdout is None \
+                else subprocess.run([PAES, *args, *force], stderr=subprocess.PIPE, stdout=stdout)
+            err = proc.stderr.decode(errors="replace")
+            self.assertEqual(proc.returncode, 2, f"{args} {force}: {describe(proc)}")
+            self.assertIn(f"is the file given to {option} ", err)
+            self.assertIn("write the output elsewhere", err)
+            self.assertEqual(read_file(secret), before, f"{args} {force}: {secret} changed")
+            self.assertEqual([n for n in os.listdir(self.tmp) if n.startswith(".")], [], "a temporary was left")
+
+    def test_over_the_key_file(self):
+        self.assert_refused(["encrypt", "--key-file", self.key, self.data, "-o", self.key], self.key, "--key-file")
+        self.assert_refused(["encrypt", "--mode", "ctr", "--iv", IV, "--key-file", self.key, self.data,
+                             "-o", self.key], self.key, "--key-file")
+        self.assert_refused(["decrypt", "--key-file", self.key, self.sealed, "-o", self.key], self.key, "--key-file")
+
+    def test_over_the_passphrase_file(self):
+        self.assert_refused(["encrypt", "--passphrase-file", self.passphrase, "--scrypt-log-n", "10", self.data,
+                             "-o", self.passphrase], self.passphrase, "--passphrase-file")
+        self.assert_refused(["encrypt", "--mode", "cbc", "--pbkdf2", "--passphrase-file", self.passphrase,
+                             self.data, "-o", self.passphrase], self.passphrase, "--passphrase-file")
+
+    def test_over_the_identity_file(self):
+        self.assert_refused(["decrypt", "-i", self.identity, self.sealed, "-o", self.identity], self.identity, "-i")
+        other = self.path("other.key")
+        subprocess.run([PAES, "keygen", "--x25519", "-o", other], capture_output=True, check=True)
+        self.assert_refused(["decrypt", "-i", other, "-i", self.identity, self.sealed, "-o", self.identity],
+                            self.identity, "-i")
+
+    def test_over_the_recipients_file(self):
+        self.assert_refused(["encrypt", "-R", self.recipients, self.data, "-o", self.recipients],
+                            self.recipients, "-R")
+
+    def test_through_symbolic_and_hard_links(self):
+        link = self.path("link.key")
+        os.symlink(self.key, link)
+        self.assert_refused(["encrypt", "--key-file", self.key, self.data, "-o", link], self.key, "--key-file")
+        self.assert_refused(["encrypt", "--key-file", link, self.data, "-o", self.key], self.key, "--key-file")
+        hard = self.path("hard.key")
+        os.link(self.identity, hard)
+        self.assert_refused(["decrypt", "-i", self.identity, self.sealed, "-o", hard], self.identity, "-i")
+        os.symlink("recipients.txt", self.path("r-link"))
+        self.assert_refused(["encrypt", "-R", self.path("r-link"), self.data, "-o", self.recipients],
+                            self.recipients, "-R")
+
+    def test_standard_output_appending_to_the_key_file(self):
+        with open(self.key, "ab") as out:
+            self.assert_refused(["encrypt", "--key-file", self.key, self.data], self.key, "--key-file", stdout=out)
+
+    def test_other_outputs_are_written(self):
+        """The check is no blanket refusal: a new file, or another existing one with -f."""
+        out = self.path("new.paes")
+        proc = subprocess.run([PAES, "encrypt", "--key-file", self.key, self.data, "-o", out], capture_output=True)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        proc = subprocess.run([PAES, "decrypt", "-i", self.identity, self.sealed, "-o", self.data, "-f"],
+                              capture_output=True)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.assertEqual(read_file(self.data), b"the data " * 100)
 
 
 class KeyFilePermissions(ScratchTestCase):
