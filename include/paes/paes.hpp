@@ -6,6 +6,7 @@
 //                  jobs and plans, inputs and outputs, errors
 #pragma once
 
+#include "paes/age_keys.hpp"
 #include "paes/backend.hpp"
 #include "paes/cipher.hpp"
 #include "paes/endpoint.hpp"

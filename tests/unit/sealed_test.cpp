@@ -46,9 +46,11 @@ TEST(Preamble, RefusesWhatNoPaesWrites) {
   std::vector<std::uint8_t> b(good.begin(), good.end());
   auto with = [&](std::size_t at, std::uint8_t v) { auto c = b; c[at] = v; return c; };
   expect_error(with(0, 'X'), "not a paes file");
-  expect_error(with(4, 3), "unsupported paes format version 3");
-  // Version 2 is for recipients only (key source 3), and key source 3 only in version 2.
-  expect_error(with(4, 2), "key source 1 in a version 2 file");
+  expect_error(with(4, 4), "unsupported paes format version 4");
+  // Version 3 is for recipients only (key source 3), and key source 3 only in
+  // version 3; version 2, never released, is refused for what it is.
+  expect_error(with(4, 3), "key source 1 in a version 3 file");
+  expect_error(with(4, 2), "version 2, a recipients format that was never released");
   expect_error(std::vector<std::uint8_t>(b.begin(), b.begin() + 20), "truncated preamble");
   expect_error(with(5, 4), "unknown key source");
   expect_error(with(5, 3), "key source 3 in a version 1 file");
