@@ -199,7 +199,8 @@ struct OutputOptions {
   // bits), owner and group to the new one, as cp keeps them by writing in
   // place; where the owner can't be kept (not root), the new file is ours, and
   // where the group can't be kept either, its group bits are cleared. False:
-  // a replacement is a new file (a new key file is 0600 whatever it replaces).
+  // a replacement is a new file of ours with `mode` (plaintext and key files:
+  // a file another user planted under the name must not get them).
   bool keep_replaced = true;
   // The descriptor of the job's input, or -1. An output written in place (a
   // device, stdout, a pipe) must not be the input's file or block device:
