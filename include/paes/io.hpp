@@ -17,6 +17,9 @@ namespace paes {
 struct FileLocation {
   std::string path;
   std::uint64_t offset = 0;  // of the job's first byte in the file
+  // The descriptor its owner reads or writes through, or -1: the name may
+  // have been given to another file since it was opened.
+  int fd = -1;
 };
 
 // Sources and sinks are read and written at offsets from several threads at
@@ -178,7 +181,7 @@ class InputFile final : public Source {
   int fd() const { return fd_; }
   // Its permission bits (0777) when opened.
   unsigned permissions() const { return permissions_; }
-  std::optional<FileLocation> location() const override { return FileLocation{path_, 0}; }
+  std::optional<FileLocation> location() const override { return FileLocation{path_, 0, fd_}; }
 
  private:
   std::string path_;
@@ -199,7 +202,8 @@ struct OutputOptions {
   // bits), owner and group to the new one, as cp keeps them by writing in
   // place; where the owner can't be kept (not root), the new file is ours, and
   // where the group can't be kept either, its group bits are cleared. False:
-  // a replacement is a new file (a new key file is 0600 whatever it replaces).
+  // a replacement is a new file of ours with `mode` (plaintext and key files:
+  // a file another user planted under the name must not get them).
   bool keep_replaced = true;
   // The descriptor of the job's input, or -1. An output written in place (a
   // device, stdout, a pipe) must not be the input's file or block device:
@@ -278,7 +282,7 @@ class OutputFile final : public Sink {
   void write_at(std::uint64_t offset, std::span<const std::uint8_t> src) override;
   // The temporary being written (the path itself for a device).
   std::optional<FileLocation> location() const override {
-    return FileLocation{temp_path_.empty() ? path_ : temp_path_, 0};
+    return FileLocation{temp_path_.empty() ? path_ : temp_path_, 0, fd_};
   }
   // Makes the output visible under its final name, durably: the data is
   // fsynced before the rename, the directory after it. Throws Error on failure,

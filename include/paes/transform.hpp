@@ -21,8 +21,9 @@ struct TransformOptions {
   bool force = false;  // overwrite an existing output
   // Permissions of a new output file, less the umask. Default: 0666 when
   // encrypting (ciphertext is not secret); when decrypting 0600, or the input
-  // file's where they are stricter. An output that -f replaces keeps the
-  // replaced file's permissions, owner and group (OutputOptions).
+  // file's where they are stricter. Ciphertext that -f writes over a file
+  // keeps the replaced file's permissions, owner and group (OutputOptions);
+  // plaintext never does: it stays ours, with these permissions.
   std::optional<unsigned> output_mode;
   ProgressCallback progress;  // input bytes done, from any thread
   std::optional<unsigned> device;  // a GPU's index in `paes info` (opencl, cuda)

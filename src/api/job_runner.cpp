@@ -43,6 +43,9 @@ OutputOptions output_options(const TransformOptions& options, Direction directio
   OutputOptions output;
   output.force = options.force;
   output.input_fd = in.fd();
+  // Plaintext is a new file of ours whatever it replaces: a file planted
+  // under its name (0666, another user's) must lend it neither.
+  output.keep_replaced = direction == Direction::encrypt;
   if (options.output_mode) {
     output.mode = *options.output_mode;
   } else if (direction == Direction::decrypt) {

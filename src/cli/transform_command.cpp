@@ -81,9 +81,10 @@ less the umask.)TXT";
 
 // What both directions' footers end with.
 constexpr const char* kReplaceFooter = R"TXT(
-An existing output, or a symbolic link in its place, is replaced only with -f,
-and keeps the replaced file's mode, owner and group (a link is replaced, never
-followed). Devices other than /dev/null need -f.
+An existing output, or a symbolic link in its place, is replaced only with -f
+(a link is replaced, never followed). Ciphertext keeps the replaced file's mode,
+owner and group; plaintext never does: it is a new, private file of yours.
+Devices other than /dev/null need -f.
 Sizes are bytes, or K, M, G, T (also KB, KiB, ...; any case): powers of 1024.)TXT";
 
 CLI::Validator name_validator(bool (*valid)(std::string_view), std::string what, std::string choices) {
@@ -266,7 +267,8 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
             ""));
   }
   cmd->add_flag("-f,--force", args.force,
-                "Replace an existing output file or symbolic link (keeping the file's mode, owner and group); "
+                "Replace an existing output file or symbolic link (ciphertext keeps the file's mode, owner and "
+                "group; plaintext stays private and yours); "
                 "write a device in place");
   cmd->add_flag("--json", args.json,
                 "Print a JSON summary on stdout: direction, mode, key_bits, engine (the one that ran the AES, "

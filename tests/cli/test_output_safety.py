@@ -6,9 +6,11 @@ name is a symbolic link or a device.
 Run as:  python3 tests/cli/test_output_safety.py --paes build/release/paes
 
   M. permissions: decrypted output is 0600 (or the input's mode where stricter),
-     less the umask; encrypted output 0666 less the umask; -f keeps the replaced
-     file's mode, owner and group (root: chown to 1234:1234 first; as nobody the
-     owner can't be kept and the group bits are dropped).
+     less the umask, also with -f over another user's file (plaintext is never
+     handed to its owner nor given its mode); encrypted output 0666 less the umask;
+     encrypting with -f keeps the replaced file's mode, owner and group (root: chown
+     to 1234:1234 first; as nobody the owner can't be kept and the group bits are
+     dropped).
   L. a symbolic link under the output name is an existing output: refused without
      -f (nothing written through it, even to /dev/null); with -f the link itself is
      replaced by a regular file and what it pointed to is untouched.
@@ -149,23 +151,42 @@ class PermissionTest(OutputTestCase):
                 self.assertEqual(mode_of(out), want, f"{fmt} umask {umask:03o}")
 
     def test_force_keeps_the_replaced_files_mode_owner_and_group(self):
-        # (direction, format, the replaced file's mode) -> the mode after -f
-        cases = [("decrypt", "sealed", 0o600, 0o600), ("decrypt", "raw", 0o640, 0o640),
-                 ("decrypt", "sealed", 0o644, 0o644), ("encrypt", "sealed", 0o600, 0o600),
-                 ("encrypt", "raw", 0o660, 0o660),
+        # (format, the replaced file's mode) -> the ciphertext's mode after -f
+        cases = [("sealed", 0o600, 0o600), ("raw", 0o660, 0o660), ("sealed", 0o644, 0o644),
                  # set-id bits are not carried over to new content
-                 ("decrypt", "raw", 0o4755, 0o755), ("encrypt", "sealed", 0o2750, 0o750)]
-        for direction, fmt, old_mode, want in cases:
-            what = f"{direction} {fmt} -f over a {old_mode:o} file owned by {OTHER_ID}:{OTHER_ID}"
+                 ("raw", 0o4755, 0o755), ("sealed", 0o2750, 0o750)]
+        for fmt, old_mode, want in cases:
+            what = f"encrypt {fmt} -f over a {old_mode:o} file owned by {OTHER_ID}:{OTHER_ID}"
             out = write_file(os.path.join(self.out_dir, "target"), b"old content")
             os.chown(out, OTHER_ID, OTHER_ID)
             os.chmod(out, old_mode)
-            args = self.decrypt(fmt) if direction == "decrypt" else self.encrypt(fmt)
-            self.ok(args + ["-f", "-o", out], umask=0o077)
+            self.ok(self.encrypt(fmt) + ["-f", "-o", out], umask=0o077)
             self.assertNotEqual(read_file(out), b"old content", what)
             self.assertEqual(attributes(out), f"{want:o} {OTHER_ID}:{OTHER_ID}", what)
             self.assertEqual(os.listdir(self.out_dir), ["target"], f"{what}: leftovers")
             os.remove(out)
+
+    def test_force_never_hands_plaintext_to_another_user(self):
+        """A file another user planted under the output's name (0666, owned by nobody) lends
+        the plaintext neither its mode nor its owner: -f gives a new file of ours, 0600 or
+        the input's mode where stricter, less the umask, whatever the planted file's mode."""
+        # (the input's mode, the planted file's mode) -> the plaintext's mode
+        cases = [(0o644, 0o666, 0o600), (0o640, 0o666, 0o600), (0o440, 0o666, 0o400),
+                 (0o644, 0o4755, 0o600), (0o600, 0o400, 0o600)]
+        ours = f"{os.geteuid()}:{os.getegid()}"
+        for fmt in ("sealed", "raw"):
+            source = self.sealed if fmt == "sealed" else self.raw
+            for input_mode, planted_mode, want in cases:
+                what = f"decrypt {fmt} of a {input_mode:o} input -f over a {planted_mode:o} file of nobody's"
+                os.chmod(source, input_mode)
+                out = write_file(os.path.join(self.out_dir, "target"), b"planted")
+                os.chown(out, NOBODY, NOBODY)
+                os.chmod(out, planted_mode)
+                self.ok(self.decrypt(fmt) + ["-f", "-o", out], umask=0o022)
+                self.assertEqual(read_file(out), self.plain, what)
+                self.assertEqual(attributes(out), f"{want:o} {ours}", what)
+                self.assertEqual(os.listdir(self.out_dir), ["target"], f"{what}: leftovers")
+                os.remove(out)
 
     def test_force_by_another_user_keeps_no_group_bits_for_a_foreign_group(self):
         paes, why = nobody_can_run(PAES, self.tmp)

@@ -13,6 +13,10 @@
  *   PAES_FAULT_PAUSE_FILE=F   F and waits until the test removes it, so the
  *                             test can truncate, grow, unlink the input or send
  *                             a signal while paes is certainly mid-run.
+ *   PAES_FAULT_PAUSE_OPEN=N   the Nth open(2) of the name PAES_FAULT_READ_PATH
+ *                             (as spelled) pauses so, once it has opened: the
+ *                             test can give the name another file between paes'
+ *                             open and what paes does next.
  * Writes: the output is any regular file in the directory
  * PAES_FAULT_WRITE_DIR (paes' temporary has a random name), or the descriptor
  * PAES_FAULT_WRITE_FD (1 for stdout).
@@ -30,6 +34,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -54,6 +59,7 @@ typedef ssize_t (*pwrite_fn)(int, const void *, size_t, off_t);
 typedef ssize_t (*writev_fn)(int, const struct iovec *, int);
 typedef ssize_t (*pwritev_fn)(int, const struct iovec *, int, off_t);
 typedef int (*fsync_fn)(int);
+typedef int (*open_fn)(const char *, int, ...);
 
 static struct {
   read_fn read;
@@ -70,6 +76,7 @@ static struct {
   pwritev_fn pwritev64;
   fsync_fn fsync;
   fsync_fn fdatasync;
+  open_fn open;
 } real;
 
 static struct {
@@ -80,6 +87,8 @@ static struct {
   long long read_at;      /* -1: none */
   int read_errno;
   long long pause_at;     /* -1: none */
+  long long pause_open;   /* -1: none */
+  char read_path[PATH_MAX];
   char pause_file[PATH_MAX];
   char write_dir[PATH_MAX];
   int write_fd;           /* -1: none */
@@ -90,6 +99,7 @@ static struct {
 
 static atomic_int loaded;
 static atomic_int paused_once;
+static atomic_llong input_opens;
 /* Bytes that went through each non-seekable descriptor (pipes). */
 static _Atomic long long stream_pos[MAX_TRACKED_FD];
 
@@ -135,9 +145,11 @@ __attribute__((constructor)) static void load_config(void) {
   RESOLVE(pwritev64);
   RESOLVE(fsync);
   RESOLVE(fdatasync);
+  RESOLVE(open);
 
   const char *read_path = getenv("PAES_FAULT_READ_PATH");
   struct stat st;
+  if (read_path) snprintf(cfg.read_path, sizeof cfg.read_path, "%s", read_path);
   if (read_path && stat(read_path, &st) == 0) {
     cfg.have_read_file = 1;
     cfg.read_dev = st.st_dev;
@@ -149,7 +161,8 @@ __attribute__((constructor)) static void load_config(void) {
   cfg.pause_at = env_number("PAES_FAULT_PAUSE_AT", -1);
   const char *pause_file = getenv("PAES_FAULT_PAUSE_FILE");
   if (pause_file) snprintf(cfg.pause_file, sizeof cfg.pause_file, "%s", pause_file);
-  if (cfg.pause_at >= 0 && !cfg.pause_file[0]) cfg.pause_at = -1;
+  cfg.pause_open = env_number("PAES_FAULT_PAUSE_OPEN", -1);
+  if (!cfg.pause_file[0]) cfg.pause_at = cfg.pause_open = -1;
   const char *write_dir = getenv("PAES_FAULT_WRITE_DIR");
   if (write_dir) snprintf(cfg.write_dir, sizeof cfg.write_dir, "%s/", write_dir);
   cfg.write_fd = (int)env_number("PAES_FAULT_WRITE_FD", -1);
@@ -193,13 +206,17 @@ static void count_stream_bytes(int fd, ssize_t n) {
   if (n > 0 && fd < MAX_TRACKED_FD && lseek(fd, 0, SEEK_CUR) < 0) stream_pos[fd] += n;
 }
 
-static void pause_if_reached(long long offset, size_t len) {
-  if (cfg.pause_at < 0 || offset + (long long)len <= cfg.pause_at) return;
-  if (atomic_exchange(&paused_once, 1)) return;
+static void pause_until_removed(void) {
   const int fd = open(cfg.pause_file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
   if (fd >= 0) close(fd);
   const struct timespec tick = {0, 5 * 1000 * 1000};
   while (access(cfg.pause_file, F_OK) == 0) nanosleep(&tick, NULL);
+}
+
+static void pause_if_reached(long long offset, size_t len) {
+  if (cfg.pause_at < 0 || offset + (long long)len <= cfg.pause_at) return;
+  if (atomic_exchange(&paused_once, 1)) return;
+  pause_until_removed();
 }
 
 /* How many of `len` bytes at `offset` may go through before the fault at
@@ -336,6 +353,24 @@ ssize_t pwritev64(int fd, const struct iovec *iov, int count, off_t offset) {
   if (allowed < 0) return -1;
   return (size_t)allowed == len ? real.pwritev64(fd, iov, count, offset)
                                 : first_part_write(fd, iov, (size_t)allowed, offset);
+}
+
+/* paes opens with open(2) (not openat, nor open64 on this LP64 target). */
+int open(const char *path, int flags, ...) {
+  load_config();
+  mode_t mode = 0;
+  if ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE) {
+    va_list args;
+    va_start(args, flags);
+    mode = va_arg(args, mode_t);
+    va_end(args);
+  }
+  const int fd = real.open(path, flags, mode);
+  if (fd >= 0 && cfg.pause_open > 0 && strcmp(path, cfg.read_path) == 0 &&
+      atomic_fetch_add(&input_opens, 1) + 1 == cfg.pause_open) {
+    pause_until_removed();
+  }
+  return fd;
 }
 
 int fsync(int fd) {

@@ -21,7 +21,9 @@ Covers:
      3's range with 4 ranks) -> "authentication failed"; a missing input; an existing
      output without -f (left untouched); a wrong sealed key; a raw CBC decryption whose
      padding is bad (the last rank's chunk) or whose length is not whole blocks; a rank
-     that sees another input file than rank 0 (longer, or another file of the same size).
+     that sees another input file than rank 0 (longer, or another file of the same size);
+     an input renamed over while rank 0 reads its header (paused by the fault shim),
+     and, the other way round, a rename after each rank opened the input fails nothing.
      Each exits non-zero with one "paes: " line and leaves nothing in the output directory.
   4. Sequential directions (cbc/cfb/cfb8/cfb1 encryption, ofb both ways) with 3 ranks give
      openssl's bytes and print the note once.
@@ -439,6 +441,78 @@ class FailureTest(MpiTestCase):
             self.check(os.listdir(out_dir) == [], f"rank 1 sees a {what} input: left "
                                                   f"{os.listdir(out_dir)}")
         self.finish()
+
+    def rename_while_paused(self, cmd, pause, other, name, env=None, cwd=None):
+        """Runs `cmd` (mpiexec with the fault shim set to pause); when the shim has made
+        `pause`, renames `other` over `name`. Returns (exit status, stderr lines)."""
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                cwd=cwd, env=env)
+        try:
+            deadline = time.monotonic() + 60
+            while not os.path.exists(pause) and time.monotonic() < deadline and proc.poll() is None:
+                time.sleep(0.05)
+            self.assertTrue(os.path.exists(pause), f"{' '.join(cmd)}: never paused")
+            os.rename(other, name)
+            os.remove(pause)
+            _, err = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        return proc.returncode, [l for l in err.decode(errors="replace").splitlines() if l.strip()]
+
+    def test_input_replaced_after_rank_0_opened_it(self):
+        """Rank 0 reads an --pbkdf2 CTR file's Salted__ header through the descriptor it opened;
+        paused there by the fault shim, the name is given another file of the same size (one
+        body byte flipped). Every rank then opens the name: identities taken by path agreed
+        with each other, and the run decrypted the new body under the old header, exit 0
+        with plaintext that no file holds. Each rank must compare the file it reads (fstat
+        of its descriptor) with the one rank 0 read."""
+        if not SHIM:
+            self.skipTest("SKIPPED: no fault shim given (--shim)")
+        passphrase = write_file(self.path("passphrase"), b"swap me\n", 0o600)
+        crypt = ["--mode", "ctr", "--pbkdf2", "--passphrase-file", passphrase]
+        inp = write_file(self.path("plain.bin"), os.urandom(64 * 1024 + 5))
+        enc = self.path("enc.bin")
+        proc = run_local(["encrypt"] + crypt + [inp, "-o", enc])
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        swapped = bytearray(read_file(enc))
+        swapped[16 + 1000] ^= 0x01
+        other = write_file(self.path("other.bin"), bytes(swapped))
+        out_dir = self.new_dir("out")
+        pause = self.path("paused")
+        env = dict(os.environ, LD_PRELOAD=SHIM, PAES_FAULT_READ_PATH=enc, PAES_FAULT_PAUSE_AT="0",
+                   PAES_FAULT_PAUSE_FILE=pause)
+        args = ["decrypt", "--engine", "mpi"] + crypt + [enc, "-o", os.path.join(out_dir, "plain.bin")]
+        status, lines = self.rename_while_paused([MPIEXEC, "-n", "2", PAES] + args, pause, other, enc, env)
+        self.assertEqual(status, 1, f"{mpi_cmd(2, args)}: exit {status}, {lines!r}")
+        self.assertTrue(len(lines) == 1 and "not the file rank 0 read" in lines[0], lines)
+        self.assertEqual(os.listdir(out_dir), [])
+
+    def test_input_renamed_after_a_rank_opened_it(self):
+        """A rank that opened the file rank 0 read reads that file, whatever its name names
+        later. Rank 1 runs in another directory, where the input's relative name is a hard
+        link to rank 0's; paused by the fault shim just after rank 1 opened it, that name is
+        given another file. Checked by path, that refused a run that read only the right
+        file; checked on the descriptor, the run completes."""
+        if not SHIM:
+            self.skipTest("SKIPPED: no fault shim given (--shim)")
+        key, inp, sealed, _ = self.sealed_file(size=40 * 1024, ranks=2)
+        here, there = self.new_dir("rank0"), self.new_dir("rank1")
+        os.link(sealed, os.path.join(here, "in.paes"))
+        os.link(sealed, os.path.join(there, "in.paes"))
+        other = write_file(os.path.join(there, "other.paes"), os.urandom(os.path.getsize(sealed)))
+        out = os.path.join(self.new_dir("out"), "plain.bin")
+        args = ["decrypt", "--engine", "mpi", "--key-file", key, "in.paes", "-o", out]
+        paes = os.path.abspath(PAES) if os.sep in PAES else PAES
+        pause = self.path("paused")
+        rank1 = ["-env", "LD_PRELOAD", SHIM, "-env", "PAES_FAULT_READ_PATH", "in.paes",
+                 "-env", "PAES_FAULT_PAUSE_OPEN", "1", "-env", "PAES_FAULT_PAUSE_FILE", pause,
+                 "sh", "-c", 'cd "$0" && exec "$@"', there, paes] + args
+        cmd = [MPIEXEC, "-n", "1", paes] + args + [":", "-n", "1"] + rank1
+        status, lines = self.rename_while_paused(cmd, pause, other, os.path.join(there, "in.paes"), cwd=here)
+        self.assertEqual((status, lines), (0, []), " ".join(cmd))
+        self.assertEqual(read_file(out), read_file(inp))
 
     def test_other_failures(self):
         key, inp, sealed, _ = self.sealed_file(size=40 * 1024)

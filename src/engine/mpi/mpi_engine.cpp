@@ -12,10 +12,13 @@
 //
 // Then every rank, rank 0 included, does the same thing:
 //   - opens the input and the temporary output itself, with open(2);
-//   - checks that it sees the file rank 0 sees (the same size, inode and
-//     modification time; on a shared file system every host does), since a
-//     rank that sized another file would skip or invent chunks: a sealed body
-//     could lose its only last-flagged segment and still commit;
+//   - checks that the file it opened is the one rank 0 read (the same size,
+//     inode and modification time, by fstat of the descriptors, not by path:
+//     a name given another file between two opens still names a file; on a
+//     shared file system every host agrees), since a rank that sized another
+//     file would skip or invent chunks (a sealed body could lose its only
+//     last-flagged segment and still commit), and one that read another file
+//     than the header rank 0 read would decrypt it under that header's key;
 //   - computes the chunk count from rank 0's input size, and takes a contiguous,
 //     balanced range of chunks (count / ranks, one more for the first
 //     count % ranks ranks), its first index found with MPI_Exscan;
@@ -80,16 +83,17 @@ enum class Message : std::uint64_t { job = 1, done = 2 };
 
 using Clock = std::chrono::steady_clock;
 
-// Which file a path names, as far as every host of a shared file system agrees
-// (device numbers differ between NFS clients; inode numbers and times don't).
+// Which file a descriptor reads, as far as every host of a shared file system
+// agrees (device numbers differ between NFS clients; inode numbers and times
+// don't).
 struct FileIdentity {
   std::uint64_t size = 0;
   std::uint64_t inode = 0;
   std::uint64_t mtime_ns = 0;
 
-  static FileIdentity of(const std::string& path) {
+  static FileIdentity of(int fd, const std::string& path) {
     struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) throw system_error("opening the input " + path);
+    if (::fstat(fd, &st) != 0) throw system_error("opening the input " + path);
     return {static_cast<std::uint64_t>(st.st_size), static_cast<std::uint64_t>(st.st_ino),
             static_cast<std::uint64_t>(st.st_mtim.tv_sec) * 1000000000u + static_cast<std::uint64_t>(st.st_mtim.tv_nsec)};
   }
@@ -238,11 +242,12 @@ RankResult run_my_range(const Job& job, Source& in, Sink& out, unsigned threads,
   return result;
 }
 
-// Every rank works on the bytes rank 0 sized, of the file rank 0 saw: a rank
-// that saw another file (not shared between hosts, or replaced) or another
+// Every rank works on the bytes rank 0 sized, of the file rank 0 read: a rank
+// that opened another file (not shared between hosts, or replaced) or another
 // size (it grew or shrank) would compute another chunk count.
-void check_same_input(const Assignment& a, std::uint64_t opened_len) {
-  const FileIdentity seen = FileIdentity::of(a.input.path);
+void check_same_input(const Assignment& a, const InputFile& in) {
+  const std::uint64_t opened_len = in.size();
+  const FileIdentity seen = FileIdentity::of(in.fd(), a.input.path);
   const std::uint64_t expected = a.input.offset + a.input_len;
   if (opened_len != expected || seen.size != expected) {
     throw Error("the input " + a.input.path + " has " + std::to_string(opened_len) + " bytes here, rank 0 read " +
@@ -270,7 +275,7 @@ std::uint64_t run_everywhere(const Job& job, const Assignment& a, const Progress
   try {
     in = std::make_unique<InputFile>(a.input.path);
     out = std::make_unique<SharedOutputFile>(a.output.path);
-    check_same_input(a, in->size());
+    check_same_input(a, *in);
   } catch (...) {
     error = std::current_exception();
   }
@@ -466,7 +471,9 @@ std::uint64_t MpiEngine::run(const Job& job, Source& in, Sink& out) {
     throw usage_error("the mpi engine needs files on both ends: every rank opens them with MPI-IO");
   }
   MpiSession& session = *MpiSession::current();
-  Assignment a{job.ticket(), *input, *output, in.size(), FileIdentity::of(input->path), threads_,
+  // The file behind the descriptor this rank read (a sealed header, a salt),
+  // not the one its name gives now.
+  Assignment a{job.ticket(), *input, *output, in.size(), FileIdentity::of(input->fd, input->path), threads_,
                selected_cipher_backend()};
   const SecretBytes payload = encode(a);
   session.watch_temporary(output->path);
