@@ -13,6 +13,7 @@ packages=(
   libipsec-mb-dev                    # Intel ipsec-mb: CTR, ECB, CBC/CFB decryption, GCM at VAES speed
   libcli11-dev nlohmann-json3-dev    # command line, --json
   libgtest-dev                       # unit tests
+  zlib1g-dev                         # unit tests: inflating CCTV's compressed age vectors
   python3 python3-venv               # end-to-end CLI tests; a venv for PyPI tools
   util-linux                         # setpriv: the CLI tests' permission cases as root
   age                                # a peer in the sealed-format benchmark
