@@ -2,6 +2,7 @@
 #include "paes/age_keys.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 
 #include "cipher/x25519.hpp"
@@ -108,6 +109,11 @@ X25519PublicKey parse_age_recipient(std::string_view text, const std::string& wh
                  std::to_string(text.size()) + " characters given, or a character or checksum is wrong)");
   }
   if (decoded->hrp.starts_with("age1")) throw refuse("is an age plugin recipient: plugins are not supported");
+  // Bech32 allows all upper case; age takes recipients in lower case only,
+  // and a key one tool takes and the other refuses helps nobody.
+  if (std::any_of(text.begin(), text.end(), [](char c) { return std::isupper(static_cast<unsigned char>(c)); })) {
+    throw refuse("is in upper case: age recipients are written in lower case (age1...), as age-keygen prints");
+  }
   if (decoded->hrp != kRecipientHrp) throw refuse("is Bech32 but not an age recipient (it does not start with age1)");
   if (decoded->data.size() != kX25519KeyLen) {
     throw refuse("is not an X25519 recipient: it holds " + std::to_string(decoded->data.size()) + " bytes, not 32");
@@ -166,7 +172,9 @@ std::vector<SecretBytes> parse_identity_file(const SecretBytes& text, const std:
       throw Error(where + ": an identity of paes' unreleased version-2 format, which version 3 does not read");
     }
     auto decoded = bech32_decode(line);
-    if (!decoded || decoded->hrp != kIdentityHrp || decoded->data.size() != kX25519KeyLen) {
+    // In upper case only, as age reads identities.
+    const bool upper = std::none_of(line.begin(), line.end(), [](char c) { return std::islower(static_cast<unsigned char>(c)); });
+    if (!decoded || !upper || decoded->hrp != kIdentityHrp || decoded->data.size() != kX25519KeyLen) {
       throw Error(where + ": not an age identity (AGE-SECRET-KEY-1 and 59 Bech32 characters, as age-keygen writes)");
     }
     identities.push_back(std::move(decoded->data));

@@ -407,6 +407,7 @@ TEST(AgeKeys, RecipientRefusalsAreUsageErrorsThatNeverQuoteTheText) {
       {string_of(bech32_encode("agf", key32, false)), "not an age recipient"},
       {wrong_checksum, "not an age recipient"},
       {mixed_case, "not an age recipient"},
+      {upper(good), "upper case"},  // valid Bech32, but age takes lower case only
       {good.substr(0, good.size() - 1), "not an age recipient"},
       {good + " ", "not an age recipient"},
       {string_of(bech32_encode("age", key31, false)), "31 bytes"},
@@ -547,6 +548,7 @@ TEST(AgeKeys, IdentityFileRefusalsNameTheProblemNeverTheLine) {
       {"# a\n" + identity + "\n" + bad_checksum + "\n", "line 3: not an age identity"},
       {identity.substr(0, 40) + "\n", "line 1: not an age identity"},
       {lower(identity.substr(0, 20)) + identity.substr(20) + "\n", "line 1: not an age identity"},  // mixed case
+      {lower(identity) + "\n", "line 1: not an age identity"},  // valid Bech32, but age takes upper case only
       {"# nothing\n\n", "holds no identity"},
   };
   for (const auto& [text, reason] : cases) {
