@@ -375,6 +375,44 @@ class SealedTest(MpiTestCase):
         self.run_cases(cases)
 
 
+    def test_recipients_across_engines(self):
+        """Version 3 (recipients): sealed under MPI, opened by each identity under
+        MPI and threads; a header whose stanzas were swapped (its MAC no longer
+        verifies) is refused by rank 0 before any rank gets the job."""
+        ids = []
+        for i in range(2):
+            path = self.path(f"id{i}.txt")
+            proc = run_local(["keygen", "--x25519", "-o", path])
+            self.assertEqual(proc.returncode, 0, describe(proc))
+            ids.append((path, proc.stdout.decode().strip()))
+        data = os.urandom(70 * 1024 + 5)
+        inp = write_file(self.path("in.bin"), data)
+        sealed = self.path("sealed.paes")
+        args = ["encrypt", "--engine", "mpi", "--segment-size", "4K", "-r", ids[0][1], "-r", ids[1][1], inp,
+                "-o", sealed]
+        proc = run_mpi(3, args)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        for identity, _ in ids:
+            for engine in ("mpi", "threads"):
+                back = self.path(f"back-{engine}.bin")
+                open_args = ["decrypt", "--engine", engine, "-i", identity, sealed, "-o", back, "-f"]
+                proc = run_mpi(3, open_args) if engine == "mpi" else run_local(open_args)
+                self.check(proc.returncode == 0 and read_file(back) == data,
+                           f"{identity} under {engine}: {describe(proc)}")
+        # The two stanzas swapped: each still unwraps the file key, but the MAC
+        # over the header fails.
+        raw = read_file(sealed)
+        end_of_stanzas = raw.index(b"\n---") + 1
+        lines = raw[32:end_of_stanzas].split(b"\n")[:-1]
+        swapped = raw[:32] + b"\n".join(lines[2:4] + lines[0:2]) + b"\n" + raw[end_of_stanzas:]
+        bad = write_file(self.path("swapped.paes"), swapped)
+        out = self.path("never.bin")
+        proc = run_mpi(3, ["decrypt", "--engine", "mpi", "-i", ids[0][0], bad, "-o", out])
+        self.check(proc.returncode == 1 and b"header MAC mismatch" in proc.stderr and not os.path.exists(out),
+                   f"swapped stanzas under MPI: {describe(proc)}")
+        self.finish()
+
+
 # --------------------------------------------------------------------------- 3. failures
 
 class FailureTest(MpiTestCase):
