@@ -806,8 +806,8 @@ class TamperTest(PaesTestCase):
     def words_for(self, pos):
         if pos < 4:
             return ("not a paes file",)
-        if pos == 4:
-            return ("unsupported",)
+        if pos == 4:  # 1 flipped to 3 is version 3, which has no raw-key files
+            return ("unsupported", "key source 1 in a version 3 file")
         if pos == 6:  # the key length byte: a key-size mismatch is a fair thing to say
             return DAMAGE_WORDS + ("wrong key",)
         return DAMAGE_WORDS
@@ -949,11 +949,14 @@ class TamperTest(PaesTestCase):
         cases.append(("bad magic", bad_magic, "not a paes file"))
         cases.append(("openssl-looking input", b"Salted__" + bytes(sealed[8:]), "not a paes file"))
         v2 = bytearray(sealed)
-        v2[4] = 2  # version 2 is for recipients only: a raw-key preamble can't be one
-        cases.append(("version 2", v2, "corrupt preamble"))
+        v2[4] = 2  # the unreleased recipients format: named as such, whatever the rest says
+        cases.append(("version 2", v2, "paes format version 2"))
         v3 = bytearray(sealed)
-        v3[4] = 3
-        cases.append(("version 3", v3, "unsupported"))
+        v3[4] = 3  # version 3 is for recipients only: a raw-key preamble can't be one
+        cases.append(("version 3", v3, "key source 1 in a version 3 file"))
+        v4 = bytearray(sealed)
+        v4[4] = 4
+        cases.append(("version 4", v4, "unsupported"))
         v0 = bytearray(sealed)
         v0[4] = 0
         cases.append(("version 0", v0, "unsupported"))
