@@ -587,9 +587,13 @@ class OutputOverSecrets(ScratchTestCase):
         subprocess.run([PAES, "keygen", "--x25519", "-o", other], capture_output=True, check=True)
         self.assert_refused(["decrypt", "-i", other, "-i", self.identity, self.sealed, "-o", self.identity],
                             self.identity, "-i")
+        self.assert_refused(["rekey", "-i", self.identity, "-R", self.recipients, self.sealed, "-o", self.identity],
+                            self.identity, "-i")
 
     def test_over_the_recipients_file(self):
         self.assert_refused(["encrypt", "-R", self.recipients, self.data, "-o", self.recipients],
+                            self.recipients, "-R")
+        self.assert_refused(["rekey", "-i", self.identity, "-R", self.recipients, self.sealed, "-o", self.recipients],
                             self.recipients, "-R")
 
     def test_through_symbolic_and_hard_links(self):
