@@ -1,6 +1,7 @@
-// run_sealed: the sealed format's front door. It builds or reads the preamble
-// and the Tink header, derives the segment key, and hands the segments to the
-// engine as a SegmentJob.
+// run_sealed: the sealed format's front door. It builds or reads the preamble,
+// a version-3 file's header of stanzas (api/recipients.hpp) and the Tink
+// header, derives the segment key, and hands the segments to the engine as a
+// SegmentJob.
 #include "paes/sealed.hpp"
 
 #include <algorithm>
@@ -13,10 +14,10 @@
 #include <utility>
 
 #include "api/job_runner.hpp"
+#include "api/recipients.hpp"
 #include "cipher/kdf.hpp"
 #include "engine/feed.hpp"
 #include "format/sealed_format.hpp"
-#include "api/recipients.hpp"
 #include "format/x25519_stanza.hpp"
 #include "paes/endpoint.hpp"
 #include "paes/error.hpp"
