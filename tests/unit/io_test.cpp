@@ -7,6 +7,7 @@
 #include <fstream>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "paes/endpoint.hpp"
 #include "paes/error.hpp"
@@ -177,6 +178,33 @@ TEST_F(OutputFileTest, InputThatShrinksIsAnError) {
   fs::resize_file(path, 4);
   std::uint8_t buffer[10];
   EXPECT_THROW(in.read_at(0, buffer), Error);
+}
+
+// copy_file_bytes (the body of a re-key): within one file system through
+// copy_file_range, and across two (tmpfs here, the scratch directory's file
+// system there), where copy_file_range refuses, through pread and pwrite.
+TEST_F(OutputFileTest, CopyFileBytesCopiesARangeWithinAndAcrossFileSystems) {
+  const std::vector<std::uint8_t> data = test::random_bytes((3u << 20) + 5, 29);
+  write_bytes(path("in.bin"), data);
+  InputFile in(path("in.bin"));
+  const std::string shm_dir = "/dev/shm";
+  for (const std::string& target : {path("out.bin"), shm_dir + "/paes-copy-test-" + std::to_string(::getpid())}) {
+    SCOPED_TRACE(target);
+    {
+      OutputFile out(target, {});
+      out.write_at(0, kHello);
+      copy_file_bytes(in, 3, out.fd(), sizeof kHello, data.size() - 3);
+      out.commit();
+    }
+    const std::string got = read(target);
+    ASSERT_EQ(got.size(), sizeof kHello + data.size() - 3);
+    EXPECT_EQ(got.substr(0, sizeof kHello), "hello");
+    EXPECT_TRUE(got.substr(sizeof kHello) == std::string(data.begin() + 3, data.end()));
+    // More than the input holds: the input shrank under the copy.
+    OutputFile short_out(target + ".short", {});
+    EXPECT_THROW(copy_file_bytes(in, 3, short_out.fd(), 0, data.size()), Error);
+    fs::remove(target);
+  }
 }
 
 // The pipe limit for users other than root (root may exceed it).
