@@ -144,14 +144,25 @@ RekeyReport rekey_sealed(const RekeySpec& spec, const std::string& input_path, c
 enum class SealedKeyKind { raw_key, passphrase, identities };
 SealedKeyKind sealed_key_kind(const std::string& path);
 
-// `paes decrypt --range`: writes plaintext bytes [offset, offset + length) of
-// the sealed file at input_path to output_path (a file, committed as
-// run_sealed's are, or "-" for stdout). Without a length, to the end; a
-// length past the end stops at the end; an offset past the end is an Error.
+// A part of a sealed file's plaintext: `length` bytes (none: to the end; past
+// the end: up to it) from `offset`, counted from the plaintext's start or,
+// with from_end, back from its end. Counted from the end, the caller need not
+// know the plaintext's size (only the file's header and final segment tell
+// it); an offset beyond the start starts at the start, as `tail -c` does, and
+// 0 is the empty range at the end.
+struct SealedRange {
+  std::uint64_t offset = 0;
+  bool from_end = false;
+  std::optional<std::uint64_t> length;
+};
+
+// `paes decrypt --range`: writes `range` of the plaintext of the sealed file
+// at input_path to output_path (a file, committed as run_sealed's are, or "-"
+// for stdout). An offset past the end, counted from the start, is an Error.
 // options.progress hears of the plaintext bytes written (the range is what
 // the job is about), not the input read.
 TransformReport read_sealed_range(const SealedSpec& spec, const std::string& input_path,
-                                  const std::string& output_path, std::uint64_t offset,
-                                  std::optional<std::uint64_t> length, const TransformOptions& options);
+                                  const std::string& output_path, const SealedRange& range,
+                                  const TransformOptions& options);
 
 }  // namespace paes

@@ -447,16 +447,19 @@ SealedKeyKind sealed_key_kind(const std::string& path) {
 }
 
 TransformReport read_sealed_range(const SealedSpec& spec, const std::string& input_path,
-                                  const std::string& output_path, std::uint64_t offset,
-                                  std::optional<std::uint64_t> length, const TransformOptions& options) {
+                                  const std::string& output_path, const SealedRange& range,
+                                  const TransformOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   const SealedReader reader(spec, input_path, options.threads);
+  const std::uint64_t offset =
+      range.from_end ? reader.size() - std::min(range.offset, reader.size()) : range.offset;
   if (offset > reader.size()) {
     throw Error("--range starts at byte " + std::to_string(offset) + ", past the end of the plaintext (" +
                 std::to_string(reader.size()) + (reader.size() == 1 ? " byte)" : " bytes)"));
   }
-  const std::uint64_t end = length ? std::min(reader.size(), offset + std::min(*length, reader.size() - offset))
-                                   : reader.size();
+  const std::uint64_t end =
+      range.length ? std::min(reader.size(), offset + std::min(*range.length, reader.size() - offset))
+                   : reader.size();
   InputEndpoint in(input_path, true);  // for the output's permissions, as a whole decryption's
   OutputEndpoint out(output_path, output_options(options, Direction::decrypt, in), false);
   reader.read_range(offset, end - offset, [&](std::span<const std::uint8_t> part) {

@@ -7,12 +7,12 @@
 
 #include <cstdint>
 #include <optional>
-#include <utility>
 #include <string>
 #include <vector>
 
 #include "cli/key_source.hpp"
 #include "paes/mode.hpp"
+#include "paes/sealed.hpp"
 
 namespace paes::cli {
 
@@ -46,9 +46,8 @@ struct TransformArgs {
   bool no_progress = false;
   std::string input;
   std::string output;
-  // decrypt --range OFFSET[:LENGTH] of a sealed file
-  std::optional<std::uint64_t> range_offset;
-  std::optional<std::uint64_t> range_length;
+  // decrypt --range [-]OFFSET[:LENGTH] of a sealed file
+  std::optional<SealedRange> range;
 };
 CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArgs& args);
 int run_transform(Direction direction, const TransformArgs& args, const CLI::App& command);
@@ -110,7 +109,8 @@ CLI::Option* add_backend_option(CLI::App& command, std::string& backend);
 CLI::Validator size_validator();        // "64K", "4M", "1G"
 CLI::Validator chunk_size_validator();  // a size from 16 bytes to 1G
 std::uint64_t size_value(const std::string& text);
-// --range's "OFFSET[:LENGTH]", each a size (4096, 64K, 1G); nullopt when malformed.
-std::optional<std::pair<std::uint64_t, std::optional<std::uint64_t>>> parse_range(const std::string& text);
+// --range's "[-]OFFSET[:LENGTH]", each a size (4096, 64K, 1G), the OFFSET after
+// a '-' counted back from the end; nullopt when malformed.
+std::optional<SealedRange> parse_range(const std::string& text);
 
 }  // namespace paes::cli

@@ -1,4 +1,7 @@
 #include "cli/commands.hpp"
+
+#include <string_view>
+
 #include "paes/backend.hpp"
 #include "util/size.hpp"
 
@@ -42,14 +45,20 @@ CLI::Option* add_backend_option(CLI::App& command, std::string& backend) {
 
 std::uint64_t size_value(const std::string& text) { return parse_size(text).value_or(0); }
 
-std::optional<std::pair<std::uint64_t, std::optional<std::uint64_t>>> parse_range(const std::string& text) {
-  const std::size_t colon = text.find(':');
-  const auto offset = parse_size(text.substr(0, colon));
+std::optional<SealedRange> parse_range(const std::string& text) {
+  SealedRange range;
+  std::string_view rest = text;
+  range.from_end = rest.starts_with('-');
+  if (range.from_end) rest.remove_prefix(1);
+  const std::size_t colon = rest.find(':');
+  const auto offset = parse_size(rest.substr(0, colon));
   if (!offset) return std::nullopt;
-  if (colon == std::string::npos || colon + 1 == text.size()) return std::pair{*offset, std::optional<std::uint64_t>{}};
-  const auto length = parse_size(text.substr(colon + 1));
+  range.offset = *offset;
+  if (colon == std::string_view::npos || colon + 1 == rest.size()) return range;
+  const auto length = parse_size(rest.substr(colon + 1));
   if (!length) return std::nullopt;
-  return std::pair{*offset, std::optional<std::uint64_t>{*length}};
+  range.length = *length;
+  return range;
 }
 
 }  // namespace paes::cli

@@ -69,6 +69,7 @@ constexpr const char* kDecryptFooter = R"TXT(Examples:
   paes decrypt --mode ctr --pbkdf2 --passphrase-env PASS a.enc -o a
 
   paes decrypt --key-file backup.key --range 2G:1M data.tar.paes -o part.bin
+  paes decrypt --key-file backup.key --range -1M data.tar.paes -o tail.bin   # the last MiB
 
 Sealed input is verified segment by segment. To a file, nothing appears under
 the output name unless every segment verified. To a pipe, each segment is
@@ -250,19 +251,18 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
   if (!enc) {
     cmd->add_option_function<std::string>(
            "--range",
-           [&args](const std::string& text) {
-             const auto range = parse_range(text);
-             args.range_offset = range->first;
-             args.range_length = range->second;
-           },
+           [&args](const std::string& text) { args.range = parse_range(text); },
            "Sealed: only plaintext bytes OFFSET to OFFSET+LENGTH (sizes: 4096, 64K, 1G; no LENGTH: to the "
-           "end), reading and verifying just the segments that hold them and the last one. A LENGTH past "
-           "the end stops at the end; an OFFSET past it is an error. Input: a file, not a pipe")
-        ->type_name("OFFSET[:LENGTH]")
+           "end), reading and verifying just the segments that hold them and the last one. A '-' before "
+           "OFFSET counts it back from the end (-1M: the last MiB; -4K:100: 100 bytes from 4 KiB before "
+           "the end; more than the plaintext: from its start, as tail -c). A LENGTH past the end stops at "
+           "the end; an OFFSET past it is an error. Input: a file, not a pipe")
+        ->type_name("[-]OFFSET[:LENGTH]")
         ->check(CLI::Validator(
             [](std::string& text) -> std::string {
               return parse_range(text) ? std::string()
-                                       : "'" + text + "' is not OFFSET[:LENGTH] (examples: 1G:1M, 4096:100, 2G)";
+                                       : "'" + text +
+                                             "' is not [-]OFFSET[:LENGTH] (examples: 1G:1M, 4096:100, 2G, -1M)";
             },
             ""));
   }
@@ -522,12 +522,12 @@ TransformReport run_job(Direction direction, const TransformArgs& args, const CL
     const bool public_key = !spec.recipients.empty() || !spec.identities.empty();  // always AES-256
     description.key_bits =
         public_key ? 256u : static_cast<unsigned>((spec.passphrase.empty() ? spec.key.size() : spec.key_len) * 8);
-    if (args.range_offset) {
+    if (args.range) {
       if (options.engine != EngineKind::threads && options.engine != EngineKind::automatic) {
         throw usage_error("--range runs on the threads engine: drop --engine " +
                           std::string(engine_name(options.engine)));
       }
-      return read_sealed_range(spec, args.input, args.output, *args.range_offset, args.range_length, options);
+      return read_sealed_range(spec, args.input, args.output, *args.range, options);
     }
     return run_sealed(spec, args.input, args.output, options);
   }
@@ -653,7 +653,7 @@ int run_transform(Direction direction, const TransformArgs& args, const CLI::App
   }
   // A --range reads a part of the input: its progress has no total to show.
   std::optional<InputFile> input_file;
-  if (!names_stdio(args.input) && !names_stream(args.input) && !args.range_offset) input_file.emplace(args.input);
+  if (!names_stdio(args.input) && !names_stream(args.input) && !args.range) input_file.emplace(args.input);
   Progress progress(input_file ? input_file->size() : 0, progress_mode(args),
                     direction == Direction::encrypt ? "encrypting " : "decrypting ");
   options.progress = [&progress](std::uint64_t bytes) { progress.advance(bytes); };

@@ -487,7 +487,7 @@ class RoundTripTest(PaesTestCase):
 # --------------------------------------------------------------------------- 1b. --range
 
 class RangeTest(PaesTestCase):
-    """1b: decrypt --range OFFSET[:LENGTH] gives exactly those plaintext bytes."""
+    """1b: decrypt --range [-]OFFSET[:LENGTH] gives exactly those plaintext bytes."""
 
     def test_ranges_against_the_whole_plaintext(self):
         key = self.keygen(256)
@@ -506,6 +506,30 @@ class RangeTest(PaesTestCase):
             proc = run(["decrypt", "--key-file", key, *open_extra, "--range", "2M:100K", sealed, "-o", out])
             self.check(proc.returncode == 0 and read_file(out) == data[2 << 20:(2 << 20) + 102400],
                        f"{fmt} --range to a file: {describe(proc)}")
+        self.finish()
+
+    def test_ranges_counted_from_the_end(self):
+        # A '-' before OFFSET counts it back from the plaintext's end (issue 32), which the
+        # caller need not know; 4 KiB segments put the last MiB across 257 of them.
+        key = self.keygen(256)
+        data = os.urandom(3 * (1 << 20) + 999)
+        sealed = write_file(self.path("r.paes"), self.seal(data, ["--key-file", key], ["--segment-size", "4K"]))
+        end = len(data)
+        for spec, start, length in (("-1", end - 1, None), ("-1M", end - (1 << 20), None),
+                                    ("-4K:100", end - 4096, 100), ("-1M:1M", end - (1 << 20), None),
+                                    ("-5000:99999", end - 5000, None), ("-4M", 0, None), ("-4M:10", 0, 10),
+                                    ("-0", end, None), ("-0:5", end, None)):
+            want = data[start:] if length is None else data[start:start + length]
+            proc = run(["decrypt", "--key-file", key, "--range", spec, sealed, "-o", "-"])
+            self.check(proc.returncode == 0 and proc.stdout == want,
+                       f"--range {spec}: {describe(proc)}, {len(proc.stdout)} bytes")
+        out = self.path("tail")
+        proc = run(["decrypt", "--key-file", key, "--range=-1M", sealed, "-o", out])
+        self.check(proc.returncode == 0 and read_file(out) == data[end - (1 << 20):], f"--range=-1M: {describe(proc)}")
+        for spec in ("-", "--1", "-1x", "-:5", "1:-2", "-1:-2", " -1"):
+            proc = run(["decrypt", "--key-file", key, f"--range={spec}", sealed, "-o", "-"])
+            self.check(proc.returncode == 2 and b"[-]OFFSET[:LENGTH]" in proc.stderr and not proc.stdout,
+                       f"--range={spec!r}: {describe(proc)}")
         self.finish()
 
     def test_range_reports_what_it_read_and_ran_on(self):
