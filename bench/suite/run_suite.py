@@ -50,6 +50,13 @@ def main():
     args = ap.parse_args()
     if args.runs is not None and args.runs < 1:
         ap.error("--runs must be >= 1")
+    # Said before the minutes of measuring, not only in results.json after them: a system
+    # python3 runs everything else and would end without a plot.
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError as e:
+        print(f"run_suite.py: plots skipped: matplotlib is not importable by {sys.executable} ({e}); "
+              f"scripts/setup.sh makes {ROOT / '.venv' / 'bin' / 'python'}, which has it", file=sys.stderr, flush=True)
     sys.exit(Suite(args).run())
 
 

@@ -4,7 +4,8 @@
 Runs the quick suite into a temporary directory with the given Python (the one
 with matplotlib, normally .venv/bin/python) and checks that every output is
 produced and sane. It never checks speed: only that figures exist, parse, and
-are positive and finite. Uses the standard library only.
+are positive and finite. It also runs the suite (no experiment) under a Python
+that can't import matplotlib, which must say so. Uses the standard library only.
 
     python3 tests/bench/test_suite_quick.py --python .venv/bin/python --paes build/release/paes
 
@@ -208,6 +209,33 @@ class QuickSuite(unittest.TestCase):
         for row in rows:
             self.assertGreater(float(row["seconds"]), 0)
             self.assertGreater(float(row["gbps"]), 0)
+
+
+class WithoutMatplotlib(unittest.TestCase):
+    """Under a Python that can't import matplotlib, the suite says at once, on stderr, that it draws no plots,
+    which Python that is and where one with matplotlib comes from (issue 32: it said nothing and wrote none)."""
+
+    def test_says_plots_are_skipped(self):
+        with tempfile.TemporaryDirectory(prefix="paes-suite-test.") as tmp:
+            # Any Python lacks matplotlib with this first on its path, whether or not it has one.
+            hidden = Path(tmp) / "hidden"
+            hidden.mkdir()
+            (hidden / "matplotlib.py").write_text('raise ImportError("hidden by test_suite_quick.py")\n')
+            path = [str(hidden), os.environ.get("PYTHONPATH")]
+            env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, path)))
+            out, work = Path(tmp) / "out", Path(tmp) / "work"
+            work.mkdir()
+            # --only with no experiment's id: the machine description and the report, nothing measured.
+            proc = subprocess.run([sys.executable, str(SUITE), "--quick", "--only", "none", "--out", str(out),
+                                   "--paes", ARGS.paes, "--work-dir", str(work)],
+                                  capture_output=True, text=True, env=env, timeout=120)
+            self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
+            said = [line for line in proc.stderr.splitlines() if "matplotlib" in line]
+            self.assertEqual(len(said), 1, proc.stderr)
+            for words in ("plots skipped", f"not importable by {sys.executable} ", "scripts/setup.sh",
+                          str(ROOT / ".venv" / "bin" / "python")):
+                self.assertIn(words, said[0])
+            self.assertEqual(list(out.glob("*.png")), [])
 
 
 def main():
