@@ -25,7 +25,7 @@ Run 'paes <command> --help' for each command's options.)";
 CommandLine::CommandLine() : app_("paes: parallel AES for bulk data, byte-identical to openssl enc", "paes") {
   app_.footer(kFooter);
   app_.require_subcommand(1);
-  app_.set_version_flag("--version", "paes 0.1.0");
+  app_.set_version_flag("--version", "paes " PAES_VERSION);
   encrypt_ = add_transform_command(app_, Direction::encrypt, encrypt_args_);
   decrypt_ = add_transform_command(app_, Direction::decrypt, decrypt_args_);
   bench_ = add_bench_command(app_, bench_args_);

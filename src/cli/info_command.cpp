@@ -83,7 +83,7 @@ int run_info(const InfoArgs& args) {
   // the GPU stack when it looks its kind up.
   const std::vector<AutoVerdict> verdicts = kept_auto_verdicts();
   nlohmann::json info = {
-      {"paes_version", "0.1.0"},
+      {"paes_version", PAES_VERSION},
       {"openssl_version", OpenSSL_version(OPENSSL_VERSION)},
       {"cpu_features",
        {{"aes_ni", cpu.aes_ni},
@@ -139,7 +139,7 @@ int run_info(const InfoArgs& args) {
     return 0;
   }
   auto yes = [](bool on) { return on ? "yes" : "no"; };
-  std::cout << "paes 0.1.0\n"
+  std::cout << "paes " PAES_VERSION "\n"
             << "OpenSSL:     " << OpenSSL_version(OPENSSL_VERSION) << '\n'
             << "CPU AES:     AES-NI " << yes(cpu.aes_ni) << ", VAES " << yes(cpu.vaes)
             << ", PCLMULQDQ " << yes(cpu.pclmulqdq) << ", VPCLMULQDQ " << yes(cpu.vpclmulqdq)

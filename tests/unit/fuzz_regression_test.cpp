@@ -78,7 +78,7 @@ TEST(CommandLine, HelpAndVersionAreTextNotErrors) {
   EXPECT_TRUE(help.error.empty());
   const auto version = parse({"--version"});
   EXPECT_EQ(version.exit_status, 0);
-  EXPECT_EQ(version.out, "paes 0.1.0\n");
+  EXPECT_EQ(version.out, "paes " PAES_VERSION "\n");
 }
 
 TEST(CommandLine, UsageErrorsAreOneLineWithExitTwo) {
