@@ -16,6 +16,7 @@
 #include "api/job_runner.hpp"
 #include "api/recipients.hpp"
 #include "cipher/kdf.hpp"
+#include "cipher/segment_codec.hpp"
 #include "engine/feed.hpp"
 #include "format/sealed_format.hpp"
 #include "format/x25519_stanza.hpp"
@@ -206,13 +207,29 @@ TransformReport open(const SealedSpec& spec, const std::string& input_path,
   const OpenedHeader header = read_header(spec, in);
   const SegmentJob job(Direction::decrypt, header.key_len, header.segment_len, header.segment_key,
                        header.nonce_prefix);
-  if (const auto size = in.size()) job.chunk_count(*size - header.body_offset);
+  // A bare Tink stream has no preamble to give its segment size: a wrong one
+  // makes a length no stream has, or fails segment 0 as a wrong key does.
+  if (const auto size = in.size()) {
+    try {
+      job.chunk_count(*size - header.body_offset);
+    } catch (const Error& e) {
+      if (spec.format != SealedFormat::tink) throw;
+      throw Error(in.name() + ": " + e.what() + "; a bare Tink stream opens only with the segment size it was "
+                  "written with");
+    }
+  }
 
   OutputEndpoint out(output_path, output_options(options, Direction::decrypt, in), false);
   TransformReport report;
   report.chunk_len = header.segment_len;
   report.key_bits = header.key_len * 8u;
-  runner.run(job, in, header.body_offset, out, 0, report);
+  try {
+    runner.run(job, in, header.body_offset, out, 0, report);
+  } catch (const SegmentAuthenticationError& e) {
+    if (spec.format != SealedFormat::tink || e.index() != 0) throw;
+    throw Error(in.name() + ": authentication failed at segment 0: a bare Tink stream opens only with the key, "
+                "associated data and segment size it was written with (or the data was corrupted)");
+  }
   return report;
 }
 

@@ -5,6 +5,7 @@
 
 #include "api/job_runner.hpp"
 #include "cipher/kdf.hpp"
+#include "cipher/padding.hpp"
 #include "format/salted_header.hpp"
 #include "paes/endpoint.hpp"
 #include "paes/error.hpp"
@@ -57,7 +58,14 @@ TransformReport transform_salted(const CipherSpec& base, const Pbkdf2Key& pbkdf2
   if (encrypt) out.write_prefix(encode_salted_header(salt));
   TransformReport report;
   report.chunk_len = plan.chunk_len();
-  runner.run(plan, in, in_skip, out, encrypt ? kSaltedHeaderLen : 0, report);
+  try {
+    runner.run(plan, in, in_skip, out, encrypt ? kSaltedHeaderLen : 0, report);
+  } catch (const BadPaddingError& e) {
+    // openssl enc without -pbkdf2 writes the same header, with a key from
+    // EVP_BytesToKey: PBKDF2 gives another key, whose padding fails.
+    throw Error(std::string(e.what()) + "; if " + in.name() +
+                " was made by openssl enc without -pbkdf2 (openssl's legacy key derivation), paes can't read it");
+  }
   return report;
 }
 

@@ -22,7 +22,7 @@ std::size_t pkcs7_pad_len(const std::uint8_t* last_block) {
   for (std::size_t i = 0; valid && i < pad; ++i) {
     valid = last_block[kBlockLen - 1 - i] == pad;
   }
-  if (!valid) throw Error("bad decrypt: wrong key or corrupted data");
+  if (!valid) throw BadPaddingError("bad decrypt: wrong key or corrupted data");
   return pad;
 }
 

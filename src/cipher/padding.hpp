@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "paes/error.hpp"
 #include "paes/mode.hpp"
 
 namespace paes {
@@ -14,9 +15,16 @@ class RawCipher;
 // plaintext followed by 16 - tail_len bytes of value 16 - tail_len.
 Block pkcs7_final_block(const std::uint8_t* tail, std::size_t tail_len);
 
+// Invalid padding at the end of a decrypted message: a wrong key (or IV), or
+// corrupted data; a caller that knows where the key came from may say more.
+class BadPaddingError : public Error {
+ public:
+  using Error::Error;
+};
+
 // Length of the padding at the end of decrypted `block` (its last 16 bytes),
-// 1 to 16. Throws Error "bad decrypt: wrong key or corrupted data" when the
-// bytes aren't valid padding.
+// 1 to 16. Throws BadPaddingError "bad decrypt: wrong key or corrupted data"
+// when the bytes aren't valid padding.
 std::size_t pkcs7_pad_len(const std::uint8_t* last_block);
 
 // Throws the error for a whole message of `len` bytes that the mode can't

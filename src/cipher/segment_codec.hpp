@@ -8,13 +8,27 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "cipher/backend.hpp"
+#include "paes/error.hpp"
 
 namespace paes {
 
 inline constexpr std::size_t kNoncePrefixLen = 7;
 using NoncePrefix = std::array<std::uint8_t, kNoncePrefixLen>;
+
+// A segment whose tag did not verify, and which one: segment 0 failing
+// first says more than a later one (a wrong key, or a wrong segment size
+// where the reader is told it).
+class SegmentAuthenticationError : public Error {
+ public:
+  SegmentAuthenticationError(const std::string& message, std::uint32_t index) : Error(message), index_(index) {}
+  std::uint32_t index() const noexcept { return index_; }
+
+ private:
+  std::uint32_t index_;
+};
 
 class SegmentCodec {
  public:
@@ -28,8 +42,9 @@ class SegmentCodec {
   std::size_t seal(std::uint32_t index, bool last, std::uint8_t* out, const std::uint8_t* in,
                    std::size_t len);
   // Decrypts and verifies a segment of `len` >= 16 bytes into `out` (may be
-  // `in`); returns len - 16. Throws Error when the tag doesn't verify: the
-  // key, the data, the segment's position or its last flag is wrong.
+  // `in`); returns len - 16. Throws SegmentAuthenticationError when the tag
+  // doesn't verify: the key, the data, the segment's position or its last
+  // flag is wrong.
   std::size_t open(std::uint32_t index, bool last, std::uint8_t* out, const std::uint8_t* in,
                    std::size_t len);
 

@@ -3,7 +3,10 @@
 #include <dirent.h>
 #include <fcntl.h>
 
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <set>
 #include <string>
@@ -48,6 +51,15 @@ void refuse_own_descriptor(const std::string& path, const char* what) {
   if (!g_known || !fd || *fd <= 2 || inherited().count(*fd) != 0) return;
   throw usage_error(std::string(what) + " " + path + ": descriptor " + std::to_string(*fd) +
                     " was not open when paes started (paes' own descriptors are no input or output)");
+}
+
+void flush_standard_output() {
+  errno = 0;
+  if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return;
+  // fflush's errno; none when an earlier write failed and this one had
+  // nothing left to write (stdio drops a buffer it could not write).
+  const int error = errno;
+  throw Error(std::string("writing to standard output: ") + (error != 0 ? std::strerror(error) : "part of it was lost"));
 }
 
 }  // namespace paes::cli

@@ -17,4 +17,9 @@ void remember_inherited_descriptors();
 // not started with; `what` is the option's name for the message.
 void refuse_own_descriptor(const std::string& path, const char* what);
 
+// Writes out what paes printed on standard output (a summary, info, a
+// recipient) and throws an Error when some of it could not be written (a
+// full disk, stdout closed): stdio would lose it silently when paes exits.
+void flush_standard_output();
+
 }  // namespace paes::cli

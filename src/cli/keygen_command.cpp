@@ -3,6 +3,7 @@
 #include <string>
 
 #include "cli/commands.hpp"
+#include "cli/descriptors.hpp"
 #include "cli/passphrase.hpp"
 #include "paes/age_keys.hpp"
 #include "paes/endpoint.hpp"
@@ -72,6 +73,13 @@ int run_x25519_keygen(const KeygenArgs& args) {
   out.write_at(0, text.view());
   out.commit();
   std::cout << format_age_recipient(x25519_public_key(identity)) << '\n';
+  try {
+    flush_standard_output();
+  } catch (const Error& e) {
+    // The recipient is lost, but not the identity it comes from.
+    throw Error(std::string(e.what()) + "; the identity was written to " + args.output + ", and paes keygen -y " +
+                args.output + " prints its recipient");
+  }
   return 0;
 }
 

@@ -281,10 +281,16 @@ int run_command_line(int argc, char** argv) {
     paes::cli::CommandLine command_line;
     const paes::cli::ParseOutcome parsed = command_line.parse(argc, argv);
     if (parsed.command == paes::cli::Command::none) {
-      std::cout << parsed.out << std::flush;
-      return parsed.error.empty() ? parsed.exit_status : fail(parsed.error, parsed.exit_status);
+      std::cout << parsed.out;
+      if (!parsed.error.empty()) return fail(parsed.error, parsed.exit_status);
+      paes::cli::flush_standard_output();
+      return parsed.exit_status;
     }
-    return command_line.run(parsed.command);
+    const int status = command_line.run(parsed.command);
+    // Here, not at exit: stdio's last write would fail there unseen, and
+    // `paes info > /dev/full` end with status 0.
+    paes::cli::flush_standard_output();
+    return status;
   } catch (const paes::Error& e) {
     return fail(e.what(), e.kind() == paes::ErrorKind::usage ? 2 : 1);
   } catch (const std::bad_alloc&) {

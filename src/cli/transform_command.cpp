@@ -544,6 +544,18 @@ TransformReport run_job(Direction direction, const TransformArgs& args, const CL
   return transform_file(spec, args.input, args.output, options);
 }
 
+// What paes options read a file given as a paes file that is another
+// format paes reads ("" for one it doesn't).
+std::string how_to_read(ForeignFormat format) {
+  switch (format) {
+    case ForeignFormat::openssl_salted: return ": decrypt it with --mode <mode> --pbkdf2";
+    case ForeignFormat::likely_tink_stream: return ": decrypt it with --format tink --segment-size <size>";
+    case ForeignFormat::age:
+    case ForeignFormat::openpgp: break;
+  }
+  return "";
+}
+
 double gbps(const TransformReport& report) {
   return report.seconds > 0 ? static_cast<double>(report.bytes_in) / report.seconds / 1e9 : 0.0;
 }
@@ -663,6 +675,9 @@ int run_transform(Direction direction, const TransformArgs& args, const CLI::App
   try {
     report = run_job(direction, args, command, options, description);
     if (report.key_bits != 0) description.key_bits = report.key_bits;  // a sealed file's own
+  } catch (const ForeignFormatError& e) {
+    progress.finish();
+    throw Error(e.what() + how_to_read(e.format()));
   } catch (...) {
     progress.finish();
     throw;

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string_view>
 
 #include "job/ticket.hpp"
 #include "paes/error.hpp"
+#include "paes/sealed.hpp"
 
 namespace paes {
 namespace {
@@ -46,6 +48,42 @@ class SegmentWorker final : public ChunkWorker {
   SegmentCodec codec_;
 };
 
+// OpenPGP's first packet (RFC 4880 4.2): bit 7 set, then the tag, in bits
+// 5-0 in the new format (bit 6 set) or 5-2 in the old. An encrypted message
+// starts with a key packet: public-key (1) or passphrase (3).
+bool starts_openpgp_message(std::span<const std::uint8_t> bytes) {
+  if (bytes.empty() || (bytes[0] & 0x80) == 0) return false;
+  const unsigned tag = (bytes[0] & 0x40) != 0 ? bytes[0] & 0x3fu : (bytes[0] >> 2) & 0x0fu;
+  return tag == 1 || tag == 3;
+}
+
+// A file that is no paes file: named when it looks like another tool's
+// (ForeignFormatError), else "bad magic".
+[[noreturn]] void refuse_foreign_file(std::span<const std::uint8_t> bytes, const std::string& name) {
+  const std::string_view start(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  if (start.starts_with("age-encryption.org/") || start.starts_with("-----BEGIN AGE")) {
+    throw ForeignFormatError(
+        name + ": an age file, not a paes file: open it with age (paes reads age's keys, not its files)",
+        ForeignFormat::age);
+  }
+  if (start.starts_with("Salted__")) {
+    throw ForeignFormatError(name + ": an openssl enc file (Salted__), not a paes file (the cipher mode it was "
+                                     "written with is not in the file)",
+                              ForeignFormat::openssl_salted);
+  }
+  if (start.starts_with("-----BEGIN PGP MESSAGE-----") || starts_openpgp_message(bytes)) {
+    throw ForeignFormatError(name + ": an OpenPGP (gpg) file, not a paes file: open it with gpg",
+                              ForeignFormat::openpgp);
+  }
+  // A bare Tink stream starts with its header's length: 24 (AES-128) or 40 (AES-256).
+  if (!bytes.empty() && (bytes[0] == StreamHeader::length(16) || bytes[0] == StreamHeader::length(32))) {
+    throw ForeignFormatError(name + ": not a paes file (bad magic); if it is a bare Tink stream (the tink "
+                                     "format), it opens only with the segment size it was written with",
+                              ForeignFormat::likely_tink_stream);
+  }
+  throw Error(name + ": not a paes file (bad magic)");
+}
+
 }  // namespace
 
 std::uint8_t Preamble::version() const {
@@ -71,13 +109,7 @@ std::array<std::uint8_t, kPreambleLen> Preamble::encode() const {
 
 Preamble Preamble::decode(std::span<const std::uint8_t> bytes, const std::string& name) {
   const std::size_t magic_len = std::min<std::size_t>(bytes.size(), 4);
-  if (std::memcmp(bytes.data(), kMagic, magic_len) != 0) {
-    const std::string_view start(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-    if (start.starts_with("age-encryption.org/") || start.starts_with("-----BEGIN AGE")) {
-      throw Error(name + ": an age file, not a paes file: open it with age (paes reads age's keys, not its files)");
-    }
-    throw Error(name + ": not a paes file (bad magic)");
-  }
+  if (std::memcmp(bytes.data(), kMagic, magic_len) != 0) refuse_foreign_file(bytes, name);
   if (bytes.size() < 4) throw Error(name + (bytes.empty() ? ": empty, not a paes file" : ": truncated preamble"));
   if (bytes.size() < 5) throw Error(name + ": truncated preamble");
   if (bytes[4] == kWithdrawnFormatVersion) {

@@ -14,7 +14,9 @@ Covers:
      `paes info`, `paes --help`, `paes encrypt --help`, `paes bench --json`, and the
      --key-hex warning.
   E. bad input: exit status (1 failure, 2 usage), one "paes: " line on stderr naming
-     the problem, and nothing new left in the output directory.
+     the problem, and nothing new left in the output directory; printed output (info,
+     --help, --json, a recipient) that can't be written, to a full disk or a closed
+     stdout, is exit 1.
   F. SIGINT mid-run leaves neither the output nor a temporary file behind; the progress
      line on a terminal is cut to its width, cleared when a signal ends paes, and not
      drawn among plaintext printed on that terminal.
@@ -745,6 +747,65 @@ class ErrorTest(PaesTestCase):
     def test_bad_chunk_size(self):
         for value in ["12Q", "abc"]:
             self.fails(self.args(extra=["--chunk-size", value]), 2, "")
+
+
+class StandardOutputWriteTest(PaesTestCase):
+    """E: what paes prints on stdout (info, --help, a --json summary, a recipient) and can't
+    write, to a full disk or a closed stdout, is a failure (exit 1, one line naming the
+    reason), not a silent success."""
+
+    def run_to_broken_stdout(self, args, broken):
+        """Runs paes with stdout on /dev/full ("full") or closed ("closed")."""
+        cmd = [PAES] + [str(a) for a in args]
+        if broken == "full":
+            with open("/dev/full", "wb") as full:
+                return subprocess.run(cmd, stdout=full, stderr=subprocess.PIPE, timeout=120)
+        return subprocess.run(["sh", "-c", 'exec "$@" >&-', "sh"] + cmd, stderr=subprocess.PIPE, timeout=120)
+
+    def assert_write_fails(self, args, broken="full", also=""):
+        proc = self.run_to_broken_stdout(args, broken)
+        cmd = "paes " + " ".join(map(str, args))
+        lines = [l for l in proc.stderr.decode(errors="replace").splitlines() if l.strip()]
+        reason = "No space left on device" if broken == "full" else "Bad file descriptor"
+        self.check(proc.returncode == 1 and len(lines) == 1
+                   and lines[0].startswith(f"paes: writing to standard output: {reason}") and also in lines[0],
+                   f"{cmd} (stdout {broken}): {describe(proc)}")
+
+    def test_printed_output_that_cannot_be_written_fails(self):
+        key_file = self.path("key")
+        self.assertEqual(run(["keygen", "-o", key_file]).returncode, 0)
+        plain = write_file(self.path("plain"), os.urandom(100))
+        identity = self.path("id")
+        self.assertEqual(run(["keygen", "--x25519", "-o", identity]).returncode, 0)
+        for broken in ("full", "closed"):
+            self.assert_write_fails(["info"], broken)
+            self.assert_write_fails(["info", "--json"], broken)
+            self.assert_write_fails(["--help"], broken)
+            self.assert_write_fails(["keygen", "-y", identity], broken)
+            self.assert_write_fails(["encrypt", "--key-file", key_file, plain, "-o", self.path(f"enc-{broken}"),
+                                     "--json"], broken)
+        self.finish()
+
+    def test_keygen_says_where_the_identity_went(self):
+        """keygen --x25519 wrote the identity before its recipient was lost: the message
+        says where it is and how to print the recipient again."""
+        for broken in ("full", "closed"):
+            identity = self.path(f"id-{broken}")
+            self.assert_write_fails(["keygen", "--x25519", "-o", identity], broken,
+                                    also=f"keygen -y {identity}")
+            self.check(os.path.getsize(identity) > 0, f"{broken}: no identity in {identity}")
+        self.finish()
+
+    def test_data_on_stdout_is_reported_once(self):
+        """With the data itself on stdout, its write error is the one line."""
+        key_file = self.path("key")
+        self.assertEqual(run(["keygen", "-o", key_file]).returncode, 0)
+        plain = write_file(self.path("plain"), os.urandom(100))
+        proc = self.run_to_broken_stdout(["encrypt", "--key-file", key_file, plain, "-o", "-"], "full")
+        lines = [l for l in proc.stderr.decode(errors="replace").splitlines() if l.strip()]
+        self.assertEqual(proc.returncode, 1, describe(proc))
+        self.assertEqual(len(lines), 1, describe(proc))
+        self.assertIn("No space left on device", lines[0])
 
 
 # --------------------------------------------------------------------------- F. SIGINT

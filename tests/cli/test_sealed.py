@@ -16,7 +16,10 @@ Covers:
   3. Tamper detection: one bit flipped at every byte of a small multi-segment file;
      sampled flips of a 2 MiB file; truncation at every segment boundary and +-1, inside
      the preamble and header; appended bytes; swapped, duplicated and dropped segments;
-     the messages (bad magic, unsupported version, truncated, authentication failed).
+     the messages (bad magic, unsupported version, truncated, authentication failed);
+     other tools' files named (openssl's Salted__, OpenPGP, a bare Tink stream) with the
+     options that read them, a Tink stream's wrong segment size, and openssl's legacy key
+     derivation under --pbkdf2.
   4. Bad input: wrong key, wrong passphrase, empty passphrase, 24-byte key, bad segment
      size, --aad mismatch, --aad-file (bytes, stdin, bounds), passphrase/key given for the other kind of file, --format tink
      with a passphrase, raw-only options on sealed, --json with stdout output, ciphertext
@@ -998,6 +1001,103 @@ class TamperTest(PaesTestCase):
             for via_stdin in (False, True):
                 problem = self.expect_damage(i, damaged, key, what, (word,), via_stdin, out_dir)
                 self.check(problem is None, problem)
+        self.finish()
+
+
+class ForeignFileTest(PaesTestCase):
+    """3: another tool's file given to decrypt is named, with the options that read it where
+    paes can (the library's words name no option: rekey's message shows them); a bare Tink
+    stream opened with a wrong segment size, and openssl's legacy key derivation under
+    --pbkdf2, are said as such."""
+
+    def setUp(self):
+        super().setUp()
+        self.key = self.keygen(256, "k256")
+        self.data = os.urandom(20000)
+        self.plain = write_file(self.path("plain"), self.data)
+        self.out_dir = self.new_dir("out")
+        self.pw = write_file(self.path("pw"), b"x\n", 0o600)
+
+    def fails_with_all(self, args, words, path=None, absent=()):
+        """paes `args` (reading `path` as a file, then from stdin) exits 1 with one 'paes: '
+        line holding every one of `words` and none of `absent`, and leaves no output."""
+        for via_stdin in ((False, True) if path else (False,)):
+            full = list(args) + ([] if via_stdin or not path else [path])
+            full += ["-o", os.path.join(self.out_dir, "o")]
+            proc = run(full, input_bytes=read_file(path) if via_stdin else None)
+            lines = error_lines(proc.stderr)
+            what = f"paes {' '.join(map(str, full))}{' < ' + path if via_stdin else ''}"
+            self.check(proc.returncode == 1 and len(lines) == 1 and lines[0].startswith("paes: ")
+                       and all(w in lines[0] for w in words) and not any(w in lines[0] for w in absent),
+                       f"{what}: {describe(proc)}")
+            self.check(not os.listdir(self.out_dir), f"{what}: left {os.listdir(self.out_dir)}")
+
+    def test_openssl_salted_file(self):
+        enc = self.path("openssl.enc")
+        subprocess.run([OPENSSL, "enc", "-aes-256-cbc", "-pbkdf2", "-pass", "pass:x", "-in", self.plain,
+                        "-out", enc], check=True, capture_output=True, timeout=60)
+        self.fails_with_all(["decrypt", "--key-file", self.key],
+                            ["an openssl enc file (Salted__)", "--mode <mode> --pbkdf2"], enc)
+        self.finish()
+
+    def test_openpgp_files(self):
+        packets = {
+            "old-format passphrase packet (gpg -c)": b"\x8c\x0d\x04\x09\x03\x02",
+            "new-format passphrase packet": b"\xc3\x0d\x04\x09\x03\x02",
+            "old-format public-key packet (gpg -e)": b"\x85\x01\x0c\x03",
+            "new-format public-key packet": b"\xc1\xc0\x4c\x03",
+            "armored": b"-----BEGIN PGP MESSAGE-----\n\njA0ECQMC",
+        }
+        for index, start in enumerate(packets.values()):
+            path = write_file(self.path(f"pgp-{index}"), start + os.urandom(200))
+            self.fails_with_all(["decrypt", "--key-file", self.key], ["an OpenPGP (gpg) file"], path)
+        self.finish()
+
+    def test_bare_tink_stream_given_as_a_paes_file(self):
+        for bits in (128, 256):
+            key = self.keygen(bits)
+            tink = self.path(f"tink{bits}")
+            self.assertEqual(run(["encrypt", "--format", "tink", "--key-file", key, self.plain, "-o", tink])
+                             .returncode, 0)
+            self.fails_with_all(["decrypt", "--key-file", key],
+                                ["bare Tink stream", "--format tink --segment-size"], tink)
+        self.finish()
+
+    def test_bare_tink_stream_with_a_wrong_segment_size(self):
+        tink = self.path("tink")
+        self.assertEqual(run(["encrypt", "--format", "tink", "--key-file", self.key, "--segment-size", "4096",
+                              self.plain, "-o", tink]).returncode, 0)
+        for segment in ("1024", "8192", None):  # None: the default, 1 MiB
+            extra = ["--segment-size", segment] if segment else []
+            self.fails_with_all(["decrypt", "--format", "tink", "--key-file", self.key] + extra,
+                                ["segment size it was written with"], tink)
+        proc = run(["decrypt", "--format", "tink", "--key-file", self.key, "--segment-size", "4096", tink, "-o",
+                    os.path.join(self.out_dir, "o")])
+        self.assertEqual((proc.returncode, read_file(os.path.join(self.out_dir, "o"))), (0, self.data))
+        self.finish()
+
+    def test_openssl_legacy_key_derivation(self):
+        enc = self.path("legacy.enc")
+        subprocess.run([OPENSSL, "enc", "-aes-256-cbc", "-pass", "pass:x", "-in", self.plain, "-out", enc],
+                       check=True, capture_output=True, timeout=60)
+        self.fails_with_all(["decrypt", "--mode", "cbc", "--pbkdf2", "--passphrase-file", self.pw],
+                            ["bad decrypt", "without -pbkdf2 (openssl's legacy key derivation)"], enc)
+        self.finish()
+
+    def test_library_words_name_no_option(self):
+        """rekey gets the library's message as it is: the format named, no option."""
+        identity = self.path("id")
+        proc = run(["keygen", "--x25519", "-o", identity])
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        recipient = proc.stdout.decode().strip()
+        salted = self.path("openssl.enc")
+        subprocess.run([OPENSSL, "enc", "-aes-256-cbc", "-pbkdf2", "-pass", "pass:x", "-in", self.plain,
+                        "-out", salted], check=True, capture_output=True, timeout=60)
+        tink = self.path("tink")
+        self.assertEqual(run(["encrypt", "--format", "tink", "--key-file", self.key, self.plain, "-o", tink])
+                         .returncode, 0)
+        for path, words in ((salted, ["an openssl enc file (Salted__)"]), (tink, ["bare Tink stream"])):
+            self.fails_with_all(["rekey", "-i", identity, "-r", recipient, path], words, absent=["--"])
         self.finish()
 
 
