@@ -90,14 +90,15 @@ bool starts_with_byte_order_mark(std::span<const std::uint8_t> bytes) {
 }  // namespace
 
 SecretBytes decode_key_file(const SecretBytes& content, const std::string& path) {
-  if (content.empty()) throw Error("key file " + path + " is empty (" + kKeyFileForms + ")");
+  const std::string name = secret_file_name("key file", "--key-file", path);
+  if (content.empty()) throw Error(name + " is empty (" + kKeyFileForms + ")");
   // Refused rather than skipped: the other tools that read a key file
   // ($(cat KEY) for openssl -K, xxd -r -p, Tink's loaders) take the mark for
   // part of the key and fail on it or misread it, and a key should be one
   // file that all of them read alike. Only before text, so that the 1 in
   // 2^24 random raw keys that start with these bytes stay keys.
   if (starts_with_byte_order_mark(content.view()) && looks_like_utf8_text(content.view().subspan(3))) {
-    throw Error("key file " + path + " starts with a UTF-8 byte-order mark (bytes EF BB BF, as some editors "
+    throw Error(name + " starts with a UTF-8 byte-order mark (bytes EF BB BF, as some editors "
                 "write): save it without one (" + kKeyFileForms + "; a passphrase goes in --passphrase-file)");
   }
   std::string_view text(reinterpret_cast<const char*>(content.data()), content.size());
@@ -109,7 +110,7 @@ SecretBytes decode_key_file(const SecretBytes& content, const std::string& path)
   // hex key or a short passphrase file would otherwise become an AES key as
   // it is, with no KDF, and encrypt "successfully" under a guessable key.
   const auto not_a_key = [&](const std::string& kind) {
-    return Error("key file " + path + " is " + kind + " but not a hex key" +
+    return Error(name + " is " + kind + " but not a hex key" +
                  (ascii_text && hex_length ? ": its " + std::to_string(text.size()) +
                                                  " characters are not all hex digits"
                                            : "") +
@@ -117,7 +118,7 @@ SecretBytes decode_key_file(const SecretBytes& content, const std::string& path)
                  "to read as text must be given as hex: xxd -p -c 64 " + path);
   };
   if (text.find("AGE-SECRET-KEY-1") != std::string_view::npos) {
-    throw usage_error("key file " + path + " is an age identity ('paes keygen --x25519', age-keygen): give it with -i");
+    throw usage_error(name + " is an age identity ('paes keygen --x25519', age-keygen): give it with -i");
   }
   if (hex_length) {
     if (auto key = decode_hex(text)) return std::move(*key);
@@ -125,12 +126,12 @@ SecretBytes decode_key_file(const SecretBytes& content, const std::string& path)
   // Text is never raw key bytes, whatever its length: said as such, not as
   // a byte count that includes its newline.
   if (ascii_text) {
-    if (text.empty()) throw Error("key file " + path + " holds only whitespace (" + kKeyFileForms + ")");
+    if (text.empty()) throw Error(name + " holds only whitespace (" + kKeyFileForms + ")");
     const bool all_hex = std::all_of(text.begin(), text.end(), [](char c) {
       return std::isxdigit(static_cast<unsigned char>(c)) != 0;
     });
     if (all_hex) {
-      throw Error("key file " + path + " holds " + std::to_string(text.size()) +
+      throw Error(name + " holds " + std::to_string(text.size()) +
                   " hex digits; a key has 32, 48 or 64 (AES-128, -192, -256), as 'paes keygen' writes "
                   "(a passphrase goes in --passphrase-file)");
     }
@@ -140,14 +141,18 @@ SecretBytes decode_key_file(const SecretBytes& content, const std::string& path)
   try {
     check_key_length(content.size());
   } catch (const Error& e) {
-    throw Error("key file " + path + ": " + e.what() + " (" + kKeyFileForms + ")");
+    throw Error(name + ": " + e.what() + " (" + kKeyFileForms + ")");
   }
   return content.clone();
 }
 
 SecretBytes load_key(const KeySources& sources) {
-  if (!sources.key_file.empty()) return decode_key_file(read_secret_file(sources.key_file, kMaxKeyFileLen, "key file " + sources.key_file),
+  if (!sources.key_file.empty()) {
+    return decode_key_file(read_secret_file(sources.key_file, kMaxKeyFileLen,
+                                            secret_file_name("key file", "--key-file", sources.key_file),
+                                            "a key is not typed: give a file or a pipe"),
                            sources.key_file);
+  }
   if (!sources.key_env.empty()) {
     const char* value = secret_from_env(sources.key_env, "--key-env");
     auto key = decode_hex(value);
@@ -223,8 +228,10 @@ std::vector<X25519PublicKey> load_recipients(const std::vector<std::string>& rec
 std::vector<SecretBytes> load_identities(const std::vector<std::string>& paths) {
   std::vector<SecretBytes> identities;
   for (const std::string& path : paths) {
-    const std::string name = "identity file " + path;
-    for (SecretBytes& key : parse_identity_file(read_secret_file(path, kMaxIdentityFileLen, name), name)) {
+    const std::string name = secret_file_name("identity file", "-i", path);
+    const SecretBytes text =
+        read_secret_file(path, kMaxIdentityFileLen, name, "an identity is not typed: give a file or a pipe");
+    for (SecretBytes& key : parse_identity_file(text, name)) {
       identities.push_back(std::move(key));
     }
   }

@@ -24,9 +24,10 @@ struct KeySources {
   bool has_key() const { return !key_file.empty() || !key_env.empty() || !key_hex.empty(); }
 };
 
-// The raw key from --key-file, --key-env (hex) or --key-hex (with a warning
-// that command lines are visible). Throws Error when a file or variable holds
-// no valid key, and a usage Error for a malformed --key-hex.
+// The raw key from --key-file ("-": standard input), --key-env (hex) or
+// --key-hex (with a warning that command lines are visible). Throws Error
+// when a file or variable holds no valid key, and a usage Error for a
+// malformed --key-hex or a key file that is a terminal.
 SecretBytes load_key(const KeySources& sources);
 
 // The passphrase from --passphrase-file (read by `file_rule`), --passphrase-env,
@@ -47,9 +48,9 @@ SecretBytes decode_key_file(const SecretBytes& content, const std::string& path)
 std::vector<X25519PublicKey> load_recipients(const std::vector<std::string>& recipients,
                                              const std::vector<std::string>& files);
 
-// The X25519 private keys of -i identity files, as age-keygen and 'paes
-// keygen --x25519' write them. Throws Error naming the file, never quoting
-// its content.
+// The X25519 private keys of -i identity files ("-": standard input), as
+// age-keygen and 'paes keygen --x25519' write them. Throws Error naming the
+// file, never quoting its content, and a usage Error for a terminal.
 std::vector<SecretBytes> load_identities(const std::vector<std::string>& paths);
 
 // The IV for `mode` from --iv: required (32 hex digits) unless the mode is ECB,

@@ -173,6 +173,12 @@ const char* others_allowed(mode_t mode, mode_t group_bit, mode_t other_bit) {
   return nullptr;
 }
 
+bool same_bytes(const SecretBytes& a, const SecretBytes& b) {
+  return a.size() == b.size() && std::equal(a.data(), a.data() + a.size(), b.data());
+}
+
+}  // namespace
+
 // Like ssh with a private key, but a warning rather than a refusal: the
 // secret has already been exposed, and refusing would only break a backup job.
 // Readable by others, the secret has leaked; writable by others or owned by
@@ -205,12 +211,6 @@ void warn_if_exposed(int fd, const std::string& what) {
   }
 }
 
-bool same_bytes(const SecretBytes& a, const SecretBytes& b) {
-  return a.size() == b.size() && std::equal(a.data(), a.data() + a.size(), b.data());
-}
-
-}  // namespace
-
 std::size_t first_line_length(std::span<const std::uint8_t> text) {
   const auto newline = std::find(text.begin(), text.end(), std::uint8_t{'\n'});
   std::size_t len = static_cast<std::size_t>(newline - text.begin());
@@ -218,9 +218,19 @@ std::size_t first_line_length(std::span<const std::uint8_t> text) {
   return len;
 }
 
-SecretBytes read_secret_file(const std::string& path, std::size_t max_len, const std::string& what) {
-  const FileDescriptor file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
+std::string secret_file_name(const std::string& noun, const std::string& option, const std::string& path) {
+  return path == "-" ? "standard input (" + option + " -)" : noun + " " + path;
+}
+
+SecretBytes read_secret_file(const std::string& path, std::size_t max_len, const std::string& what,
+                             const std::string& terminal_hint) {
+  // A duplicate, so that closing it leaves standard input open, at the
+  // offset it shares.
+  const FileDescriptor file(path == "-" ? ::fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 0)
+                                        : ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
   if (file.get() < 0) throw system_error(what);
+  // A key is not typed, and a passphrase typed here would show as it is.
+  if (::isatty(file.get()) != 0) throw usage_error(what + " is a terminal: " + terminal_hint);
   warn_if_exposed(file.get(), what);
   // One byte over the limit tells an oversized file from one exactly at it.
   SecretBytes content(max_len + 1);
@@ -238,8 +248,9 @@ std::size_t openssl_passphrase_length(std::span<const std::uint8_t> text) {
 }
 
 SecretBytes passphrase_from_file(const std::string& path, PassphraseFileRule rule) {
-  const std::string what = "passphrase file " + path;
-  const SecretBytes content = read_secret_file(path, kMaxPassphraseFileLen, what);
+  const std::string what = secret_file_name("passphrase file", "--passphrase-file", path);
+  const SecretBytes content = read_secret_file(
+      path, kMaxPassphraseFileLen, what, "leave out --passphrase-file, and paes asks there without echo");
   const std::size_t line_len = first_line_length(content.view());
   std::size_t len = line_len;
   if (rule == PassphraseFileRule::openssl) {
@@ -259,7 +270,7 @@ SecretBytes passphrase_from_file(const std::string& path, PassphraseFileRule rul
                 << kOpensslMaxFilePassphraseLen << " are the passphrase, as for openssl enc -pass file:\n";
     }
   }
-  if (len == 0) throw Error("empty passphrase in " + path);
+  if (len == 0) throw Error("empty passphrase in " + (path == "-" ? what : path));
   return SecretBytes(content.data(), len);
 }
 
@@ -269,11 +280,41 @@ void refuse_output_over_secrets(const std::string& output, const std::vector<Sec
   if ((to_stdout ? ::fstat(STDOUT_FILENO, &out) : ::stat(output.c_str(), &out)) != 0 || !S_ISREG(out.st_mode)) return;
   for (const SecretFile& secret : secrets) {
     struct stat st {};
-    if (secret.path.empty() || ::stat(secret.path.c_str(), &st) != 0) continue;
+    // "-": the file standard input was redirected from (`--key-file - < KEY`).
+    const bool from_stdin = secret.path == "-";
+    if (secret.path.empty() || (from_stdin ? ::fstat(STDIN_FILENO, &st) : ::stat(secret.path.c_str(), &st)) != 0) {
+      continue;
+    }
     if (st.st_dev != out.st_dev || st.st_ino != out.st_ino) continue;
     throw usage_error((to_stdout ? std::string("standard output") : "-o " + output) + " is the file given to " +
-                      secret.option + " " + secret.path +
+                      secret.option + " " + secret.path + (from_stdin ? " (on standard input)" : "") +
                       ": the output would replace it, and what it holds would be lost; write the output elsewhere");
+  }
+}
+
+namespace {
+
+// A name of the descriptor itself (/dev/stdin, /dev/fd/0), or "-": reading it
+// uses standard input up. (A file that stdin was redirected from, named by
+// its own path, is read afresh.)
+bool names_standard_input(const std::string& path) {
+  return path == "-" || descriptor_named(path) == STDIN_FILENO;
+}
+
+}  // namespace
+
+void refuse_reading_standard_input_twice(const std::vector<SecretFile>& readers, const std::string& input,
+                                         std::string_view job) {
+  std::vector<std::string> on_stdin;
+  for (const SecretFile& reader : readers) {
+    if (!reader.path.empty() && names_standard_input(reader.path)) on_stdin.push_back(reader.option + " " + reader.path);
+  }
+  if (on_stdin.size() > 1) {
+    throw usage_error(on_stdin[0] + " and " + on_stdin[1] + " both read standard input, which is read once");
+  }
+  if (on_stdin.size() == 1 && (input.empty() || names_standard_input(input))) {
+    throw usage_error(on_stdin[0] + " reads standard input, which is also the input to " + std::string(job) +
+                      ": name the input file");
   }
 }
 

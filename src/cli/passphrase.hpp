@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "paes/secret.hpp"
@@ -44,7 +45,7 @@ inline constexpr std::size_t kOpensslMaxFilePassphraseLen = 1023;
 // stays), and the passphrase is a C string, so it ends at a NUL byte.
 std::size_t openssl_passphrase_length(std::span<const std::uint8_t> text);
 
-// The passphrase in the file at `path`, by `rule`. With the openssl rule,
+// The passphrase in the file at `path` ("-": standard input), by `rule`. With the openssl rule,
 // warns (never quoting it) where it differs from the first line: a '\r' kept,
 // a first line cut at 1023 bytes or at a NUL. Throws Error when the file
 // can't be read, is larger than kMaxPassphraseFileLen, or the passphrase is
@@ -52,12 +53,24 @@ std::size_t openssl_passphrase_length(std::span<const std::uint8_t> text);
 SecretBytes passphrase_from_file(const std::string& path,
                                  PassphraseFileRule rule = PassphraseFileRule::first_line);
 
-// The whole content of a small file holding a secret (a key, a passphrase),
-// read straight into wiped memory. Warns on stderr, never quoting it, when the
-// file is a regular file that group or others can read or write, or that
-// another user than the caller or root owns. Throws Error naming `what` when
-// the file can't be read or holds more than max_len bytes.
-SecretBytes read_secret_file(const std::string& path, std::size_t max_len, const std::string& what);
+// How messages name the secret file `path` given to `option`: "standard
+// input (OPTION -)" for "-", else `noun` and the path ("key file K").
+std::string secret_file_name(const std::string& noun, const std::string& option, const std::string& path);
+
+// The whole content of a small file holding a secret (a key, a passphrase, an
+// identity), read straight into wiped memory; "-" is standard input (the
+// caller made sure it isn't also the data). Warns on stderr, never quoting it,
+// when the file is a regular file that group or others can read or write, or
+// that another user than the caller or root owns. Throws a usage Error when it
+// is a terminal (a secret typed there would show; `terminal_hint` says what
+// to do instead), and Error naming `what` when it can't be read or holds more
+// than max_len bytes.
+SecretBytes read_secret_file(const std::string& path, std::size_t max_len, const std::string& what,
+                             const std::string& terminal_hint = "give a file or a pipe");
+
+// The warning read_secret_file gives for an exposed file, for the open `fd`
+// named `what` (also an output that receives a secret).
+void warn_if_exposed(int fd, const std::string& what);
 
 // A file a run reads a secret from (a key, passphrase or identity file) or
 // whose loss would cost as much (a recipients file), and the option that
@@ -69,11 +82,21 @@ struct SecretFile {
 
 // Refuses (a usage Error) an output that is one of `secrets`: written there,
 // the output replaces the key or identity it was sealed under, and both are
-// lost. `output` is a path, or "" or "-" for standard output (`>> KEY`). Files
+// lost. `output` is a path, or "" or "-" for standard output (`>> KEY`); a
+// secret's path "-" is the file standard input was redirected from. Files
 // are compared by identity (device and inode, after symbolic links), so a
 // link of any kind is caught; an output or secret that does not exist yet,
 // or is no regular file, is none of them. Call before any secret is read.
 void refuse_output_over_secrets(const std::string& output, const std::vector<SecretFile>& secrets);
+
+// Standard input read for a secret (a key, passphrase, identity or
+// recipients file) or --aad-file is used up: refuses (a usage Error) two of
+// `readers` that read it ("-", /dev/stdin, /dev/fd/0), and one when `input`,
+// the data of the `job` ("encrypt"), is standard input too ("" or "-" as
+// well). (`paes encrypt --key-file /dev/stdin` took all of stdin for the key,
+// then encrypted nothing, with exit 0.)
+void refuse_reading_standard_input_twice(const std::vector<SecretFile>& readers, const std::string& input,
+                                         std::string_view job);
 
 // The value of the environment variable `var`, named by `option`
 // (--key-env, --passphrase-env). Throws Error when it is unset, without

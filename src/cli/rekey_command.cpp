@@ -34,7 +34,8 @@ replacing the input itself takes -f.)TXT");
   cmd->add_option("input", args.input, "Sealed file to re-key ('-' or none: standard input)")->type_name("INPUT");
   cmd->add_option("-o,--output", args.output, "Re-keyed file ('-' or none: standard output)")->type_name("OUTPUT");
   cmd->add_option("-i,--identity", args.identities,
-                  "Identity file that opens the input (age-keygen's or 'paes keygen --x25519'); repeatable")
+                  "Identity file that opens the input (age-keygen's or 'paes keygen --x25519'); repeatable; "
+                  "'-': standard input (the input must then be a file)")
       ->type_name("PATH")
       ->allow_extra_args(false)
       ->required();
@@ -42,7 +43,8 @@ replacing the input itself takes -f.)TXT");
       ->type_name("RECIPIENT")
       ->allow_extra_args(false);
   cmd->add_option("-R,--recipients-file", args.recipients_files,
-                  "File of recipients, one a line ('#' comments); repeatable; '-': standard input")
+                  "File of recipients, one a line ('#' comments); repeatable; '-': standard input (the input "
+                  "must then be a file)")
       ->type_name("PATH")
       ->allow_extra_args(false);
   cmd->add_flag("--add", args.add, "Keep the file's recipients and add these (else: these replace them)");
@@ -55,16 +57,10 @@ int run_rekey(const RekeyArgs& args) {
   if (args.recipients.empty() && args.recipients_files.empty()) {
     throw usage_error("rekey needs the recipients of the output: -r RECIPIENT or -R FILE (with --add: the ones to add)");
   }
-  for (const std::string& path : args.recipients_files) {
-    if (path == "-" && names_stdio(args.input)) {
-      throw usage_error("-R - reads standard input, which is also the input to re-key: name the input file");
-    }
-  }
   std::vector<SecretFile> secrets;
   for (const std::string& path : args.identities) secrets.push_back({"-i", path});
-  for (const std::string& path : args.recipients_files) {
-    if (path != "-") secrets.push_back({"-R", path});  // "-": standard input
-  }
+  for (const std::string& path : args.recipients_files) secrets.push_back({"-R", path});
+  refuse_reading_standard_input_twice(secrets, args.input, "re-key");
   refuse_output_over_secrets(args.output, secrets);
   RekeySpec spec;
   spec.identities = load_identities(args.identities);

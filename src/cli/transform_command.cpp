@@ -37,6 +37,7 @@ constexpr const char* kEncryptFooter = R"TXT(Examples:
   # Sealed (authenticated AES-256-GCM, the default), with a key from 'paes keygen':
   paes keygen -o backup.key
   paes encrypt --key-file backup.key data.tar -o data.tar.paes
+  pass show backup-key | paes encrypt --key-file - data.tar -o data.tar.paes   # the key on stdin
   # With a passphrase (scrypt), from a pipe to a pipe:
   tar c dir | paes encrypt --passphrase-file pass.txt > dir.tar.paes
   # To public-key recipients (age's keys): this machine needs no secret that can decrypt
@@ -51,7 +52,8 @@ constexpr const char* kEncryptFooter = R"TXT(Examples:
   # openssl's passphrase format: 'openssl enc -d -aes-256-cbc -pbkdf2' reads it
   paes encrypt --mode cbc --pbkdf2 --passphrase-env PASS notes.txt -o notes.enc
 
-Input and output may be '-' or left out for stdin and stdout.
+Input and output may be '-' or left out for stdin and stdout. A key, passphrase,
+identity, recipients or --aad-file '-' reads stdin, once: the input is then a file.
 The sealed format detects any change, truncation, reordering or wrong key.
 Raw modes (--mode) have no integrity protection. ECB, CTR and the decryption
 of CBC and CFB run on all threads; CBC and CFB encryption and OFB are
@@ -63,6 +65,7 @@ constexpr const char* kDecryptFooter = R"TXT(Examples:
   paes decrypt --key-file backup.key data.tar.paes -o data.tar
   paes decrypt --passphrase-file pass.txt < dir.tar.paes | tar x
   paes decrypt -i alice.key data.tar.paes -o data.tar      # sealed to recipients (-r); age-keygen's keys too
+  pass show alice-identity | paes decrypt -i - data.tar.paes -o data.tar   # the identity on stdin
   paes decrypt --format tink --key-file tink.key --aad-file context.bin in.tink -o in.bin
   paes decrypt --mode ctr --key-file aes256.key --iv 00112233445566778899aabbccddeeff big.ctr -o big.bin
   openssl enc -aes-256-ctr -pbkdf2 -pass env:PASS -in a -out a.enc
@@ -71,6 +74,8 @@ constexpr const char* kDecryptFooter = R"TXT(Examples:
   paes decrypt --key-file backup.key --range 2G:1M data.tar.paes -o part.bin
   paes decrypt --key-file backup.key --range -1M data.tar.paes -o tail.bin   # the last MiB
 
+Input and output may be '-' or left out for stdin and stdout. A key, passphrase,
+identity or --aad-file '-' reads stdin, once: the input is then a file.
 Sealed input is verified segment by segment. To a file, nothing appears under
 the output name unless every segment verified. To a pipe, each segment is
 written only after it verified; on a failure paes stops, exits 1, and what it
@@ -149,10 +154,10 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
   // and CLI11 2.1 takes an empty argument ('') for its name and then never
   // returns ("paes encrypt x '' -o y" hung; fuzz_cli_options found it).
   CLI::Option* const key_options[] = {
-      cmd->add_option("--key-file,-k", args.keys.key_file, "File with the key: hex text, or 16/24/32 raw bytes that are not text")->type_name("PATH"),
+      cmd->add_option("--key-file,-k", args.keys.key_file, "File with the key: hex text, or 16/24/32 raw bytes that are not text; '-': standard input (the input must then be a file; a file named '-': ./-)")->type_name("PATH"),
       cmd->add_option("--key-env", args.keys.key_env, "Environment variable holding the key as hex")->type_name("VAR"),
       cmd->add_option("--key-hex", args.keys.key_hex, "Key as hex, raw modes only (visible to other users)")->type_name("HEX"),
-      cmd->add_option("--passphrase-file", args.keys.passphrase_file, "File whose first line is the passphrase (with --pbkdf2: as openssl reads it, below)")->type_name("PATH"),
+      cmd->add_option("--passphrase-file", args.keys.passphrase_file, "File whose first line is the passphrase (with --pbkdf2: as openssl reads it, below); '-': standard input (the input must then be a file)")->type_name("PATH"),
       cmd->add_option("--passphrase-env", args.keys.passphrase_env, "Environment variable holding the passphrase")->type_name("VAR")};
   for (CLI::Option* option : key_options) {
     option->group("Key (at most one; default: ask for a passphrase; decrypt asks only for a file sealed with one)");
@@ -175,7 +180,8 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
   } else {
     cmd->add_option("-i,--identity", args.identities,
                     "Sealed to recipients: identity file (AGE-SECRET-KEY-1... lines, from age-keygen or "
-                    "'paes keygen --x25519'); repeatable, the first that matches a recipient opens the file")
+                    "'paes keygen --x25519'); repeatable, the first that matches a recipient opens the file; '-': "
+                    "standard input (the input must then be a file)")
         ->type_name("PATH")
         ->allow_extra_args(false)
         ->group("Public-key recipients (instead of a key)");
@@ -309,37 +315,6 @@ ProgressMode progress_mode(const TransformArgs& args) {
   if (output_on_stdout && ::isatty(STDOUT_FILENO)) return ProgressMode::never;
   if (descriptor_named(args.output) == STDERR_FILENO) return ProgressMode::never;  // the output is on stderr
   return ProgressMode::automatic;
-}
-
-// A name of the descriptor itself (/dev/stdin, /dev/fd/0): reading it uses
-// standard input up. (A file that stdin was redirected from, named by its
-// own path, is read afresh.) "-" too, where `dash_is_stdin` (-R, and the
-// data; a key or passphrase file named "-" is a file of that name).
-bool names_standard_input(const std::string& path, bool dash_is_stdin = true) {
-  return (dash_is_stdin && path == "-") || descriptor_named(path) == STDIN_FILENO;
-}
-
-// Standard input read for a secret (a key, passphrase, identity or
-// recipients file) is used up: it can't also be the data (`paes encrypt
-// --key-file /dev/stdin` took all of stdin for the key, then encrypted
-// nothing, with exit 0), nor be read for two of them.
-void refuse_reading_standard_input_twice(const TransformArgs& args, Direction direction) {
-  std::vector<std::string> readers;
-  const auto note = [&](const std::string& option, const std::string& path, bool dash_is_stdin) {
-    if (!path.empty() && names_standard_input(path, dash_is_stdin)) readers.push_back(option + " " + path);
-  };
-  note("--key-file", args.keys.key_file, false);
-  note("--passphrase-file", args.keys.passphrase_file, false);
-  for (const std::string& path : args.identities) note("-i", path, false);
-  for (const std::string& path : args.recipients_files) note("-R", path, true);
-  note("--aad-file", args.aad_file, true);
-  if (readers.size() > 1) {
-    throw usage_error(readers[0] + " and " + readers[1] + " both read standard input, which is read once");
-  }
-  if (readers.size() == 1 && (args.input.empty() || names_standard_input(args.input))) {
-    throw usage_error(readers[0] + " reads standard input, which is also the input to " +
-                      (direction == Direction::encrypt ? "encrypt" : "decrypt") + ": name the input file");
-  }
 }
 
 // Refuses what neither kind of job takes, before a key is read or a file opened.
@@ -649,12 +624,12 @@ void warn_if_input_grew(const InputFile& input, const std::string& path, std::ui
 int run_transform(Direction direction, const TransformArgs& args, const CLI::App& command) {
   const EngineKind engine = *parse_engine(args.engine);
   check_transform_usage(args, engine);
-  refuse_reading_standard_input_twice(args, direction);
   std::vector<SecretFile> secrets{{"--key-file", args.keys.key_file}, {"--passphrase-file", args.keys.passphrase_file}};
   for (const std::string& path : args.identities) secrets.push_back({"-i", path});
-  for (const std::string& path : args.recipients_files) {
-    if (path != "-") secrets.push_back({"-R", path});  // "-": standard input
-  }
+  for (const std::string& path : args.recipients_files) secrets.push_back({"-R", path});
+  std::vector<SecretFile> stdin_readers = secrets;
+  stdin_readers.push_back({"--aad-file", args.aad_file});
+  refuse_reading_standard_input_twice(stdin_readers, args.input, direction_name(direction));
   refuse_output_over_secrets(args.output, secrets);
   select_cipher_backend(args.backend);
   TransformOptions options = transform_options(args, engine);

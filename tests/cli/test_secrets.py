@@ -24,6 +24,14 @@
   8. An output that is a key, passphrase, identity or recipients file of the
      same run (by name, symbolic link, hard link, or standard output appending
      to it) is refused as a usage error, -f or not, and the file is unchanged.
+  9. Keys, passphrases and identities on standard input ('-'): `paes keygen
+     -o -` into a pipe or file feeds `--key-file -`; `keygen --x25519 -o -`
+     puts only the identity on stdout (its recipient on stderr, as
+     age-keygen) and it, or age-keygen's, opens files with `-i -` (decrypt,
+     rekey); `--passphrase-file -`. Refused as usage errors: stdin that is
+     also the data, two options reading stdin, a terminal on stdin for a
+     secret, `keygen -o -` to a terminal (nothing written on it), an output
+     that is the file stdin was redirected from.
 Reading another process's smaps and memory needs root (paes makes itself
 non-dumpable, so only CAP_SYS_PTRACE may look); those cases say SKIPPED
 otherwise.
@@ -690,6 +698,184 @@ class KeyFilePermissions(ScratchTestCase):
                               capture_output=True, pass_fds=(r,))
         os.close(r)
         self.assertEqual((proc.returncode, proc.stderr), (0, b""), describe(proc))
+
+
+
+class SecretsOnStandardInput(ScratchTestCase):
+    AGE_IDENTITY_RE = r"\A# created: \S+\n# public key: (age1\S+)\nAGE-SECRET-KEY-1[0-9A-Z]+\n\Z"
+
+    def setUp(self):
+        super().setUp()
+        self.data = write_file(self.path("data"), b"the data " * 100)
+
+    def paes(self, args, stdin=None, code=0, words=None, **kw):
+        """paes `args` with `stdin` (bytes, or a file object or descriptor); checks the exit
+        code and, for a failure, that stderr holds `words`; returns the process."""
+        if isinstance(stdin, bytes):
+            kw["input"] = stdin
+        else:
+            kw["stdin"] = subprocess.DEVNULL if stdin is None else stdin
+        kw.setdefault("stdout", subprocess.PIPE)
+        proc = subprocess.run([PAES, *args], stderr=subprocess.PIPE, timeout=60, **kw)
+        self.assertEqual(proc.returncode, code, f"{args}: {describe(proc)}")
+        if words is not None:
+            self.assertIn(words, proc.stderr.decode(errors="replace"), f"{args}: {describe(proc)}")
+        return proc
+
+    def identity(self):
+        """A new X25519 identity from 'paes keygen --x25519 -o -': (its file text, its recipient)."""
+        proc = self.paes(["keygen", "--x25519", "-o", "-"])
+        text = proc.stdout.decode()
+        match = re.match(self.AGE_IDENTITY_RE, text)
+        self.assertIsNotNone(match, f"stdout holds only the identity file: {text!r}")
+        self.assertEqual(proc.stderr.decode(), f"Public key: {match.group(1)}\n")
+        return proc.stdout, match.group(1)
+
+    def test_keygen_to_a_pipe_is_the_key_that_encrypt_reads(self):
+        key_copy = self.path("key-copy")
+        sealed = self.path("data.paes")
+        keygen = subprocess.Popen([PAES, "keygen", "-o", "-"], stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        tee = subprocess.Popen(["tee", key_copy], stdin=keygen.stdout, stdout=subprocess.PIPE)
+        keygen.stdout.close()
+        self.paes(["encrypt", "--key-file", "-", self.data, "-o", sealed], stdin=tee.stdout)
+        tee.stdout.close()
+        self.assertEqual((keygen.wait(timeout=60), tee.wait(timeout=60)), (0, 0))
+        self.assertRegex(read_file(key_copy).decode(), r"\A[0-9a-f]{64}\n\Z")
+        self.assertFalse(os.path.exists(self.path("-")))
+        self.assertEqual(self.paes(["decrypt", "--key-file", key_copy, sealed]).stdout, read_file(self.data))
+        # --key-bits and a file: redirected, the same text (mode as the shell made it, with a warning).
+        with open(self.path("small.key"), "wb") as out:
+            os.fchmod(out.fileno(), 0o600)
+            self.paes(["keygen", "--key-bits", "128", "-o", "-"], stdout=out)
+        self.assertRegex(read_file(self.path("small.key")).decode(), r"\A[0-9a-f]{32}\n\Z")
+        with open(self.path("small.key"), "rb") as key:
+            self.paes(["encrypt", "--key-file", "-", self.data, "-o", self.path("small.paes")], stdin=key)
+        self.assertEqual(self.paes(["decrypt", "--key-file", self.path("small.key"), self.path("small.paes")]).stdout,
+                         read_file(self.data))
+        # A file named "-" is still a key file, as ./-.
+        write_file(self.path("-"), KEY.hex().encode() + b"\n", 0o600)
+        self.paes(["encrypt", "--key-file", "./-", self.data, "-o", self.path("dash.paes")], cwd=self.tmp)
+
+    def test_keygen_to_a_file_warns_when_others_can_read_it(self):
+        with open(self.path("open.key"), "wb") as out:
+            os.fchmod(out.fileno(), 0o644)
+            proc = subprocess.run([PAES, "keygen", "-o", "-"], stdout=out, stderr=subprocess.PIPE)
+        self.assertEqual(proc.returncode, 0)
+        self.assertEqual(proc.stderr, b"paes: warning: standard output (keygen -o -) is readable by other users "
+                                      b"(mode 0644); restrict it with chmod 600\n")
+
+    def test_identities_on_standard_input_open_files_and_rekey_them(self):
+        alice, alice_recipient = self.identity()
+        bob, bob_recipient = self.identity()
+        sealed = self.path("data.paes")
+        self.paes(["encrypt", "-r", alice_recipient, self.data, "-o", sealed])
+        self.assertEqual(self.paes(["decrypt", "-i", "-", sealed], stdin=alice).stdout, read_file(self.data))
+        self.paes(["decrypt", "-i", "-", sealed], stdin=bob, code=1)
+        rekeyed = self.path("rekeyed.paes")
+        self.paes(["rekey", "-i", "-", "-r", bob_recipient, sealed, "-o", rekeyed], stdin=alice)
+        self.assertEqual(self.paes(["decrypt", "-i", "-", rekeyed], stdin=bob).stdout, read_file(self.data))
+        # keygen -y takes it on stdin too.
+        self.assertEqual(self.paes(["keygen", "-y", "-"], stdin=alice).stdout.decode(), alice_recipient + "\n")
+
+    @unittest.skipUnless(shutil.which("age-keygen"), "SKIPPED: age-keygen is not installed")
+    def test_age_keygens_identity_on_standard_input(self):
+        age_keygen = subprocess.run(["age-keygen"], capture_output=True, check=True, stdin=subprocess.DEVNULL)
+        recipient = re.search(rb"Public key: (age1\S+)", age_keygen.stderr).group(1).decode()
+        sealed = self.path("data.paes")
+        self.paes(["encrypt", "-r", recipient, self.data, "-o", sealed])
+        self.assertEqual(self.paes(["decrypt", "-i", "-", sealed], stdin=age_keygen.stdout).stdout,
+                         read_file(self.data))
+
+    def test_passphrase_on_standard_input(self):
+        write_file(self.path("pass"), PASSPHRASE + b"\n", 0o600)
+        sealed = self.path("data.paes")
+        self.paes(["encrypt", "--passphrase-file", "-", "--scrypt-log-n", "10", self.data, "-o", sealed],
+                  stdin=PASSPHRASE + b"\n")
+        self.assertEqual(self.paes(["decrypt", "--passphrase-file", self.path("pass"), sealed]).stdout,
+                         read_file(self.data))
+        salted = self.path("data.enc")
+        self.paes(["encrypt", "--mode", "cbc", "--pbkdf2", "--passphrase-file", "-", self.data, "-o", salted],
+                  stdin=PASSPHRASE + b"\n")
+        self.assertEqual(self.paes(["decrypt", "--mode", "cbc", "--pbkdf2", "--passphrase-file", "-", salted],
+                                   stdin=PASSPHRASE).stdout, read_file(self.data))
+        proc = self.paes(["decrypt", "--passphrase-file", "-", sealed], stdin=b"\n", code=1,
+                         words="empty passphrase in standard input (--passphrase-file -)")
+        self.assertEqual(proc.stdout, b"")
+
+    def test_standard_input_that_is_also_the_data_or_read_twice_is_refused(self):
+        identity, recipient = self.identity()
+        sealed = self.path("data.paes")
+        self.paes(["encrypt", "-r", recipient, self.data, "-o", sealed])
+        key = KEY.hex().encode() + b"\n"
+        for args, words in (
+                (["encrypt", "--key-file", "-"], "--key-file - reads standard input, which is also the input to "
+                                                 "encrypt: name the input file"),
+                (["encrypt", "--key-file", "-", "-"], "which is also the input to encrypt"),
+                (["encrypt", "--passphrase-file", "-", "/dev/stdin"], "--passphrase-file - reads standard input"),
+                (["decrypt", "-i", "-"], "-i - reads standard input, which is also the input to decrypt"),
+                (["rekey", "-i", "-", "-r", recipient], "-i - reads standard input, which is also the input to re-key"),
+                (["encrypt", "--key-file", "-", "--aad-file", "-", self.data], "--key-file - and --aad-file - both "
+                                                                              "read standard input, which is read once"),
+                (["decrypt", "-i", "-", "-i", "/dev/stdin", sealed], "-i - and -i /dev/stdin both read"),
+                (["decrypt", "-i", "-", "--aad-file", "-", sealed], "-i - and --aad-file - both read"),
+                (["rekey", "-i", "-", "-R", "-", sealed], "-i - and -R - both read")):
+            proc = self.paes(args + ["-o", self.path("out")], stdin=key, code=2, words=words)
+            self.assertNotIn(KEY.hex(), proc.stderr.decode())
+            self.assertFalse(os.path.exists(self.path("out")))
+
+    def test_an_output_over_the_file_on_standard_input_is_refused(self):
+        key = write_file(self.path("k.key"), KEY.hex().encode() + b"\n", 0o600)
+        with open(key, "rb") as stdin:
+            self.paes(["encrypt", "--key-file", "-", self.data, "-o", key, "-f"], stdin=stdin, code=2,
+                      words="-o " + key + " is the file given to --key-file - (on standard input)")
+        self.assertEqual(read_file(key), KEY.hex().encode() + b"\n")
+
+    def terminal(self):
+        try:
+            return os.openpty()
+        except OSError as e:
+            self.skipTest(f"no pseudo-terminal can be made here: {e}")
+
+    def test_a_terminal_on_standard_input_is_no_secret(self):
+        identity, recipient = self.identity()
+        sealed = self.path("data.paes")
+        self.paes(["encrypt", "-r", recipient, self.data, "-o", sealed])
+        master, slave = self.terminal()
+        try:
+            for args, words in (
+                    (["encrypt", "--key-file", "-", self.data], "standard input (--key-file -) is a terminal: a key "
+                                                                "is not typed"),
+                    (["encrypt", "--key-file", "/dev/stdin", self.data], "key file /dev/stdin is a terminal"),
+                    (["encrypt", "--passphrase-file", "-", self.data], "leave out --passphrase-file, and paes asks"),
+                    (["decrypt", "-i", "-", sealed], "standard input (-i -) is a terminal"),
+                    (["rekey", "-i", "-", "-r", recipient, sealed], "standard input (-i -) is a terminal"),
+                    (["keygen", "-y", "-"], "standard input (-y -) is a terminal")):
+                self.paes(args + (["-o", self.path("out")] if args[0] != "keygen" else []), stdin=slave, code=2,
+                          words=words)
+                self.assertFalse(os.path.exists(self.path("out")))
+        finally:
+            os.close(master)
+            os.close(slave)
+
+    def test_keygen_to_a_terminal_is_refused_and_writes_nothing_there(self):
+        master, slave = self.terminal()
+        try:
+            for args in (["keygen", "-o", "-"], ["keygen", "--x25519", "-o", "-"]):
+                proc = self.paes(args, stdout=slave, code=2, words="standard output, which is a terminal")
+                self.assertEqual(proc.stderr.count(b"\n"), 1, describe(proc))
+            os.set_blocking(master, False)
+            try:
+                shown = os.read(master, 4096)
+            except BlockingIOError:
+                shown = b""
+            self.assertEqual(shown, b"", "keygen wrote on the terminal")
+        finally:
+            os.close(master)
+            os.close(slave)
+        # Other streams stay refused as key outputs: a named pipe (nothing opens it).
+        fifo = self.path("fifo")
+        os.mkfifo(fifo)
+        self.paes(["keygen", "-o", fifo], code=2, words="is a stream, not one")
 
 
 if __name__ == "__main__":
