@@ -12,6 +12,7 @@
 #include "paes/endpoint.hpp"
 #include "paes/engine.hpp"
 #include "paes/error.hpp"
+#include "paes/inspect.hpp"
 #include "paes/io.hpp"
 #include "paes/job.hpp"
 #include "paes/mode.hpp"

@@ -32,6 +32,7 @@ CommandLine::CommandLine() : app_("paes: parallel AES for bulk data, byte-identi
   info_ = add_info_command(app_, info_args_);
   keygen_ = add_keygen_command(app_, keygen_args_);
   rekey_ = add_rekey_command(app_, rekey_args_);
+  inspect_ = add_inspect_command(app_, inspect_args_);
 }
 
 namespace {
@@ -93,6 +94,7 @@ ParseOutcome CommandLine::parse(int argc, const char* const* argv) {
   else if (info_->parsed()) outcome.command = Command::info;
   else if (keygen_->parsed()) outcome.command = Command::keygen;
   else if (rekey_->parsed()) outcome.command = Command::rekey;
+  else if (inspect_->parsed()) outcome.command = Command::inspect;
   else {
     outcome.exit_status = 2;
     outcome.error = "no command given (see 'paes --help')";
@@ -108,6 +110,7 @@ int CommandLine::run(Command command) {
     case Command::info: return run_info(info_args_);
     case Command::keygen: return run_keygen(keygen_args_);
     case Command::rekey: return run_rekey(rekey_args_);
+    case Command::inspect: return run_inspect(inspect_args_);
     case Command::none: break;
   }
   return 2;

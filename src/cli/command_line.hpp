@@ -12,7 +12,7 @@
 
 namespace paes::cli {
 
-enum class Command { none, encrypt, decrypt, bench, info, keygen, rekey };
+enum class Command { none, encrypt, decrypt, bench, info, keygen, rekey, inspect };
 
 struct ParseOutcome {
   // The subcommand to run; none when parsing ended without one (help,
@@ -47,12 +47,14 @@ class CommandLine {
   InfoArgs info_args_;
   KeygenArgs keygen_args_;
   RekeyArgs rekey_args_;
+  InspectArgs inspect_args_;
   CLI::App* encrypt_;
   CLI::App* decrypt_;
   CLI::App* bench_;
   CLI::App* info_;
   CLI::App* keygen_;
   CLI::App* rekey_;
+  CLI::App* inspect_;
 };
 
 }  // namespace paes::cli

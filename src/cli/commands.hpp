@@ -102,6 +102,13 @@ struct RekeyArgs {
 CLI::App* add_rekey_command(CLI::App& app, RekeyArgs& args);
 int run_rekey(const RekeyArgs& args);
 
+struct InspectArgs {
+  std::string input;
+  bool json = false;
+};
+CLI::App* add_inspect_command(CLI::App& app, InspectArgs& args);
+int run_inspect(const InspectArgs& args);
+
 // --backend (and its PAES_BACKEND default), shared by encrypt, decrypt and bench.
 CLI::Option* add_backend_option(CLI::App& command, std::string& backend);
 

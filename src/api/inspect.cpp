@@ -1,0 +1,232 @@
+// inspect_sealed_file: what a file is, from its first bytes and its length.
+#include "paes/inspect.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+#include "format/salted_header.hpp"
+#include "format/sealed_format.hpp"
+#include "format/stanza_header.hpp"
+#include "paes/endpoint.hpp"
+#include "paes/error.hpp"
+
+namespace paes {
+namespace {
+
+constexpr std::string_view kAgeVersionLine = "age-encryption.org/v1\n";
+constexpr std::string_view kAgeArmorBegin = "-----BEGIN AGE ENCRYPTED FILE-----";
+constexpr std::string_view kPgpArmorBegin = "-----BEGIN PGP MESSAGE-----";
+// age's STREAM (C2SP age.md, "Payload"): a 16-byte nonce, then chunks of
+// 64 KiB of plaintext and a 16-byte Poly1305 tag.
+constexpr std::uint64_t kAgeNonceLen = 16;
+constexpr std::uint64_t kAgeChunkLen = 64 * 1024 + 16;
+constexpr std::uint64_t kAgeTagLen = 16;
+// Enough for a preamble, the largest version-3 header parse_stanza_header
+// takes and the MAC line after it.
+constexpr std::size_t kPrefixLen = kPreambleLen + kMaxHeaderLen + 128;
+
+std::string_view as_text(std::span<const std::uint8_t> bytes) {
+  return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
+}
+
+// The leading whitespace an armored file may start with, as age's and
+// OpenPGP's readers skip it.
+std::string_view skip_space(std::string_view text) {
+  const std::size_t start = text.find_first_not_of(" \t\r\n");
+  return start == std::string_view::npos ? std::string_view{} : text.substr(start);
+}
+
+void mark_truncated(SealedFileInfo& info, const std::string& why) {
+  info.truncated = true;
+  info.problem = why;
+}
+
+// A paes file: the preamble, a version-3 header, then the body's geometry
+// as SegmentJob reads it.
+void inspect_paes(SealedFileInfo& info, std::span<const std::uint8_t> prefix, std::uint64_t size,
+                  const std::string& name) {
+  info.format = InspectedFormat::paes;
+  if (prefix.size() > 4) info.version = prefix[4];
+  Preamble preamble;
+  try {
+    preamble = Preamble::decode(prefix, name);
+  } catch (const Error& e) {
+    info.truncated = size < kPreambleLen;
+    info.problem = e.what();
+    return;
+  }
+  info.key_bits = preamble.key_len * 8u;
+  info.segment_size = preamble.segment_len;
+  switch (preamble.key_source) {
+    case KeySource::raw_key: info.key_source = InspectedKeySource::raw_key; break;
+    case KeySource::scrypt_passphrase:
+      info.key_source = InspectedKeySource::passphrase;
+      info.scrypt_log2_n = preamble.scrypt.log2_n;
+      break;
+    case KeySource::recipient_stanzas: info.key_source = InspectedKeySource::recipients; break;
+  }
+  std::uint64_t header = kPreambleLen;
+  if (preamble.key_source == KeySource::recipient_stanzas) {
+    try {
+      const StanzaHeader stanzas = parse_stanza_header(prefix.subspan(kPreambleLen), name);
+      for (const Stanza& s : stanzas.stanzas) info.stanza_types.push_back(s.type);
+      header += stanzas.length;
+    } catch (const Error& e) {
+      info.problem = e.what();
+      return;
+    }
+  }
+  info.header_size = header;
+  const std::uint64_t stream_header = StreamHeader::length(preamble.key_len);
+  if (size < header + stream_header) {
+    mark_truncated(info, name + ": truncated: the file ends before its Tink stream header");
+    return;
+  }
+  const SecretBytes no_key;
+  const SegmentJob job(Direction::decrypt, preamble.key_len, preamble.segment_len, no_key, NoncePrefix{});
+  std::uint64_t segments = 0;
+  try {
+    segments = job.chunk_count(size - header - stream_header);
+  } catch (const Error& e) {
+    mark_truncated(info, name + ": " + e.what());
+    return;
+  }
+  info.overhead = stream_header + segments * kTagLen;
+  info.plaintext_size = size - header - *info.overhead;
+}
+
+// An age file's header and STREAM geometry (binary only: an armored file's
+// bytes are base64 lines, named but not decoded).
+void inspect_age(SealedFileInfo& info, std::span<const std::uint8_t> prefix, std::uint64_t size,
+                 const std::string& name) {
+  info.format = InspectedFormat::age;
+  info.version = 1;
+  if (info.armor) return;
+  std::uint64_t header = kAgeVersionLine.size();
+  try {
+    const StanzaHeader stanzas = parse_stanza_header(prefix.subspan(kAgeVersionLine.size()), name);
+    for (const Stanza& s : stanzas.stanzas) info.stanza_types.push_back(s.type);
+    header += stanzas.length;
+  } catch (const Error& e) {
+    info.problem = e.what();
+    return;
+  }
+  info.header_size = header;
+  if (size < header + kAgeNonceLen + kAgeTagLen) {
+    mark_truncated(info, name + ": truncated: the age payload is shorter than its nonce and one tag");
+    return;
+  }
+  const std::uint64_t encrypted = size - header - kAgeNonceLen;
+  const std::uint64_t chunks = (encrypted + kAgeChunkLen - 1) / kAgeChunkLen;
+  const std::uint64_t last = encrypted - (chunks - 1) * kAgeChunkLen;
+  // Only an empty message ends in an empty chunk.
+  if (last < kAgeTagLen || (chunks > 1 && last == kAgeTagLen)) {
+    mark_truncated(info, name + ": truncated or extended: the last age chunk is no chunk age writes");
+    return;
+  }
+  info.overhead = kAgeNonceLen + chunks * kAgeTagLen;
+  info.plaintext_size = size - header - *info.overhead;
+}
+
+// OpenPGP packets that open an encrypted message (RFC 9580 section 5.1 and
+// 5.3): a public-key (tag 1) or symmetric-key (tag 3) encrypted session key,
+// in the old or the new packet format, followed by a version the RFC defines.
+bool opens_openpgp_message(std::span<const std::uint8_t> bytes) {
+  if (bytes.size() < 3 || (bytes[0] & 0x80) == 0) return false;
+  unsigned tag = 0;
+  std::size_t length_bytes = 0;
+  if (bytes[0] & 0x40) {
+    tag = bytes[0] & 0x3f;
+    length_bytes = bytes[1] < 192 ? 1 : bytes[1] < 224 ? 2 : bytes[1] == 255 ? 5 : 0;
+  } else {
+    tag = (bytes[0] >> 2) & 0x0f;
+    const unsigned length_type = bytes[0] & 0x03;
+    length_bytes = length_type == 3 ? 0 : std::size_t{1} << length_type;
+  }
+  if (length_bytes == 0 || bytes.size() <= 1 + length_bytes) return false;
+  const std::uint8_t version = bytes[1 + length_bytes];
+  if (tag == 1) return version == 3 || version == 6;
+  if (tag == 3) return version == 4 || version == 5 || version == 6;
+  return false;
+}
+
+}  // namespace
+
+const char* inspected_format_name(InspectedFormat format) {
+  switch (format) {
+    case InspectedFormat::paes: return "paes";
+    case InspectedFormat::tink: return "tink";
+    case InspectedFormat::age: return "age";
+    case InspectedFormat::openssl_salted: return "openssl-salted";
+    case InspectedFormat::openpgp: return "openpgp";
+    case InspectedFormat::unknown: break;
+  }
+  return "unknown";
+}
+
+const char* inspected_key_source_name(InspectedKeySource source) {
+  switch (source) {
+    case InspectedKeySource::raw_key: return "raw-key";
+    case InspectedKeySource::passphrase: return "passphrase";
+    case InspectedKeySource::recipients: return "recipients";
+    case InspectedKeySource::none: break;
+  }
+  return "";
+}
+
+SealedFileInfo inspect_sealed_file(const std::string& path) {
+  InputEndpoint in(path, true);
+  std::vector<std::uint8_t> prefix(
+      static_cast<std::size_t>(std::min<std::uint64_t>(kPrefixLen, in.size().value_or(kPrefixLen))));
+  prefix.resize(in.read_prefix(prefix));
+  std::uint64_t size = prefix.size();
+  if (const auto file_size = in.size()) {
+    size = *file_size;
+  } else {
+    std::vector<std::uint8_t> rest(std::size_t{1} << 20);
+    while (const std::size_t got = in.read_prefix(rest)) size += got;
+  }
+
+  SealedFileInfo info;
+  info.file_size = size;
+  const std::string_view text = as_text(prefix);
+  const std::string_view trimmed = skip_space(text);
+  if (size == 0) {
+    info.problem = in.name() + ": empty";
+  } else if (text.starts_with("PAES")) {
+    inspect_paes(info, prefix, size, in.name());
+  } else if (text.starts_with(kAgeVersionLine)) {
+    inspect_age(info, prefix, size, in.name());
+  } else if (trimmed.starts_with(kAgeArmorBegin)) {
+    info.armor = true;
+    inspect_age(info, prefix, size, in.name());
+  } else if (text.starts_with("Salted__")) {
+    info.format = InspectedFormat::openssl_salted;
+    if (size < kSaltedHeaderLen) {
+      mark_truncated(info, in.name() + ": truncated: shorter than openssl's 16-byte Salted__ header");
+    } else {
+      info.header_size = kSaltedHeaderLen;
+    }
+  } else if (trimmed.starts_with(kPgpArmorBegin)) {
+    info.format = InspectedFormat::openpgp;
+    info.armor = true;
+  } else if (opens_openpgp_message(prefix)) {
+    info.format = InspectedFormat::openpgp;
+  } else if ((prefix[0] == StreamHeader::length(16) || prefix[0] == StreamHeader::length(32)) &&
+             size >= prefix[0] + kTagLen) {
+    // A bare Tink stream has no magic: its header length byte and a length
+    // that holds the header and one tag are all there is to go by, and its
+    // segment size is not in the file.
+    info.format = InspectedFormat::tink;
+    info.likely = true;
+    info.key_bits = (prefix[0] - 1u - static_cast<unsigned>(kNoncePrefixLen)) * 8u;
+    info.header_size = 0;
+  } else {
+    info.problem = in.name() + ": not a format paes knows";
+  }
+  return info;
+}
+
+}  // namespace paes
