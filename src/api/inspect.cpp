@@ -16,8 +16,6 @@ namespace paes {
 namespace {
 
 constexpr std::string_view kAgeVersionLine = "age-encryption.org/v1\n";
-constexpr std::string_view kAgeArmorBegin = "-----BEGIN AGE ENCRYPTED FILE-----";
-constexpr std::string_view kPgpArmorBegin = "-----BEGIN PGP MESSAGE-----";
 // age's STREAM (C2SP age.md, "Payload"): a 16-byte nonce, then chunks of
 // 64 KiB of plaintext and a 16-byte Poly1305 tag.
 constexpr std::uint64_t kAgeNonceLen = 16;
@@ -29,13 +27,6 @@ constexpr std::size_t kPrefixLen = kPreambleLen + kMaxHeaderLen + 128;
 
 std::string_view as_text(std::span<const std::uint8_t> bytes) {
   return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
-}
-
-// The leading whitespace an armored file may start with, as age's and
-// OpenPGP's readers skip it.
-std::string_view skip_space(std::string_view text) {
-  const std::size_t start = text.find_first_not_of(" \t\r\n");
-  return start == std::string_view::npos ? std::string_view{} : text.substr(start);
 }
 
 void mark_truncated(SealedFileInfo& info, const std::string& why) {
@@ -130,28 +121,6 @@ void inspect_age(SealedFileInfo& info, std::span<const std::uint8_t> prefix, std
   info.plaintext_size = size - header - *info.overhead;
 }
 
-// OpenPGP packets that open an encrypted message (RFC 9580 section 5.1 and
-// 5.3): a public-key (tag 1) or symmetric-key (tag 3) encrypted session key,
-// in the old or the new packet format, followed by a version the RFC defines.
-bool opens_openpgp_message(std::span<const std::uint8_t> bytes) {
-  if (bytes.size() < 3 || (bytes[0] & 0x80) == 0) return false;
-  unsigned tag = 0;
-  std::size_t length_bytes = 0;
-  if (bytes[0] & 0x40) {
-    tag = bytes[0] & 0x3f;
-    length_bytes = bytes[1] < 192 ? 1 : bytes[1] < 224 ? 2 : bytes[1] == 255 ? 5 : 0;
-  } else {
-    tag = (bytes[0] >> 2) & 0x0f;
-    const unsigned length_type = bytes[0] & 0x03;
-    length_bytes = length_type == 3 ? 0 : std::size_t{1} << length_type;
-  }
-  if (length_bytes == 0 || bytes.size() <= 1 + length_bytes) return false;
-  const std::uint8_t version = bytes[1 + length_bytes];
-  if (tag == 1) return version == 3 || version == 6;
-  if (tag == 3) return version == 4 || version == 5 || version == 6;
-  return false;
-}
-
 }  // namespace
 
 const char* inspected_format_name(InspectedFormat format) {
@@ -192,30 +161,26 @@ SealedFileInfo inspect_sealed_file(const std::string& path) {
   SealedFileInfo info;
   info.file_size = size;
   const std::string_view text = as_text(prefix);
-  const std::string_view trimmed = skip_space(text);
+  const auto look = recognize_foreign_format(prefix);
+  const auto seen = [&](ForeignFormat format) { return look && look->format == format; };
   if (size == 0) {
     info.problem = in.name() + ": empty";
   } else if (text.starts_with("PAES")) {
     inspect_paes(info, prefix, size, in.name());
-  } else if (text.starts_with(kAgeVersionLine)) {
+  } else if (seen(ForeignFormat::age) && (look->armored || text.starts_with(kAgeVersionLine))) {
+    info.armor = look->armored;
     inspect_age(info, prefix, size, in.name());
-  } else if (trimmed.starts_with(kAgeArmorBegin)) {
-    info.armor = true;
-    inspect_age(info, prefix, size, in.name());
-  } else if (text.starts_with("Salted__")) {
+  } else if (seen(ForeignFormat::openssl_salted)) {
     info.format = InspectedFormat::openssl_salted;
     if (size < kSaltedHeaderLen) {
       mark_truncated(info, in.name() + ": truncated: shorter than openssl's 16-byte Salted__ header");
     } else {
       info.header_size = kSaltedHeaderLen;
     }
-  } else if (trimmed.starts_with(kPgpArmorBegin)) {
+  } else if (seen(ForeignFormat::openpgp)) {
     info.format = InspectedFormat::openpgp;
-    info.armor = true;
-  } else if (opens_openpgp_message(prefix)) {
-    info.format = InspectedFormat::openpgp;
-  } else if ((prefix[0] == StreamHeader::length(16) || prefix[0] == StreamHeader::length(32)) &&
-             size >= prefix[0] + kTagLen) {
+    info.armor = look->armored;
+  } else if (seen(ForeignFormat::likely_tink_stream) && size >= prefix[0] + kTagLen) {
     // A bare Tink stream has no magic: its header length byte and a length
     // that holds the header and one tag are all there is to go by, and its
     // segment size is not in the file.

@@ -48,43 +48,70 @@ class SegmentWorker final : public ChunkWorker {
   SegmentCodec codec_;
 };
 
-// OpenPGP's first packet (RFC 4880 4.2): bit 7 set, then the tag, in bits
-// 5-0 in the new format (bit 6 set) or 5-2 in the old. An encrypted message
-// starts with a key packet: public-key (1) or passphrase (3).
-bool starts_openpgp_message(std::span<const std::uint8_t> bytes) {
-  if (bytes.empty() || (bytes[0] & 0x80) == 0) return false;
-  const unsigned tag = (bytes[0] & 0x40) != 0 ? bytes[0] & 0x3fu : (bytes[0] >> 2) & 0x0fu;
-  return tag == 1 || tag == 3;
+// OpenPGP packets that open an encrypted message (RFC 9580 section 5.1 and
+// 5.3): a public-key (tag 1) or symmetric-key (tag 3) encrypted session key,
+// in the old or the new packet format, followed by a version the RFC defines.
+bool opens_openpgp_message(std::span<const std::uint8_t> bytes) {
+  if (bytes.size() < 3 || (bytes[0] & 0x80) == 0) return false;
+  unsigned tag = 0;
+  std::size_t length_bytes = 0;
+  if (bytes[0] & 0x40) {
+    tag = bytes[0] & 0x3f;
+    length_bytes = bytes[1] < 192 ? 1 : bytes[1] < 224 ? 2 : bytes[1] == 255 ? 5 : 0;
+  } else {
+    tag = (bytes[0] >> 2) & 0x0f;
+    const unsigned length_type = bytes[0] & 0x03;
+    length_bytes = length_type == 3 ? 0 : std::size_t{1} << length_type;
+  }
+  if (length_bytes == 0 || bytes.size() <= 1 + length_bytes) return false;
+  const std::uint8_t version = bytes[1 + length_bytes];
+  if (tag == 1) return version == 3 || version == 6;
+  if (tag == 3) return version == 4 || version == 5 || version == 6;
+  return false;
 }
 
 // A file that is no paes file: named when it looks like another tool's
 // (ForeignFormatError), else "bad magic".
 [[noreturn]] void refuse_foreign_file(std::span<const std::uint8_t> bytes, const std::string& name) {
-  const std::string_view start(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-  if (start.starts_with("age-encryption.org/") || start.starts_with("-----BEGIN AGE")) {
-    throw ForeignFormatError(
-        name + ": an age file, not a paes file: open it with age (paes reads age's keys, not its files)",
-        ForeignFormat::age);
+  const auto look = recognize_foreign_format(bytes);
+  if (!look) throw Error(name + ": not a paes file (bad magic)");
+  switch (look->format) {
+    case ForeignFormat::age:
+      throw ForeignFormatError(
+          name + ": an age file, not a paes file: open it with age (paes reads age's keys, not its files)",
+          ForeignFormat::age);
+    case ForeignFormat::openssl_salted:
+      throw ForeignFormatError(name + ": an openssl enc file (Salted__), not a paes file (the cipher mode it was "
+                                       "written with is not in the file)",
+                                ForeignFormat::openssl_salted);
+    case ForeignFormat::openpgp:
+      throw ForeignFormatError(name + ": an OpenPGP (gpg) file, not a paes file: open it with gpg",
+                                ForeignFormat::openpgp);
+    case ForeignFormat::likely_tink_stream: break;
   }
-  if (start.starts_with("Salted__")) {
-    throw ForeignFormatError(name + ": an openssl enc file (Salted__), not a paes file (the cipher mode it was "
-                                     "written with is not in the file)",
-                              ForeignFormat::openssl_salted);
-  }
-  if (start.starts_with("-----BEGIN PGP MESSAGE-----") || starts_openpgp_message(bytes)) {
-    throw ForeignFormatError(name + ": an OpenPGP (gpg) file, not a paes file: open it with gpg",
-                              ForeignFormat::openpgp);
-  }
-  // A bare Tink stream starts with its header's length: 24 (AES-128) or 40 (AES-256).
-  if (!bytes.empty() && (bytes[0] == StreamHeader::length(16) || bytes[0] == StreamHeader::length(32))) {
-    throw ForeignFormatError(name + ": not a paes file (bad magic); if it is a bare Tink stream (the tink "
-                                     "format), it opens only with the segment size it was written with",
-                              ForeignFormat::likely_tink_stream);
-  }
-  throw Error(name + ": not a paes file (bad magic)");
+  throw ForeignFormatError(name + ": not a paes file (bad magic); if it is a bare Tink stream (the tink "
+                                   "format), it opens only with the segment size it was written with",
+                            ForeignFormat::likely_tink_stream);
 }
 
 }  // namespace
+
+std::optional<ForeignLook> recognize_foreign_format(std::span<const std::uint8_t> start) {
+  const std::string_view text(reinterpret_cast<const char*>(start.data()), start.size());
+  const std::size_t first = text.find_first_not_of(" \t\r\n");
+  const std::string_view armor = first == std::string_view::npos ? std::string_view{} : text.substr(first);
+  if (text.starts_with("age-encryption.org/")) return ForeignLook{ForeignFormat::age};
+  // Armor lines by their start: a preamble's 32 bytes don't hold a whole one.
+  if (armor.starts_with("-----BEGIN AGE")) return ForeignLook{ForeignFormat::age, true};
+  if (text.starts_with("Salted__")) return ForeignLook{ForeignFormat::openssl_salted};
+  if (armor.starts_with("-----BEGIN PGP MESSAGE")) return ForeignLook{ForeignFormat::openpgp, true};
+  if (opens_openpgp_message(start)) return ForeignLook{ForeignFormat::openpgp};
+  // A bare Tink stream starts with its header's length: 24 (AES-128) or 40 (AES-256).
+  if (!start.empty() && (start[0] == StreamHeader::length(16) || start[0] == StreamHeader::length(32))) {
+    return ForeignLook{ForeignFormat::likely_tink_stream};
+  }
+  return std::nullopt;
+}
 
 std::uint8_t Preamble::version() const {
   return key_source == KeySource::recipient_stanzas ? kRecipientsFormatVersion : kFormatVersion;

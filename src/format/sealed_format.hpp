@@ -23,6 +23,7 @@
 #include "cipher/segment_codec.hpp"
 #include "paes/job.hpp"
 #include "paes/mode.hpp"
+#include "paes/sealed.hpp"
 
 namespace paes {
 
@@ -70,6 +71,18 @@ struct Preamble {
   // doesn't go with the version among them).
   static Preamble decode(std::span<const std::uint8_t> bytes, const std::string& name);
 };
+
+// Another tool's file, told by its first bytes (which may stop short of
+// the whole file): age and OpenPGP, binary or armored (leading whitespace
+// skipped, as their readers do), openssl's "Salted__", and, as a guess, a bare
+// Tink stream (its first byte is a Tink header's length). Nothing when the
+// bytes look like none of them. The one place that knows these signatures:
+// decrypt's messages and paes inspect both ask it.
+struct ForeignLook {
+  ForeignFormat format;
+  bool armored = false;
+};
+std::optional<ForeignLook> recognize_foreign_format(std::span<const std::uint8_t> start);
 
 // Throws a usage Error unless key_len is 16 or 32 and segment_len in range.
 void check_sealed_params(std::size_t key_len, std::uint64_t segment_len);
