@@ -2,7 +2,7 @@
  * they stay within the C subset that OpenCL C and CUDA share; core_test.cpp
  * and host_kernels_test.cpp call these wrappers and compare them with the C++
  * instantiation and OpenSSL. */
-#include "gpu/aes_kernels.h"
+#include "cipher/gpu/aes_kernels.h"
 
 void paes_c_encrypt_block(const uint32_t* rk, int nr, const uint32_t* te0, uint32_t* s);
 void paes_c_decrypt_block(const uint32_t* rk, int nr, const uint32_t* td0,

@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "cipher/oneshot.hpp"
-#include "gpu/aes_kernels.h"
-#include "gpu/aes_tables.hpp"
-#include "gpu/key_schedule.hpp"
+#include "cipher/gpu/aes_kernels.h"
+#include "cipher/gpu/aes_tables.hpp"
+#include "cipher/gpu/key_schedule.hpp"
 #include "paes/error.hpp"
 
 extern "C" {

@@ -4,7 +4,7 @@
 // partial block, block ranges split at odd places (and run by several threads
 // at once), and the CTR counter carrying across 2^32 and 2^64 and wrapping at
 // 2^128.
-#include "gpu/host_kernels.hpp"
+#include "cipher/gpu/host_kernels.hpp"
 
 #include <gtest/gtest.h>
 
@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "cipher/oneshot.hpp"
-#include "gpu/aes_tables.hpp"
-#include "gpu/key_schedule.hpp"
+#include "cipher/gpu/aes_tables.hpp"
+#include "cipher/gpu/key_schedule.hpp"
 #include "test_support.hpp"
 
 extern "C" void paes_c_ctr_body(std::uint64_t b, const unsigned char* in, unsigned char* out,

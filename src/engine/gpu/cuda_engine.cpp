@@ -9,8 +9,8 @@
 #include <memory>
 #include <utility>
 
-#include "gpu/aes_tables.hpp"
-#include "gpu/key_schedule.hpp"
+#include "cipher/gpu/aes_tables.hpp"
+#include "cipher/gpu/key_schedule.hpp"
 #include "paes/error.hpp"
 
 namespace paes::gpu {

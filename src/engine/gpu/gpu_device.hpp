@@ -25,7 +25,7 @@
 #include <string>
 
 #include "gpu/gpu_modes.hpp"
-#include "gpu/key_schedule.hpp"
+#include "cipher/gpu/key_schedule.hpp"
 #include "paes/engine.hpp"
 
 namespace paes::gpu {

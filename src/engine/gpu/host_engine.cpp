@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "gpu/aes_tables.hpp"
-#include "gpu/host_kernels.hpp"
+#include "cipher/gpu/aes_tables.hpp"
+#include "cipher/gpu/host_kernels.hpp"
 #include "paes/error.hpp"
 #include "util/elapsed.hpp"
 

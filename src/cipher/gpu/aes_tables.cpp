@@ -1,4 +1,4 @@
-#include "gpu/aes_tables.hpp"
+#include "cipher/gpu/aes_tables.hpp"
 
 namespace paes::gpu {
 

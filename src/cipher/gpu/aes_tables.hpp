@@ -8,7 +8,7 @@
 #include <array>
 #include <cstdint>
 
-#include "gpu/aes_core.h"
+#include "cipher/gpu/aes_core.h"
 
 namespace paes::gpu {
 

@@ -24,7 +24,7 @@
 
 #if !defined(__OPENCL_VERSION__)
 /* OpenCL has no include path for it: the host puts aes_core.h's text first. */
-#include "gpu/aes_core.h"
+#include "cipher/gpu/aes_core.h"
 #endif
 
 /* Four words, the unit of a 128-bit load or store: uint4 on devices (CUDA

@@ -1,11 +1,11 @@
-#include "gpu/host_kernels.hpp"
+#include "cipher/gpu/host_kernels.hpp"
 
 #include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "gpu/aes_kernels.h"
+#include "cipher/gpu/aes_kernels.h"
 
 namespace paes::gpu {
 

@@ -28,7 +28,7 @@
 
 #include <cstdint>
 
-#include "gpu/aes_kernels.h"
+#include "cipher/gpu/aes_kernels.h"
 
 namespace paes::gpu {
 

@@ -1,8 +1,8 @@
-#include "gpu/key_schedule.hpp"
+#include "cipher/gpu/key_schedule.hpp"
 
 #include <openssl/crypto.h>
 
-#include "gpu/aes_tables.hpp"
+#include "cipher/gpu/aes_tables.hpp"
 #include "paes/mode.hpp"
 
 namespace paes::gpu {

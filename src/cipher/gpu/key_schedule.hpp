@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "gpu/aes_core.h"
+#include "cipher/gpu/aes_core.h"
 
 namespace paes::gpu {
 
