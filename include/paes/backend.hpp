@@ -6,8 +6,12 @@
 // takes its backend when it is made.
 #pragma once
 
+#include <cstddef>
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "paes/mode.hpp"
@@ -15,15 +19,32 @@
 namespace paes {
 
 // "auto": ipsec-mb where it is built in and this CPU runs its VAES code,
-// otherwise OpenSSL. The default.
+// otherwise OpenSSL; a GPU for the raw modes it runs, where auto measured it
+// faster for the job (see --engine auto). The default.
 inline constexpr std::string_view kAutoBackend = "auto";
 
+// One device of a GPU backend, as `paes info` lists it; --device takes `index`.
+struct GpuDeviceInfo {
+  unsigned index = 0;
+  std::string name;
+  std::string type;                // "gpu"; OpenCL also "cpu", "accelerator", "other"
+  std::string platform;            // OpenCL: the platform's name; CUDA: empty
+  std::string version;             // OpenCL: CL_DEVICE_VERSION; CUDA: empty
+  std::string compute_capability;  // CUDA: e.g. "9.0"; OpenCL: empty
+  unsigned compute_units = 0;      // OpenCL compute units, CUDA multiprocessors
+};
+
 struct CipherBackendInfo {
-  std::string name;         // "openssl", "ipsec-mb"
+  std::string name;         // "openssl", "ipsec-mb", "opencl", "cuda"
   bool built_in = false;    // compiled into this library
   bool available = false;   // built in, and this machine runs it
   bool chosen_by_auto = false;  // what `auto` runs here (OpenSSL still runs what it lacks)
+  bool gpu = false;         // runs AES on a device (its raw modes only; the sealed format stays on the CPU)
+  std::string runs;         // what it runs ("every mode", "ECB, CTR, CBC and CFB128 decryption")
+  std::string auto_rule;    // how auto ranks it ("first where its VAES code runs", "where measured faster")
   std::string detail;       // version and code path ("1.3.0, avx512 with VAES, VPCLMULQDQ")
+  std::string versions;     // a GPU API's runtime and driver ("runtime 13.0, driver 12.8")
+  std::vector<GpuDeviceInfo> devices;  // a GPU backend's devices
   std::string why_not;      // why it is not available
 };
 
@@ -32,10 +53,12 @@ std::vector<CipherBackendInfo> cipher_backends_info();
 
 // Sets the process's choice: kAutoBackend or a backend's name. A named backend
 // runs every mode and direction it supports; the rest (e.g. CBC encryption
-// under ipsec-mb) run on OpenSSL. Throws a usage Error (exit 2) for an unknown
-// name, a backend not built in, or one this machine can't run, saying which.
-// Jobs made before the call keep their backend.
-void select_cipher_backend(std::string_view name);
+// under ipsec-mb, the sealed format under a GPU) run on OpenSSL. `device`
+// picks a GPU backend's device by its index in `paes info` (unset: the API's
+// default); a usage Error for another backend. Throws a usage Error (exit 2)
+// for an unknown name, a backend not built in, or one this machine can't
+// run, saying which. Jobs made before the call keep their backend.
+void select_cipher_backend(std::string_view name, std::optional<unsigned> device = std::nullopt);
 // kAutoBackend or the name last selected.
 std::string selected_cipher_backend();
 
@@ -43,5 +66,49 @@ std::string selected_cipher_backend();
 // the sealed format's segments.
 std::string raw_backend_name(Mode mode, Direction direction);
 std::string segment_backend_name();
+
+// Caller memory that a GPU backend page-locked (pin_memory), so that its
+// device copies straight from and into it; unpinned when the handle goes.
+// Move-only. Empty (pinned() false) where the device can't pin.
+class PinnedMemory {
+ public:
+  PinnedMemory() = default;
+  explicit PinnedMemory(std::function<void()> release) : release_(std::move(release)) {}
+  ~PinnedMemory() { reset(); }
+  PinnedMemory(PinnedMemory&& other) noexcept : release_(std::exchange(other.release_, nullptr)) {}
+  PinnedMemory& operator=(PinnedMemory&& other) noexcept {
+    if (this != &other) {
+      reset();
+      release_ = std::exchange(other.release_, nullptr);
+    }
+    return *this;
+  }
+  PinnedMemory(const PinnedMemory&) = delete;
+  PinnedMemory& operator=(const PinnedMemory&) = delete;
+  bool pinned() const { return static_cast<bool>(release_); }
+  // Unpins now.
+  void reset() noexcept {
+    if (release_) std::exchange(release_, nullptr)();
+  }
+
+ private:
+  std::function<void()> release_;
+};
+
+// Page-locks [data, data + len) for the GPU backend `name` while the handle
+// lives: jobs on that backend then move chunks lying in it straight between
+// it and the device, with no staging copy. Pinning costs time in proportion
+// to `len`: it pays for memory that goes through the device many times.
+// Empty where the device can't (OpenCL). Throws a usage Error for a backend
+// that is no GPU or not built in, and what opening its device throws.
+PinnedMemory pin_memory(std::string_view name, const void* data, std::size_t len);
+
+// How a GPU backend's kernels are launched: threads per block (CUDA) or
+// work-group size (OpenCL), and the 16-byte blocks each thread transforms.
+// 0: the backend's default.
+struct GpuGeometry {
+  unsigned group_size = 0;
+  unsigned blocks_per_item = 0;
+};
 
 }  // namespace paes

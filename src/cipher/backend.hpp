@@ -78,6 +78,17 @@ class CipherBackend {
   virtual std::string detail() const = 0;
   // Why available() is false, for the error that refuses an explicit choice.
   virtual std::string why_unavailable() const { return {}; }
+  // The chunk length its workers want, for a plan whose caller left it to
+  // the job (kAutoChunkLen); 0: the mode's default. A GPU wants the bytes of
+  // one batch, so that a chunk is one launch.
+  virtual std::uint64_t preferred_chunk_len() const { return 0; }
+  // Whether it runs AES on a device rather than the CPU's cores (a GPU).
+  virtual bool runs_on_device() const { return false; }
+  // Memory for the engines' chunk buffers, page-locked where a device copies
+  // from it by DMA (a GPU's pinned memory); null: ordinary memory serves.
+  // Given back with free_chunk_memory(data, bytes).
+  virtual void* allocate_chunk_memory(std::size_t /*bytes*/) const { return nullptr; }
+  virtual void free_chunk_memory(void* /*data*/, std::size_t /*bytes*/) const noexcept {}
 
   // The per-thread objects. Throw Error when the library refuses the key.
   std::unique_ptr<RawCipher> make_raw(const CipherSpec& spec) const {

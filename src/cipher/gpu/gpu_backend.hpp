@@ -1,0 +1,143 @@
+// A GPU as a cipher backend: the parallel raw directions (ECB both ways, CTR
+// both ways, CBC and CFB128 decryption) on a device, through the same seam as
+// OpenSSL and ipsec-mb (cipher/backend.hpp). The engines' own workers drive
+// it: each worker's RawCipher holds one lane of the device (its queue or
+// stream, page-locked buffer and device buffers), taken from the backend's
+// pool and given back when the worker goes, so lanes are opened once per
+// process and reused. ChunkPlan gives every chunk its start state, padding
+// stays in cipher/padding.cpp and a stream's end in engine/feed.cpp: the
+// backend only runs blocks.
+//
+// What differs between GPU APIs is a GpuApi (below): its name, its devices,
+// its versions and how to open one. Each API's folder (cipher/opencl/,
+// cipher/cuda/) makes one, and cipher/backends.cpp holds a GpuCipherBackend
+// over it as a row of its table.
+//
+// The device is opened at the first worker that needs it, with its AES
+// self-test (gpu_check.hpp): a device that fails it is never used, and the
+// job that asked fails with the reason. Every batch's output is checked on
+// the CPU at three blocks (gpu_check.hpp) before the worker returns it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cipher/backend.hpp"
+#include "cipher/gpu/device.hpp"
+#include "paes/backend.hpp"
+
+namespace paes {
+
+// One GPU API: what its folder gives the backend.
+struct GpuApi {
+  std::string_view name;   // "opencl", "cuda": the --backend name
+  std::string_view label;  // "OpenCL", "CUDA": in messages
+  // Every device, as `paes info` lists them (index: --device); empty where
+  // there is no driver or device. Throws Error only on a failing call past that.
+  std::function<std::vector<GpuDeviceInfo>()> list_devices;
+  // What `paes info` says of the API beside its devices ("runtime 13.0,
+  // driver 12.8"); may be empty.
+  std::function<std::string()> versions;
+  // Opens device `index` (unset: the API's default), its kernels ready.
+  // Throws a usage Error for an index that doesn't exist, Error otherwise.
+  std::function<std::unique_ptr<gpu::Device>(std::optional<unsigned> index, const GpuGeometry& geometry)> open;
+  // Why this build has no such backend ("built without OpenCL ..."); empty
+  // where it has.
+  std::string_view not_built = {};
+};
+
+class GpuCipherBackend final : public CipherBackend {
+ public:
+  explicit GpuCipherBackend(GpuApi api);
+  // Over a device already open (tests: the host adapter, the model device),
+  // self-tested here. `name` names the backend.
+  GpuCipherBackend(std::string name, std::unique_ptr<gpu::Device> device, std::size_t batch_bytes);
+  ~GpuCipherBackend() override;
+
+  std::string_view name() const override { return name_; }
+  // Built in and at least one device is listed.
+  bool available() const override;
+  bool runs(Mode mode, Direction direction) const override;
+  // Never by the table's rule: auto sends work to a GPU only where it was
+  // measured faster (engine/auto_backend.hpp).
+  bool chosen_by_auto() const override { return false; }
+  std::string detail() const override;
+  std::string why_unavailable() const override;
+  std::uint64_t preferred_chunk_len() const override { return batch_bytes_; }
+  bool runs_on_device() const override { return true; }
+  void* allocate_chunk_memory(std::size_t bytes) const override;
+  void free_chunk_memory(void* data, std::size_t bytes) const noexcept override;
+
+  // The device to open at first use (--device; unset: the API's default, or
+  // for an MPI rank the one select_backend_device chose), and the launch
+  // geometry (paes bench). Only before the device opened; throws a usage
+  // Error after.
+  void set_device(std::optional<unsigned> index);
+  void set_geometry(const GpuGeometry& geometry);
+  // Whether the device is open (it was used, or opened for a measurement).
+  bool device_open() const;
+  // Opens the device now, if it isn't, and self-tests it: auto and `paes
+  // bench` start it before they time anything. Throws what opening throws.
+  gpu::Device& device() const;
+  std::vector<GpuDeviceInfo> devices() const;
+  std::string versions() const;
+
+  // The seconds the backend's lanes spent in kernels, uploads and downloads,
+  // with profiling on (set_profile(true) before the device opens).
+  struct Stats {
+    std::uint64_t batches = 0;
+    std::uint64_t bytes = 0;
+    std::uint64_t checked_batches = 0;
+    std::uint64_t direct_batches = 0;  // from and into page-locked memory, no staging copy
+    double upload_seconds = 0;
+    double kernel_seconds = 0;
+    double download_seconds = 0;
+  };
+  Stats stats() const;
+  void reset_stats();
+  void set_profile(bool profile);
+
+  // Page-locks caller memory while the handle lives (paes/backend.hpp).
+  PinnedMemory pin(const void* data, std::size_t len) const;
+  // Whether [data, data + len) lies in page-locked memory the device copies
+  // straight from: a lane's buffer, chunk memory, a pin.
+  bool in_pinned(const void* data, std::size_t len) const;
+
+  // Internal to the backend's RawCipher: a lane from the pool (opening one
+  // where none is free), and back.
+  std::unique_ptr<gpu::Lane> take_lane() const;
+  void return_lane(std::unique_ptr<gpu::Lane> lane) const noexcept;
+  void count_batch(std::size_t bytes, bool direct, const gpu::LaneTimes& times) const;
+
+ private:
+  std::unique_ptr<RawCipher> do_make_raw(const CipherSpec& spec) const override;
+  std::unique_ptr<SegmentAead> do_make_segment(const SecretBytes& key, Direction direction) const override;
+  void open_locked() const;
+
+  std::string name_;
+  std::optional<GpuApi> api_;
+  std::size_t batch_bytes_;
+  mutable std::mutex mutex_;
+  std::optional<unsigned> device_index_;
+  GpuGeometry geometry_;
+  bool profile_ = false;
+  mutable std::unique_ptr<gpu::Device> device_;
+  mutable std::vector<std::unique_ptr<gpu::Lane>> free_lanes_;
+  struct PinnedRange {
+    std::uintptr_t begin = 0;
+    std::uintptr_t end = 0;
+  };
+  mutable std::vector<PinnedRange> pinned_;
+  mutable Stats stats_;
+  // Chunk memory given back, kept for the next job (allocated once per process).
+  mutable std::vector<std::pair<void*, std::size_t>> spare_chunk_memory_;
+};
+
+}  // namespace paes
