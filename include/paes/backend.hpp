@@ -7,7 +7,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <memory>
+#include <span>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -48,8 +51,17 @@ struct CipherBackendInfo {
   std::string why_not;      // why it is not available
 };
 
-// Every backend paes knows, built in or not, in order of preference.
+// Every backend paes knows, built in or not, in order of preference. Lists
+// the GPU backends' devices, which starts their drivers.
 std::vector<CipherBackendInfo> cipher_backends_info();
+
+// The same names, cheaply (no driver starts): for a command line's choices.
+struct CipherBackendName {
+  std::string name;
+  bool gpu = false;
+  bool built_in = false;
+};
+std::vector<CipherBackendName> cipher_backend_names();
 
 // Sets the process's choice: kAutoBackend or a backend's name. A named backend
 // runs every mode and direction it supports; the rest (e.g. CBC encryption
@@ -66,6 +78,13 @@ std::string selected_cipher_backend();
 // the sealed format's segments.
 std::string raw_backend_name(Mode mode, Direction direction);
 std::string segment_backend_name();
+// Whether backend `name` (built in) runs this raw mode and direction itself
+// (a GPU: ECB, CTR, CBC and CFB128 decryption); false for one not built in.
+bool backend_runs(std::string_view name, Mode mode, Direction direction);
+
+// The chunk length that backend asks its jobs for (a GPU: one launch's
+// bytes); 0 where it leaves it to the job.
+std::uint64_t preferred_chunk_len(Mode mode, Direction direction);
 
 // Caller memory that a GPU backend page-locked (pin_memory), so that its
 // device copies straight from and into it; unpinned when the handle goes.
@@ -110,5 +129,41 @@ struct GpuGeometry {
   unsigned group_size = 0;
   unsigned blocks_per_item = 0;
 };
+
+// A GPU backend's device opened on its own, apart from the process's
+// backend, for `paes bench` and bench/gpu/: the kernels timed alone, the
+// page-locked link, and the threads engine in memory on it. Each probe opens
+// its own device (its own lanes, batch size and launch geometry).
+class GpuProbe {
+ public:
+  virtual ~GpuProbe() = default;
+  // The device's name, for reports.
+  virtual std::string device() const = 0;
+  // What the page-locked link moves, bytes per second, on `bytes` each way:
+  // up alone, down alone, and each way while both run. The best of `repeats`.
+  struct LinkRates {
+    double up = 0;
+    double down = 0;
+    double both = 0;
+  };
+  virtual LinkRates measure_link(std::size_t bytes, unsigned repeats) = 0;
+  // Seconds the kernel of `spec` takes alone on `bytes` already on the
+  // device, by the device's own events: no transfers. The best of `repeats`.
+  virtual double kernel_only_seconds(const CipherSpec& spec, std::size_t bytes, unsigned repeats) = 0;
+  // The threads engine with `threads` workers over memory on this device, in
+  // chunks of the probe's batch: what transform_memory does on the backend.
+  // `out` holds in.size() + 16 bytes. Returns the bytes written.
+  virtual std::uint64_t transform(const CipherSpec& spec, std::span<std::uint8_t> out,
+                                  std::span<const std::uint8_t> in, unsigned threads) = 0;
+  // Page-locks memory for this probe's device, as pin_memory does.
+  virtual PinnedMemory pin_memory(const void* data, std::size_t len) = 0;
+};
+
+// Opens `name`'s device `device` (unset: its default) for a probe whose
+// batches are `batch_bytes`, launched with `geometry`, and self-tests it.
+// Throws a usage Error for a backend that is no GPU of this build, or a
+// geometry the device refuses, and what opening the device throws.
+std::unique_ptr<GpuProbe> open_gpu_probe(std::string_view name, std::optional<unsigned> device,
+                                         std::size_t batch_bytes, const GpuGeometry& geometry = {});
 
 }  // namespace paes

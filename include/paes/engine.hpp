@@ -17,8 +17,11 @@
 
 namespace paes {
 
-// automatic: --engine auto, a GPU when present and worth it, else threads.
-enum class EngineKind { serial, threads, mpi, opencl, cuda, automatic };
+// Engines split the work; cipher backends (paes/backend.hpp) compute AES,
+// on the CPU or a GPU. automatic: --engine auto, the threads engine, with
+// the job's backend chosen by auto (a GPU where it measured one faster for
+// such a job on this machine; see kept_auto_verdicts).
+enum class EngineKind { serial, threads, mpi, automatic };
 
 std::string_view engine_name(EngineKind kind);
 std::optional<EngineKind> parse_engine(std::string_view name);
@@ -32,43 +35,19 @@ std::string_view compiled_engines();
 // reads a key or opens anything.
 void check_streams(EngineKind kind);
 
-// One device of the opencl or cuda engine, as `paes info` lists it;
-// --device takes `index`.
-struct GpuDevice {
-  unsigned index = 0;
-  std::string name;
-  std::string type;                // "gpu"; OpenCL also "cpu", "accelerator", "other"
-  std::string platform;            // OpenCL: the platform's name; CUDA: empty
-  std::string version;             // OpenCL: CL_DEVICE_VERSION; CUDA: empty
-  std::string compute_capability;  // CUDA: e.g. "9.0"; OpenCL: empty
-  unsigned compute_units = 0;      // OpenCL compute units, CUDA multiprocessors
-};
-
-// The devices the opencl or cuda engine (kind) can use; empty for the other
-// engines, for one this build lacks, and where there is no driver or device.
-// Throws Error only on a failing driver call past that.
-std::vector<GpuDevice> list_gpu_devices(EngineKind kind);
-
-// What `paes info` says of a GPU API beside its devices: for cuda, the
-// runtime paes was built with and the driver's version ("runtime 13.0,
-// driver 12.8", "driver none" without one), which tells why a machine with a
-// GPU lists none (a driver older than the runtime). Empty for the other
-// engines (OpenCL: each device names its platform) and one this build lacks.
-std::string gpu_api_versions(EngineKind kind);
-
-// The least input --engine auto considers running on a GPU: below it,
-// starting a device costs more than it could save.
+// The least input auto considers running on a GPU: below it, starting a
+// device costs more than it could save.
 inline constexpr std::uint64_t kAutoGpuMinBytes = std::uint64_t{256} << 20;
 
-// What --engine auto measured and kept on this machine as it is now (its
-// CPU and GPU stack: docs/GPU.md), one entry per kind of job, for `paes
-// info`. Reads the cache only: starts no driver.
+// What auto measured and kept on this machine as it is now (its CPU and GPU
+// stack: docs/GPU.md), one entry per kind of job, for `paes info`. Reads the
+// cache only: starts no driver.
 struct AutoVerdict {
-  std::string job;         // e.g. "ctr encrypt AES-128, 16 threads, ipsec-mb"
-  std::string gpu_engine;  // "cuda" or "opencl"; empty where auto found no GPU
-  std::string device;      // the GPU's name
-  double gpu_bytes_per_s = 0;    // the GPU engine in memory, with its transfers
-  double cpu_bytes_per_s = 0;    // the threads engine
+  std::string job;          // e.g. "ctr encrypt AES-128, 16 threads, ipsec-mb"
+  std::string gpu_backend;  // "cuda", "opencl"; empty where auto found no GPU
+  std::string device;       // the GPU's name
+  double gpu_bytes_per_s = 0;    // the threads engine on the GPU backend, in memory, with its transfers
+  double cpu_bytes_per_s = 0;    // the threads engine on the CPU's backend
   double gpu_start_seconds = 0;  // finding, starting and self-testing the GPU
   std::optional<std::uint64_t> gpu_from_bytes;  // the least input auto runs on the GPU; none: never
 };
@@ -105,21 +84,6 @@ class Engine {
     unsigned threads = 0;
   };
   virtual std::vector<RankTiming> rank_timings() const { return {}; }
-  // Where the last run's time went, for an engine that runs its work as a
-  // pipeline of batches (the GPU engines): the busy seconds of each stage.
-  // Stages overlap, so the one whose seconds come near the run's wall time
-  // is what limits it. None for the CPU engines, or a job a GPU engine sent
-  // to the CPU.
-  struct PipelineTimes {
-    std::uint64_t batches = 0;
-    std::uint64_t batch_bytes = 0;
-    double fill_seconds = 0;         // reading input into the batches' page-locked memory
-    double device_wait_seconds = 0;  // waiting for the device: uploads, kernels, downloads not hidden
-    double drain_seconds = 0;        // checking each batch's sample blocks, writing its output
-  };
-  virtual std::optional<PipelineTimes> pipeline_times() const { return std::nullopt; }
-  // Why this engine ran the last job, where it chose one (auto), for -v.
-  virtual std::string choice() const { return {}; }
 
  protected:
   void report(std::uint64_t bytes) const {
@@ -130,97 +94,12 @@ class Engine {
   ProgressCallback progress_;
 };
 
-// threads = 0 means one per online CPU (per rank for mpi: the node's CPUs over
-// its ranks; for opencl and cuda, the CPU threads of what the GPU doesn't
-// run). The serial engine ignores it. mpi needs an MpiSession. `device`
-// picks a GPU by its index in `paes info` (opencl, cuda). Throws a usage
-// Error for an engine this build doesn't have.
-std::unique_ptr<Engine> make_engine(EngineKind kind, unsigned threads = 0,
-                                    std::optional<unsigned> device = std::nullopt);
+// threads = 0 means one per online CPU (per rank for mpi: the node's CPUs
+// over its ranks). The serial engine ignores it. automatic makes the threads
+// engine: auto's choice is of a backend, made by the front door. mpi needs
+// an MpiSession. Throws a usage Error for an engine this build doesn't have.
+std::unique_ptr<Engine> make_engine(EngineKind kind, unsigned threads = 0);
 
 unsigned online_cpus();
-
-// Whether the GPU engines run `spec` on the device: ECB and CTR both ways,
-// CBC and CFB128 decryption. The rest runs on the CPU.
-bool runs_on_gpu(const CipherSpec& spec);
-
-// Caller memory that a GPU driver page-locked (GpuDriver::pin,
-// GpuBackend::pin_memory), so that the device copies straight from and into
-// it; unpinned when the handle goes, or with the driver that made it if that
-// goes first. Move-only. Empty (pinned() false) where the device can't pin.
-class PinnedMemory {
- public:
-  PinnedMemory() = default;
-  explicit PinnedMemory(std::function<void()> release) : release_(std::move(release)) {}
-  ~PinnedMemory() { reset(); }
-  PinnedMemory(PinnedMemory&& other) noexcept : release_(std::exchange(other.release_, nullptr)) {}
-  PinnedMemory& operator=(PinnedMemory&& other) noexcept {
-    if (this != &other) {
-      reset();
-      release_ = std::exchange(other.release_, nullptr);
-    }
-    return *this;
-  }
-  PinnedMemory(const PinnedMemory&) = delete;
-  PinnedMemory& operator=(const PinnedMemory&) = delete;
-  bool pinned() const { return static_cast<bool>(release_); }
-  // Unpins now.
-  void reset() noexcept {
-    if (release_) std::exchange(release_, nullptr)();
-  }
-
- private:
-  std::function<void()> release_;
-};
-
-// A GPU engine's backend driven directly, without the engine around it (no
-// CPU fallback, no files): for `paes bench`, which times the kernels apart
-// from the transfers, and for a program that sends its own, pinned buffers
-// through the device again and again (pin_memory).
-class GpuBackend {
- public:
-  virtual ~GpuBackend() = default;
-  // Transforms a whole message (runs_on_gpu(spec) must hold); `out` must
-  // hold len + 16 bytes. Returns the bytes written. Throws Error.
-  virtual std::size_t transform(const CipherSpec& spec, std::uint8_t* out, const std::uint8_t* in,
-                                std::size_t len) = 0;
-  // Device time in kernels since the backend opened or reset_stats().
-  virtual double kernel_seconds() const = 0;
-  virtual void reset_stats() = 0;
-  // What the page-locked link moves, bytes per second, on `bytes` each way:
-  // up alone, down alone, and each way while both run. The best of `repeats`.
-  struct LinkRates {
-    double up = 0;
-    double down = 0;
-    double both = 0;
-  };
-  virtual LinkRates measure_link(std::size_t bytes, unsigned repeats) = 0;
-  // Seconds the kernel of `spec` takes alone on `bytes` already on the device,
-  // by the device's own events: no transfers. The best of `repeats`.
-  virtual double kernel_only_seconds(const CipherSpec& spec, std::size_t bytes, unsigned repeats) = 0;
-  // Page-locks [data, data + len) while the handle lives: transform() then
-  // moves messages lying in pinned memory straight between it and the device.
-  virtual PinnedMemory pin_memory(const void* data, std::size_t len) = 0;
-};
-
-// How a GPU engine's kernels are launched: threads per block (CUDA) or
-// work-group size (OpenCL), and the 16-byte blocks each thread transforms.
-// 0: the engine's default.
-struct GpuGeometry {
-  unsigned group_size = 0;
-  unsigned blocks_per_item = 0;
-};
-
-// The GPU engines' batch: the bytes of one kernel launch and of each lane's
-// buffers.
-inline constexpr std::size_t kGpuBatchBytes = std::size_t{16} << 20;
-
-// The backend of the opencl or cuda engine (kind) on `device` (as --device;
-// unset: the engine's default), in batches of `batch_bytes`, launched with
-// `geometry`, its kernels timed, started and self-tested. Throws a usage Error
-// for another kind or one this build lacks, or a geometry the device refuses,
-// and what starting the device throws.
-std::unique_ptr<GpuBackend> open_gpu_backend(EngineKind kind, std::optional<unsigned> device,
-                                             std::size_t batch_bytes, const GpuGeometry& geometry = {});
 
 }  // namespace paes

@@ -57,10 +57,13 @@ class Job {
   // valid input has that length (it was truncated, or is not of this kind).
   virtual std::uint64_t chunk_count(std::uint64_t input_len) const = 0;
   virtual std::unique_ptr<ChunkWorker> make_worker() const = 0;
-  // What an engine that runs raw modes on other hardware (a GPU's own AES
-  // kernels) needs to know of the job: the raw mode's spec, or nullptr for a
-  // job that is no raw mode (sealed segments). The CPU engines never ask.
-  virtual const CipherSpec* raw_spec() const { return nullptr; }
+  // Memory for an engine's chunk buffers from the job's cipher backend:
+  // page-locked where a device copies chunks from it by DMA, so that a chunk
+  // goes from the file into that memory, to the device and back with no
+  // copy on the host. Null: ordinary memory serves (every CPU backend).
+  // Given back with free_chunk_memory(data, bytes).
+  virtual void* allocate_chunk_memory(std::size_t /*bytes*/) const { return nullptr; }
+  virtual void free_chunk_memory(void* /*data*/, std::size_t /*bytes*/) const noexcept {}
   // Everything another process needs to rebuild this job (job_from_ticket),
   // for MPI ranks. It holds key material: it is SecretBytes for that reason.
   virtual SecretBytes ticket() const = 0;

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #include "paes/job.hpp"
 #include "paes/mode.hpp"
@@ -52,10 +53,14 @@ class ChunkPlan final : public Job {
   // when chunk_len is below 16 or above kMaxChunkLen (kAutoChunkLen aside).
   // chunk_len is rounded down to a whole number of blocks.
   ChunkPlan(const CipherSpec& spec, std::uint64_t chunk_len);
+  // The same on a backend of the caller's (the tests' GPU devices). A chunk
+  // length left to the plan is the one the backend asks for, if any.
+  ChunkPlan(const CipherSpec& spec, std::uint64_t chunk_len, const CipherBackend& backend);
 
   std::uint64_t chunk_len() const { return chunk_len_; }
   const CipherSpec& spec() const { return spec_; }
-  const CipherSpec* raw_spec() const override { return &spec_; }
+  // The cipher backend its workers run ("openssl", "cuda").
+  std::string_view backend_name() const;
   // What a worker transforms at a time: the chunk length of a parallel plan.
   // A sequential plan's pieces are at least kDefaultChunkLen, since its chunk
   // size buys no parallelism and tiny pieces would only add hand-offs.
@@ -81,6 +86,8 @@ class ChunkPlan final : public Job {
   std::size_t out_capacity(const Chunk& chunk) const override;
   std::uint64_t chunk_count(std::uint64_t input_len) const override;
   std::unique_ptr<ChunkWorker> make_worker() const override;
+  void* allocate_chunk_memory(std::size_t bytes) const override;
+  void free_chunk_memory(void* data, std::size_t bytes) const noexcept override;
   SecretBytes ticket() const override;
 
  private:

@@ -26,7 +26,9 @@ struct TransformOptions {
   // plaintext never does: it stays ours, with these permissions.
   std::optional<unsigned> output_mode;
   ProgressCallback progress;  // input bytes done, from any thread
-  std::optional<unsigned> device;  // a GPU's index in `paes info` (opencl, cuda)
+  // The GPU auto may choose, by its index in `paes info` (a named backend
+  // takes its device from select_cipher_backend).
+  std::optional<unsigned> device;
 };
 
 struct TransformReport {
@@ -39,8 +41,8 @@ struct TransformReport {
   unsigned key_bits = 0;  // the AES key size, where the job learnt it (a sealed file's own); else 0
   double seconds = 0;  // open to commit, I/O included
   std::vector<Engine::RankTiming> ranks;  // per MPI rank (mpi engine only)
-  std::string engine_choice;  // why --engine auto ran this engine (Engine::choice)
-  std::optional<Engine::PipelineTimes> pipeline;  // a GPU engine's stages (Engine::pipeline_times)
+  std::string engine_choice;  // why --engine auto chose the job's backend (a GPU or the CPU's)
+  std::string backend;        // what ran a raw job's AES ("openssl", "cuda"); empty for a sealed job
 };
 
 // Encrypts or decrypts input into output with a raw mode. Nothing appears
@@ -61,7 +63,8 @@ TransformReport transform_salted(const CipherSpec& spec, const Pbkdf2Key& pbkdf2
 // (out.data() == in.data()) works, except for CBC and CFB decryption, whose
 // chunks read the ciphertext block before them: a usage Error, as is any
 // other overlap of the two. options.progress hears of each chunk's input
-// bytes; options.device picks the GPU of a GPU engine.
+// bytes. Under --engine auto, a GPU backend may run it (options.device picks
+// which); memory pinned for it (pin_memory) goes to the device by DMA.
 std::uint64_t transform_memory(const CipherSpec& spec, std::span<std::uint8_t> out,
                                std::span<const std::uint8_t> in, const TransformOptions& options);
 

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include "api/auto_backend.hpp"
 #include "paes/error.hpp"
 #include "util/elapsed.hpp"
 
@@ -55,7 +56,8 @@ OutputOptions output_options(const TransformOptions& options, Direction directio
 }
 
 JobRunner::JobRunner(const TransformOptions& options)
-    : engine_(make_engine(options.engine, options.threads, options.device)),
+    : options_(options),
+      engine_(make_engine(options.engine, options.threads)),
       threads_(options.threads == 0 ? online_cpus() : options.threads),
       consumed_(std::make_shared<std::atomic<std::uint64_t>>(0)),
       start_(std::chrono::steady_clock::now()) {
@@ -66,19 +68,31 @@ JobRunner::JobRunner(const TransformOptions& options)
 }
 
 std::uint64_t chunk_len_for(Mode mode, std::uint64_t requested, EngineKind engine, unsigned threads,
-                            std::optional<std::uint64_t> input_len) {
-  if (requested != ChunkPlan::kAutoChunkLen || !input_len ||
+                            std::optional<std::uint64_t> input_len, const CipherBackend& backend) {
+  if (requested != ChunkPlan::kAutoChunkLen || !input_len || backend.preferred_chunk_len() != 0 ||
       (engine != EngineKind::threads && engine != EngineKind::automatic)) {
     return requested;
   }
   return ChunkPlan::fitted_chunk_len(mode, *input_len, threads != 0 ? threads : online_cpus());
 }
 
-std::uint64_t JobRunner::chunk_len_for(Mode mode, std::uint64_t requested, const InputEndpoint& in,
-                                       std::uint64_t in_skip) const {
+const CipherBackend& raw_backend_for(const CipherSpec& spec, const TransformOptions& options,
+                                     std::optional<std::uint64_t> input_len, std::string& why) {
+  if (options.engine == EngineKind::automatic) {
+    const AutoChoice choice = choose_auto_backend(spec, input_len, options.threads != 0 ? options.threads : online_cpus(),
+                                                  options.device);
+    why = choice.why;
+    if (choice.backend) return *choice.backend;
+  }
+  return choose_raw_backend(spec.mode, spec.direction);
+}
+
+ChunkPlan JobRunner::plan_for(const CipherSpec& spec, const InputEndpoint& in, std::uint64_t in_skip) {
   std::optional<std::uint64_t> input_len = in.size();
   if (input_len) *input_len -= std::min(*input_len, in_skip);
-  return paes::chunk_len_for(mode, requested, engine_->kind(), threads_, input_len);
+  const CipherBackend& backend = raw_backend_for(spec, options_, input_len, backend_choice_);
+  return ChunkPlan(spec, paes::chunk_len_for(spec.mode, options_.chunk_len, engine_->kind(), threads_, input_len, backend),
+                   backend);
 }
 
 void JobRunner::run(const Job& job, InputEndpoint& in, std::uint64_t in_skip, OutputEndpoint& out,
@@ -96,8 +110,7 @@ void JobRunner::run(const Job& job, InputEndpoint& in, std::uint64_t in_skip, Ou
     report.workers = engine_->workers_for(job, size ? *size - in_skip : consumed_->load());
   }
   report.ranks = engine_->rank_timings();
-  report.engine_choice = engine_->choice();
-  report.pipeline = engine_->pipeline_times();
+  report.engine_choice = backend_choice_;
   if (!report.ranks.empty()) {  // rank 0's progress only estimates the other ranks' share
     report.bytes_in = in_skip;
     for (const auto& r : report.ranks) report.bytes_in += r.bytes_in;

@@ -8,18 +8,28 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <string>
 
+#include "cipher/backend.hpp"
 #include "paes/endpoint.hpp"
 #include "paes/engine.hpp"
 #include "paes/transform.hpp"
 
 namespace paes {
 
-// The chunk length of a raw job: `requested`, or, where the caller left it to
-// paes (kAutoChunkLen) and the threads engine (or auto) runs an input of known
-// length, ChunkPlan::fitted_chunk_len for `threads` workers (0: every CPU).
+// The chunk length of a raw job on `backend`: `requested`, or, where the
+// caller left it to paes (kAutoChunkLen), the backend asks for none (a GPU
+// asks for its batch) and the threads engine (or auto) runs an input of
+// known length, ChunkPlan::fitted_chunk_len for `threads` workers (0: every
+// CPU).
 std::uint64_t chunk_len_for(Mode mode, std::uint64_t requested, EngineKind engine, unsigned threads,
-                            std::optional<std::uint64_t> input_len);
+                            std::optional<std::uint64_t> input_len, const CipherBackend& backend);
+
+// The backend a raw job runs on: auto's choice under --engine auto
+// (choose_auto_backend, its reason in `why`), else the process's
+// (choose_raw_backend).
+const CipherBackend& raw_backend_for(const CipherSpec& spec, const TransformOptions& options,
+                                     std::optional<std::uint64_t> input_len, std::string& why);
 
 // How the front doors open their output (TransformOptions::output_mode).
 OutputOptions output_options(const TransformOptions& options, Direction direction, const InputEndpoint& in);
@@ -28,17 +38,19 @@ class JobRunner {
  public:
   explicit JobRunner(const TransformOptions& options);
   Engine& engine() { return *engine_; }
-  // chunk_len_for() the job over `in` after `in_skip` bytes on this engine.
-  std::uint64_t chunk_len_for(Mode mode, std::uint64_t requested, const InputEndpoint& in,
-                              std::uint64_t in_skip) const;
+  // The plan of a raw job over `in` after `in_skip` bytes: its backend
+  // (raw_backend_for) and chunk length (chunk_len_for).
+  ChunkPlan plan_for(const CipherSpec& spec, const InputEndpoint& in, std::uint64_t in_skip);
   // Runs the job and fills the report's byte counts, workers and seconds.
   // `input_len` is the job's input length when known (files), for workers.
   void run(const Job& job, InputEndpoint& in, std::uint64_t in_skip, OutputEndpoint& out,
            std::uint64_t out_skip, TransformReport& report);
 
  private:
+  TransformOptions options_;
   std::unique_ptr<Engine> engine_;
   unsigned threads_;
+  std::string backend_choice_;  // why auto chose the raw job's backend
   std::shared_ptr<std::atomic<std::uint64_t>> consumed_;
   std::chrono::steady_clock::time_point start_;
 };

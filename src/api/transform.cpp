@@ -25,11 +25,12 @@ TransformReport transform_file(const CipherSpec& spec, const std::string& input_
                                const std::string& output_path, const TransformOptions& options) {
   JobRunner runner(options);
   InputEndpoint in(input_path, spec.direction == Direction::decrypt);
-  const ChunkPlan plan(spec, runner.chunk_len_for(spec.mode, options.chunk_len, in, 0));
+  const ChunkPlan plan = runner.plan_for(spec, in, 0);
   check_input_len(plan, in, 0);
   OutputEndpoint out(output_path, output_options(options, spec.direction, in), spec.direction == Direction::encrypt);
   TransformReport report;
   report.chunk_len = plan.chunk_len();
+  report.backend = std::string(plan.backend_name());
   runner.run(plan, in, 0, out, 0, report);
   return report;
 }
@@ -52,12 +53,13 @@ TransformReport transform_salted(const CipherSpec& base, const Pbkdf2Key& pbkdf2
   const CipherSpec spec = salted_cipher_spec(base, pbkdf2, salt);
 
   const std::uint64_t in_skip = encrypt ? 0 : kSaltedHeaderLen;
-  const ChunkPlan plan(spec, runner.chunk_len_for(spec.mode, options.chunk_len, in, in_skip));
+  const ChunkPlan plan = runner.plan_for(spec, in, in_skip);
   check_input_len(plan, in, in_skip);
   OutputEndpoint out(output_path, output_options(options, base.direction, in), encrypt);
   if (encrypt) out.write_prefix(encode_salted_header(salt));
   TransformReport report;
   report.chunk_len = plan.chunk_len();
+  report.backend = std::string(plan.backend_name());
   try {
     runner.run(plan, in, in_skip, out, encrypt ? kSaltedHeaderLen : 0, report);
   } catch (const BadPaddingError& e) {
@@ -94,7 +96,10 @@ void refuse_unsafe_aliasing(const Job& plan, std::span<const std::uint8_t> out, 
 
 std::uint64_t transform_memory(const CipherSpec& spec, std::span<std::uint8_t> out,
                                std::span<const std::uint8_t> in, const TransformOptions& options) {
-  const ChunkPlan plan(spec, chunk_len_for(spec.mode, options.chunk_len, options.engine, options.threads, in.size()));
+  std::string why;
+  const CipherBackend& backend = raw_backend_for(spec, options, in.size(), why);
+  const ChunkPlan plan(spec, chunk_len_for(spec.mode, options.chunk_len, options.engine, options.threads, in.size(), backend),
+                       backend);
   const std::uint64_t need = output_capacity(plan, in.size());
   if (out.size() < need) {
     throw Error("output buffer too small: " + std::to_string(out.size()) + " bytes, need " +
@@ -103,7 +108,7 @@ std::uint64_t transform_memory(const CipherSpec& spec, std::span<std::uint8_t> o
   refuse_unsafe_aliasing(plan, out, in);
   MemorySource source(in);
   MemorySink sink(out);
-  const auto engine = make_engine(options.engine, options.threads, options.device);
+  const auto engine = make_engine(options.engine, options.threads);
   engine->on_progress(options.progress);
   return engine->run(plan, source, sink);
 }

@@ -121,5 +121,10 @@ std::span<const CipherBackend* const> cipher_backends();
 // does (cannot happen while OpenSSL runs everything).
 const CipherBackend& choose_raw_backend(Mode mode, Direction direction);
 const CipherBackend& choose_segment_backend();
+// The CPU backend auto would take for this work, whatever the process chose:
+// what a GPU backend hands what it doesn't run, and checks its output with.
+const CipherBackend& cpu_raw_backend(Mode mode, Direction direction);
+// The row of this name, built in; null where there is none.
+const CipherBackend* find_cipher_backend(std::string_view name);
 
 }  // namespace paes

@@ -1,24 +1,71 @@
-// The one place paes chooses which library runs AES on the CPU. The table
-// lists every backend this build has, in order of preference, OpenSSL last:
-// it runs everything, on every CPU. A new backend is its folder beside
-// cipher/openssl/, one row here and its tests (tests/unit/backend_test.cpp
-// runs every row).
+// The one place paes chooses which library runs AES. The table lists every
+// backend paes has code for, in order of preference: the CPU's, OpenSSL last
+// of them (it runs everything, on every CPU), then the GPUs', which auto
+// takes only where it measured them faster (engine/auto_backend.hpp). A new
+// CPU backend is its folder beside cipher/openssl/, one row here and its
+// tests (tests/unit/backend_test.cpp runs every row); a new GPU API is its
+// folder beside cipher/opencl/ (a GpuApi) and one row here.
 #include <atomic>
 #include <string>
 
 #include "cipher/backend.hpp"
+#include "cipher/gpu/gpu_backend.hpp"
 #include "cipher/openssl/openssl_backend.hpp"
 #include "paes/backend.hpp"
 #include "paes/error.hpp"
 #ifdef PAES_HAVE_IPSEC_MB
 #include "cipher/ipsec_mb/ipsec_mb_backend.hpp"
 #endif
+#ifdef PAES_HAVE_OPENCL
+#include "cipher/opencl/opencl_device.hpp"
+#endif
+#ifdef PAES_HAVE_CUDA
+#include "cipher/cuda/cuda_device.hpp"
+#endif
 
 namespace paes {
 namespace {
 
-// Every backend paes has code for, built into this library or not.
-constexpr std::string_view kKnownBackends[] = {"ipsec-mb", "openssl"};
+// One row: a backend's name, and the backend where this build has it (else
+// why not). A GPU backend is made at first use and never destroyed: its
+// driver's own teardown at exit must not run before ours.
+struct BackendRow {
+  std::string_view name;
+  const CipherBackend* (*get)();
+  std::string_view not_built;
+  bool gpu = false;
+};
+
+constexpr BackendRow kRows[] = {
+    {"ipsec-mb",
+#ifdef PAES_HAVE_IPSEC_MB
+     [] { return static_cast<const CipherBackend*>(&ipsec_mb_backend()); },
+#else
+     nullptr,
+#endif
+     "not built in (install libipsec-mb-dev, e.g. with scripts/setup.sh, and rebuild)"},
+    {"openssl", [] { return &openssl_backend(); }, ""},
+    {"cuda",
+#ifdef PAES_HAVE_CUDA
+     [] -> const CipherBackend* {
+       static const GpuCipherBackend* const backend = new GpuCipherBackend(cuda_api());
+       return backend;
+     },
+#else
+     nullptr,
+#endif
+     "not built in (this paes was built without CUDA: install nvcc and rebuild)", true},
+    {"opencl",
+#ifdef PAES_HAVE_OPENCL
+     [] -> const CipherBackend* {
+       static const GpuCipherBackend* const backend = new GpuCipherBackend(opencl_api());
+       return backend;
+     },
+#else
+     nullptr,
+#endif
+     "not built in (this paes was built without OpenCL: install ocl-icd-opencl-dev and rebuild)", true},
+};
 
 // The process's choice; null is auto.
 std::atomic<const CipherBackend*> g_selected{nullptr};
@@ -30,21 +77,40 @@ const CipherBackend* find_backend(std::string_view name) {
   return nullptr;
 }
 
+std::string known_names() {
+  std::string names = "auto";
+  for (const BackendRow& row : kRows) names += ", " + std::string(row.name);
+  return names;
+}
+
 }  // namespace
 
 std::span<const CipherBackend* const> cipher_backends() {
-  static const CipherBackend* const kBackends[] = {
-#ifdef PAES_HAVE_IPSEC_MB
-      &ipsec_mb_backend(),
-#endif
-      &openssl_backend(),
-  };
-  return kBackends;
+  static const std::vector<const CipherBackend*> backends = [] {
+    std::vector<const CipherBackend*> built;
+    for (const BackendRow& row : kRows) {
+      if (row.get) built.push_back(row.get());
+    }
+    return built;
+  }();
+  return backends;
 }
+
+const CipherBackend& cpu_raw_backend(Mode mode, Direction direction) {
+  for (const CipherBackend* backend : cipher_backends()) {
+    if (!backend->runs_on_device() && backend->available() && backend->chosen_by_auto() &&
+        backend->runs(mode, direction)) {
+      return *backend;
+    }
+  }
+  return openssl_backend();
+}
+
+const CipherBackend* find_cipher_backend(std::string_view name) { return find_backend(name); }
 
 const CipherBackend& choose_raw_backend(Mode mode, Direction direction) {
   if (const CipherBackend* selected = g_selected.load(std::memory_order_acquire)) {
-    return selected->runs(mode, direction) ? *selected : openssl_backend();
+    return selected->runs(mode, direction) ? *selected : cpu_raw_backend(mode, direction);
   }
   for (const CipherBackend* backend : cipher_backends()) {
     if (backend->available() && backend->chosen_by_auto() && backend->runs(mode, direction)) return *backend;
@@ -54,51 +120,113 @@ const CipherBackend& choose_raw_backend(Mode mode, Direction direction) {
 }
 
 const CipherBackend& choose_segment_backend() {
-  if (const CipherBackend* selected = g_selected.load(std::memory_order_acquire)) return *selected;
+  if (const CipherBackend* selected = g_selected.load(std::memory_order_acquire)) {
+    return selected->runs_on_device() ? cpu_raw_backend(Mode::ctr, Direction::encrypt) : *selected;
+  }
   for (const CipherBackend* backend : cipher_backends()) {
     if (backend->available() && backend->chosen_by_auto()) return *backend;
   }
   throw Error("no cipher backend runs AES-GCM");
 }
 
+namespace {
+
+// What a row runs, for `paes info`: "every mode", or its modes and
+// directions ("ECB, CTR, CBC decrypt").
+std::string what_it_runs(const CipherBackend& backend) {
+  std::string list;
+  bool all = true;
+  for (Mode mode : kAllModes) {
+    const bool encrypts = backend.runs(mode, Direction::encrypt);
+    const bool decrypts = backend.runs(mode, Direction::decrypt);
+    all = all && encrypts && decrypts;
+    if (!encrypts && !decrypts) continue;
+    if (!list.empty()) list += ", ";
+    list += std::string(mode_name(mode)) + (encrypts && decrypts ? "" : encrypts ? " encrypt" : " decrypt");
+  }
+  if (all) list = "every mode";
+  return list + (backend.runs_on_device() ? " (the rest, and the sealed format, on the CPU's backend)"
+                                          : ", and the sealed format's AES-GCM");
+}
+
+}  // namespace
+
 std::vector<CipherBackendInfo> cipher_backends_info() {
   std::vector<CipherBackendInfo> infos;
-  bool auto_taken = false;  // auto takes the first row it may (OpenSSL for what that row doesn't run)
-  for (std::string_view name : kKnownBackends) {
+  bool auto_taken = false;  // auto takes the first CPU row it may (OpenSSL for what that row doesn't run)
+  for (const BackendRow& row : kRows) {
     CipherBackendInfo info;
-    info.name = std::string(name);
-    if (const CipherBackend* backend = find_backend(name)) {
+    info.name = std::string(row.name);
+    if (const CipherBackend* backend = row.get ? find_backend(row.name) : nullptr) {
       info.built_in = true;
       info.available = backend->available();
-      info.chosen_by_auto = !auto_taken && info.available && backend->chosen_by_auto();
+      info.gpu = backend->runs_on_device();
+      info.chosen_by_auto = !info.gpu && !auto_taken && info.available && backend->chosen_by_auto();
       auto_taken = auto_taken || info.chosen_by_auto;
+      info.runs = what_it_runs(*backend);
+      info.auto_rule = info.gpu ? "where auto measured it faster than the CPU for a job of that size (a real GPU only)"
+                                : backend == &openssl_backend() ? "what the others don't run"
+                                                                : "first, where this CPU runs its fast code";
       info.detail = backend->detail();
-      info.why_not = info.available ? "" : backend->why_unavailable();
+      if (const auto* gpu = dynamic_cast<const GpuCipherBackend*>(backend)) {
+        info.versions = gpu->versions();
+        try {
+          info.devices = gpu->devices();
+        } catch (const Error& e) {
+          info.why_not = e.what();
+        }
+      }
+      if (!info.available && info.why_not.empty()) info.why_not = backend->why_unavailable();
     } else {
-      info.why_not = "not built in (install libipsec-mb-dev, e.g. with scripts/setup.sh, and rebuild)";
+      info.gpu = row.gpu;
+      info.why_not = std::string(row.not_built);
     }
     infos.push_back(std::move(info));
   }
   return infos;
 }
 
-void select_cipher_backend(std::string_view name) {
+std::vector<CipherBackendName> cipher_backend_names() {
+  std::vector<CipherBackendName> names;
+  for (const BackendRow& row : kRows) names.push_back({std::string(row.name), row.gpu, row.get != nullptr});
+  return names;
+}
+
+void select_cipher_backend(std::string_view name, std::optional<unsigned> device) {
   if (name == kAutoBackend) {
+    if (device) throw usage_error("a device is chosen with a GPU backend (" + known_names() + ")");
     g_selected.store(nullptr, std::memory_order_release);
     return;
   }
   const CipherBackend* backend = find_backend(name);
   if (backend == nullptr) {
-    for (const CipherBackendInfo& info : cipher_backends_info()) {
-      if (info.name == name) throw usage_error("--backend " + info.name + ": " + info.why_not);
+    for (const BackendRow& row : kRows) {
+      if (row.name == name) throw usage_error("cipher backend " + std::string(name) + ": " + std::string(row.not_built));
     }
-    throw usage_error("unknown cipher backend '" + std::string(name) +
-                      "': choose auto, openssl or ipsec-mb");
+    throw usage_error("unknown cipher backend '" + std::string(name) + "': choose " + known_names());
   }
   if (!backend->available()) {
-    throw usage_error("--backend " + std::string(name) + " can't run here: " + backend->why_unavailable());
+    throw usage_error("cipher backend " + std::string(name) + " can't run here: " + backend->why_unavailable());
   }
+  auto* gpu = const_cast<GpuCipherBackend*>(dynamic_cast<const GpuCipherBackend*>(backend));
+  if (device && !gpu) throw usage_error("cipher backend " + std::string(name) + " has no devices to choose from");
+  if (gpu) gpu->set_device(device);
   g_selected.store(backend, std::memory_order_release);
+}
+
+bool backend_runs(std::string_view name, Mode mode, Direction direction) {
+  const CipherBackend* backend = find_backend(name);
+  return backend != nullptr && backend->runs(mode, direction);
+}
+
+std::uint64_t preferred_chunk_len(Mode mode, Direction direction) {
+  return choose_raw_backend(mode, direction).preferred_chunk_len();
+}
+
+PinnedMemory pin_memory(std::string_view name, const void* data, std::size_t len) {
+  const auto* gpu = dynamic_cast<const GpuCipherBackend*>(find_backend(name));
+  if (!gpu) throw usage_error("cipher backend " + std::string(name) + " is no GPU backend of this build");
+  return gpu->pin(data, len);
 }
 
 std::string selected_cipher_backend() {

@@ -40,6 +40,16 @@
 namespace paes::cli {
 namespace {
 
+// --backend's choices here: auto and the CPU backends (a GPU's figures are
+// --engine's).
+std::vector<std::string> cpu_backend_choices() {
+  std::vector<std::string> choices{std::string(kAutoBackend)};
+  for (const CipherBackendName& row : cipher_backend_names()) {
+    if (!row.gpu) choices.push_back(row.name);
+  }
+  return choices;
+}
+
 struct Candidate {
   std::string engine;
   unsigned threads = 1;
@@ -155,21 +165,20 @@ or bit.)");
       ->type_name("SIZE")
       ->check(chunk_size_validator());
   cmd->add_option("--backend", args.backends,
-                  "CPU AES libraries to time, comma-separated: auto (default), openssl, ipsec-mb")
+                  "CPU AES libraries to time, comma-separated: auto (default), openssl, ipsec-mb (a GPU backend: --engine)")
       ->type_name("NAMES")
       ->delimiter(',')
-      ->check(CLI::IsMember({std::string(kAutoBackend), std::string("openssl"), std::string("ipsec-mb")})
-                  .description(""));
+      ->check(CLI::IsMember(cpu_backend_choices()).description(""));
   cmd->add_option("--engine", args.engine,
-                  "opencl or cuda: the GPU's page-locked link, then per work size kernel-only, with transfers "
+                  "A GPU backend (paes info): the GPU's page-locked link, then per work size kernel-only, with transfers "
                   "(staged, and where the device can pin, with the caller's memory pinned, and the pinning's "
                   "cost) and end-to-end file figures (--size lists the work sizes; bench/gpu/gpu_bench.py runs "
                   "the set)")
-      ->type_name("ENGINE");
+      ->type_name("GPU");
   cmd->add_option("--device", args.device, "With --engine: the GPU's index in 'paes info'")->type_name("N");
   cmd->add_option("--group-sizes", args.group_sizes,
-                  "With --engine: kernel-only figures (nothing else) for each of these threads per block (CUDA: "
-                  "multiples of 32 up to 1024) or work-group sizes (OpenCL), e.g. 128,256,512,1024")
+                  "With --engine: kernel-only figures (nothing else) for each of these threads per block or "
+                  "work-group sizes (multiples of 32 up to 1024 on some APIs), e.g. 128,256,512,1024")
       ->type_name("N")
       ->delimiter(',')
       ->check(CLI::Range(1u, 1024u).description(""));
@@ -324,13 +333,13 @@ struct GpuTimings {
 // Kernel-only timings of `work` bytes on the device, and with-transfers
 // timings of the whole input through a backend whose batches are `work`
 // bytes, after a warm-up transform.
-void time_gpu_memory(GpuTimings& timings, const BenchArgs& args, EngineKind kind, const BenchCase& c,
+void time_gpu_memory(GpuTimings& timings, const BenchArgs& args, const std::string& backend, const BenchCase& c,
                      std::uint64_t work, std::vector<std::uint8_t>& output) {
-  const std::unique_ptr<GpuBackend> gpu = open_gpu_backend(kind, args.device, static_cast<std::size_t>(work));
-  gpu->transform(*c.spec, output.data(), c.input.data(), c.input.size());  // warm-up
+  const std::unique_ptr<GpuProbe> gpu = open_gpu_probe(backend, args.device, static_cast<std::size_t>(work));
+  gpu->transform(*c.spec, output, c.input, args.threads);  // warm-up
   for (unsigned r = 0; r < args.repeat; ++r) {
     const auto start = std::chrono::steady_clock::now();
-    gpu->transform(*c.spec, output.data(), c.input.data(), c.input.size());
+    gpu->transform(*c.spec, output, c.input, args.threads);
     timings.transfers.push_back(seconds_since(start));
     timings.kernel.push_back(gpu->kernel_only_seconds(*c.spec, static_cast<std::size_t>(work), 1));
   }
@@ -341,7 +350,7 @@ void time_gpu_memory(GpuTimings& timings, const BenchArgs& args, EngineKind kind
     double pin_seconds = seconds_since(pin_start);
     if (!pinned_in.pinned() || !pinned_out.pinned()) return;
     const auto start = std::chrono::steady_clock::now();
-    gpu->transform(*c.spec, output.data(), c.input.data(), c.input.size());
+    gpu->transform(*c.spec, output, c.input, args.threads);
     timings.transfers_pinned.push_back(seconds_since(start));
     const auto unpin_start = std::chrono::steady_clock::now();
     pinned_in.reset();
@@ -393,13 +402,12 @@ class BenchFiles {
   std::filesystem::path out_;
 };
 
-// End-to-end timings of `files`' input to its output through the GPU engine
-// `kind`.
-void time_gpu_file(GpuTimings& timings, const BenchArgs& args, EngineKind kind, const BenchCase& c,
-                   const BenchFiles& files) {
+// End-to-end timings of `files`' input to its output through the threads
+// engine on the process's backend (the GPU's: bench_gpu selected it).
+void time_gpu_file(GpuTimings& timings, const BenchArgs& args, const BenchCase& c, const BenchFiles& files) {
   TransformOptions file_options;
-  file_options.engine = kind;
-  file_options.device = args.device;
+  file_options.engine = EngineKind::threads;
+  file_options.threads = args.threads;
   file_options.force = true;
   for (unsigned r = 0; r < args.repeat; ++r) {
     timings.file.push_back(transform_file(*c.spec, files.input(), files.output(), file_options).seconds);
@@ -408,7 +416,7 @@ void time_gpu_file(GpuTimings& timings, const BenchArgs& args, EngineKind kind, 
 }
 
 // One record (and, without --json, one line) per figure of a work size.
-void report_gpu_figures(nlohmann::json& records, const BenchArgs& args, EngineKind kind, const std::string& mode,
+void report_gpu_figures(nlohmann::json& records, const BenchArgs& args, const std::string& backend, const std::string& mode,
                         const std::string& direction_text, unsigned bits, std::uint64_t work, std::uint64_t bytes,
                         const GpuTimings& timings) {
   const std::uint64_t gpu_threads = work / kBlockLen / 8;
@@ -424,7 +432,7 @@ void report_gpu_figures(nlohmann::json& records, const BenchArgs& args, EngineKi
     if (seconds_of[f]->empty()) continue;  // the device can't pin
     const double seconds = median(*seconds_of[f]);
     records.push_back({{"mode", mode}, {"direction", direction_text}, {"key_bits", bits},
-                       {"engine", engine_name(kind)}, {"threads", gpu_threads}, {"figure", figure},
+                       {"engine", backend}, {"threads", gpu_threads}, {"figure", figure},
                        {"work_bytes", work}, {"bytes", figure_bytes}, {"repeat", args.repeat},
                        {"seconds", seconds}, {"gbps", gbps(figure_bytes, seconds)}});
     if (!args.json) {
@@ -448,46 +456,46 @@ std::vector<Mode> gpu_bench_modes(const BenchArgs& args, const std::vector<Mode>
   return modes;
 }
 
-// A case the GPU engines hand to the CPU (the sequential directions, CFB8
+// A case a GPU backend hands to the CPU (the sequential directions, CFB8
 // and CFB1) has no GPU figure; with `say`, said on stderr (so that --json
 // stays clean): once per mode and direction, not per key size.
-bool gpu_runs_case(const BenchCase& c, bool say) {
-  if (runs_on_gpu(*c.spec)) return true;
+bool gpu_runs_case(const std::string& backend, const BenchCase& c, bool say) {
+  if (backend_runs(backend, c.spec->mode, c.spec->direction)) return true;
   if (!say) return false;
-  std::fprintf(stderr, "paes: %s %s runs on the CPU with every engine (paes bench without --engine): no GPU figure\n",
+  std::fprintf(stderr, "paes: %s %s runs on the CPU on every backend (paes bench without --engine): no GPU figure\n",
                std::string(mode_name(c.spec->mode)).c_str(), std::string(direction_name(c.spec->direction)).c_str());
   return false;
 }
 
 // Every work size of one mode, key size and direction.
-void bench_gpu_case(nlohmann::json& records, const BenchArgs& args, EngineKind kind, Mode mode, unsigned bits,
+void bench_gpu_case(nlohmann::json& records, const BenchArgs& args, const std::string& backend, Mode mode, unsigned bits,
                     const std::string& direction_text, std::uint64_t size,
                     const std::vector<std::uint64_t>& work_sizes) {
   const Direction direction = direction_text == "encrypt" ? Direction::encrypt : Direction::decrypt;
   const BenchCase c = raw_case(mode, direction, bits, size, 0);
-  if (!gpu_runs_case(c, bits == args.key_bits.front())) return;
+  if (!gpu_runs_case(backend, c, bits == args.key_bits.front())) return;
   std::vector<std::uint8_t> output(c.input.size() + kBlockLen);
   const BenchFiles files(c.input);
   for (const std::uint64_t work : work_sizes) {
     GpuTimings timings;
-    time_gpu_memory(timings, args, kind, c, work, output);
-    time_gpu_file(timings, args, kind, c, files);
-    report_gpu_figures(records, args, kind, std::string(mode_name(mode)), direction_text, bits, work,
+    time_gpu_memory(timings, args, backend, c, work, output);
+    time_gpu_file(timings, args, c, files);
+    report_gpu_figures(records, args, backend, std::string(mode_name(mode)), direction_text, bits, work,
                        c.input.size(), timings);
   }
 }
 
 }  // namespace
 
-// The GPU figures of `paes bench --engine opencl|cuda`: the start-up, the
+// The GPU figures of `paes bench --engine GPU` (a GPU backend): the start-up, the
 // page-locked link (up, down, both ways at once), then for each work size (bytes per kernel
 // launch) kernel-only (that many bytes already on the device, by its own
 // events), with transfers (wall time of the in-memory transform through the
-// driver's pipeline: staged, then with input and output pinned beforehand,
-// and the time pinning and unpinning took) and end to end on a file
-// (transform_file through the engine, page cache warm). GPU threads = work
-// size / 16 / blocks per item.
-void bench_gpu(const BenchArgs& args, EngineKind kind, nlohmann::json& records) {
+// threads engine's workers, each driving a lane: staged, then with input and
+// output pinned beforehand, and the time pinning and unpinning took) and end
+// to end on a file (transform_file on the backend, page cache warm). GPU
+// threads = work size / 16 / blocks per item.
+void bench_gpu(const BenchArgs& args, const std::string& backend, nlohmann::json& records) {
   const std::vector<std::uint64_t> work_sizes =
       args.sizes.empty() ? std::vector<std::uint64_t>{1u << 20, 4u << 20, 16u << 20, 64u << 20} : args.sizes;
   const std::uint64_t size = std::max<std::uint64_t>(work_sizes.back(), 64u << 20);
@@ -498,14 +506,14 @@ void bench_gpu(const BenchArgs& args, EngineKind kind, nlohmann::json& records) 
   // what the with-transfers figures are bounded by.
   {
     const auto start = std::chrono::steady_clock::now();
-    const std::unique_ptr<GpuBackend> first = open_gpu_backend(kind, args.device, kGpuBatchBytes);
+    const std::unique_ptr<GpuProbe> first = open_gpu_probe(backend, args.device, 1u << 20);
     const double start_seconds = seconds_since(start);
-    records.push_back({{"engine", engine_name(kind)}, {"figure", "start"}, {"seconds", start_seconds}});
+    records.push_back({{"engine", backend}, {"figure", "start"}, {"seconds", start_seconds}});
     if (!args.json) {
       std::printf("start-up (driver, device, buffers, self-test)  %8.3f s\n", start_seconds);
     }
     const std::size_t link_bytes = static_cast<std::size_t>(std::max<std::uint64_t>(work_sizes.back(), 256u << 20));
-    const GpuBackend::LinkRates link = first->measure_link(link_bytes, args.repeat);
+    const GpuProbe::LinkRates link = first->measure_link(link_bytes, args.repeat);
     struct LinkFigure {
       const char* figure;
       const char* label;
@@ -513,7 +521,7 @@ void bench_gpu(const BenchArgs& args, EngineKind kind, nlohmann::json& records) 
     };
     for (const LinkFigure& f : {LinkFigure{"link_up", "up", link.up}, LinkFigure{"link_down", "down", link.down},
                                 LinkFigure{"link_both_ways", "each way, both at once", link.both}}) {
-      records.push_back({{"engine", engine_name(kind)}, {"figure", f.figure}, {"bytes", link_bytes},
+      records.push_back({{"engine", backend}, {"figure", f.figure}, {"bytes", link_bytes},
                          {"repeat", args.repeat}, {"gbps", f.rate / 1e9}});
       if (!args.json) std::printf("pinned link, %-22s %8.3f GB/s (%zu MiB, best of %u)\n", f.label, f.rate / 1e9,
                                   link_bytes >> 20, args.repeat);
@@ -522,7 +530,7 @@ void bench_gpu(const BenchArgs& args, EngineKind kind, nlohmann::json& records) 
   for (const Mode mode : modes) {
     for (const unsigned bits : args.key_bits) {
       for (const auto& direction_text : args.directions) {
-        bench_gpu_case(records, args, kind, mode, bits, direction_text, size, work_sizes);
+        bench_gpu_case(records, args, backend, mode, bits, direction_text, size, work_sizes);
       }
     }
   }
@@ -532,7 +540,7 @@ void bench_gpu(const BenchArgs& args, EngineKind kind, nlohmann::json& records) 
 // --blocks-per-item; an empty list: the engine's default) at each work size
 // (default 256 MiB): which launch the device runs fastest, to tune the
 // engines' defaults by (bench/gpu/gpu_bench.py sweeps a set).
-void bench_gpu_geometry(const BenchArgs& args, EngineKind kind, nlohmann::json& records) {
+void bench_gpu_geometry(const BenchArgs& args, const std::string& backend, nlohmann::json& records) {
   const std::vector<std::uint64_t> work_sizes =
       args.sizes.empty() ? std::vector<std::uint64_t>{256u << 20} : args.sizes;
   const std::vector<Mode> modes = gpu_bench_modes(args, {Mode::ctr});
@@ -544,14 +552,14 @@ void bench_gpu_geometry(const BenchArgs& args, EngineKind kind, nlohmann::json& 
       for (const auto& direction_text : args.directions) {
         const Direction direction = direction_text == "encrypt" ? Direction::encrypt : Direction::decrypt;
         const BenchCase c = raw_case(mode, direction, bits, 0, 0);
-        if (!gpu_runs_case(c, bits == args.key_bits.front())) continue;
+        if (!gpu_runs_case(backend, c, bits == args.key_bits.front())) continue;
         for (const unsigned group : group_sizes) {
           for (const unsigned items : per_item) {
-            const auto gpu = open_gpu_backend(kind, args.device, 1u << 20, {group, items});
+            const auto gpu = open_gpu_probe(backend, args.device, 1u << 20, {group, items});
             for (const std::uint64_t work : work_sizes) {
               const double seconds = gpu->kernel_only_seconds(*c.spec, static_cast<std::size_t>(work), args.repeat);
               records.push_back({{"mode", name}, {"direction", direction_text}, {"key_bits", bits},
-                                 {"engine", engine_name(kind)}, {"figure", "kernel"}, {"group_size", group},
+                                 {"engine", backend}, {"figure", "kernel"}, {"group_size", group},
                                  {"blocks_per_item", items}, {"work_bytes", work}, {"bytes", work},
                                  {"repeat", args.repeat}, {"seconds", seconds}, {"gbps", gbps(work, seconds)}});
               if (!args.json) {
@@ -571,20 +579,22 @@ void bench_gpu_geometry(const BenchArgs& args, EngineKind kind, nlohmann::json& 
 int run_bench(const BenchArgs& args) {
   if (!args.engine.empty()) {
     nlohmann::json records = nlohmann::json::array();
-    const auto kind = parse_engine(args.engine);
-    if (kind != EngineKind::opencl && kind != EngineKind::cuda) {
-      throw usage_error("paes bench --engine takes opencl or cuda (where built in); the CPU engines are measured by default");
+    if (!names_gpu_backend(args.engine)) {
+      throw usage_error("paes bench --engine takes a GPU backend (where built in: paes info); the CPU engines are "
+                        "measured by default");
     }
+    // transform_file's figure runs on the process's backend.
+    select_cipher_backend(args.engine, args.device);
     if (!args.group_sizes.empty() || !args.blocks_per_item.empty()) {
-      bench_gpu_geometry(args, *kind, records);
+      bench_gpu_geometry(args, args.engine, records);
     } else {
-      bench_gpu(args, *kind, records);
+      bench_gpu(args, args.engine, records);
     }
     if (args.json) std::cout << records.dump(1) << '\n';
     return 0;
   }
   if (!args.group_sizes.empty() || !args.blocks_per_item.empty()) {
-    throw usage_error("--group-sizes and --blocks-per-item time GPU kernels: give --engine opencl or cuda");
+    throw usage_error("--group-sizes and --blocks-per-item time GPU kernels: give --engine and a GPU backend");
   }
   std::vector<std::string> modes = args.modes;
   if (modes.empty()) {

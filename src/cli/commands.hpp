@@ -111,6 +111,9 @@ int run_inspect(const InspectArgs& args);
 
 // --backend (and its PAES_BACKEND default), shared by encrypt, decrypt and bench.
 CLI::Option* add_backend_option(CLI::App& command, std::string& backend);
+// Whether `name` is a GPU backend's (--engine NAME is short for --engine
+// threads --backend NAME).
+bool names_gpu_backend(std::string_view name);
 
 // Validators shared by the subcommands.
 CLI::Validator size_validator();        // "64K", "4M", "1G"

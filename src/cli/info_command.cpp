@@ -46,14 +46,22 @@ std::string why_the_cache_cannot_be_kept(const std::string& path) {
 
 // One kept verdict of --engine auto, e.g. "ctr encrypt AES-128, 16 threads,
 // --backend auto: cuda (NVIDIA H100) 30.10 GB/s with transfers + 0.41 s to start,
-// threads 25.30 GB/s: the GPU from 60.6 GiB".
+// the CPU 25.30 GB/s: the GPU from 60.6 GiB".
 std::string describe(const AutoVerdict& v) {
-  if (v.gpu_engine.empty()) return v.job + ": no GPU";
+  if (v.gpu_backend.empty()) return v.job + ": no GPU";
   char rates[160];
-  std::snprintf(rates, sizeof rates, " %.2f GB/s with transfers + %.2f s to start, threads %.2f GB/s: ",
+  std::snprintf(rates, sizeof rates, " %.2f GB/s with transfers + %.2f s to start, the CPU %.2f GB/s: ",
                 v.gpu_bytes_per_s / 1e9, v.gpu_start_seconds, v.cpu_bytes_per_s / 1e9);
-  return v.job + ": " + v.gpu_engine + " (" + v.device + ")" + rates +
-         (v.gpu_from_bytes ? "the GPU from " + format_size(*v.gpu_from_bytes) : "threads at any size");
+  return v.job + ": " + v.gpu_backend + " (" + v.device + ")" + rates +
+         (v.gpu_from_bytes ? "the GPU from " + format_size(*v.gpu_from_bytes) : "the CPU at any size");
+}
+
+nlohmann::json device_json(const GpuDeviceInfo& d) {
+  nlohmann::json device = {{"index", d.index}, {"name", d.name}, {"type", d.type}, {"compute_units", d.compute_units}};
+  if (!d.platform.empty()) device["platform"] = d.platform;
+  if (!d.version.empty()) device["version"] = d.version;
+  if (!d.compute_capability.empty()) device["compute_capability"] = d.compute_capability;
+  return device;
 }
 
 // The engines this paes can run: the build's, less mpi where --engine mpi
@@ -97,25 +105,23 @@ int run_info(const InfoArgs& args) {
       {"online_cpus", online_cpus()},
       {"engines", runnable_engines()},
       {"openmp", _OPENMP},
-      {"opencl_devices", nlohmann::json::array()},
-      {"cuda_devices", nlohmann::json::array()},
   };
-  for (const CipherBackendInfo& b : cipher_backends_info()) {
-    info["backends"].push_back({{"name", b.name}, {"built_in", b.built_in}, {"available", b.available},
-                                {"chosen_by_auto", b.chosen_by_auto}, {"detail", b.detail}, {"why_not", b.why_not}});
-  }
-  for (const GpuDevice& d : list_gpu_devices(EngineKind::opencl)) {
-    info["opencl_devices"].push_back({{"index", d.index}, {"platform", d.platform}, {"name", d.name},
-                                      {"type", d.type}, {"version", d.version},
-                                      {"compute_units", d.compute_units}});
-  }
-  for (const GpuDevice& d : list_gpu_devices(EngineKind::cuda)) {
-    info["cuda_devices"].push_back({{"index", d.index}, {"name", d.name},
-                                    {"compute_capability", d.compute_capability},
-                                    {"multiprocessors", d.compute_units}});
-  }
-  if (const std::string versions = gpu_api_versions(EngineKind::cuda); !versions.empty()) {
-    info["cuda_versions"] = versions;
+  const std::vector<CipherBackendInfo> backends = cipher_backends_info();
+  for (const CipherBackendInfo& b : backends) {
+    nlohmann::json row = {{"name", b.name},           {"built_in", b.built_in}, {"available", b.available},
+                          {"chosen_by_auto", b.chosen_by_auto}, {"gpu", b.gpu}, {"runs", b.runs},
+                          {"auto_rule", b.auto_rule}, {"detail", b.detail}, {"why_not", b.why_not}};
+    if (b.gpu) {
+      // Also as NAME_devices and NAME_versions at the top, as scripts
+      // (bench/gpu/gpu_bench.py, the tests) have read them.
+      nlohmann::json devices = nlohmann::json::array();
+      for (const GpuDeviceInfo& d : b.devices) devices.push_back(device_json(d));
+      row["devices"] = devices;
+      row["versions"] = b.versions;
+      info[b.name + "_devices"] = devices;
+      if (!b.versions.empty()) info[b.name + "_versions"] = b.versions;
+    }
+    info["backends"].push_back(row);
   }
   const std::string cache_path = auto_rate_cache_path();
   info["auto_rate_cache"] = cache_path.empty() ? nlohmann::json(nullptr) : nlohmann::json(cache_path);
@@ -125,7 +131,7 @@ int run_info(const InfoArgs& args) {
   info["auto_kept"] = nlohmann::json::array();
   for (const AutoVerdict& v : verdicts) {
     info["auto_kept"].push_back({{"job", v.job},
-                                 {"gpu_engine", v.gpu_engine},
+                                 {"gpu_backend", v.gpu_backend},
                                  {"device", v.device},
                                  {"gpu_bytes_per_s", v.gpu_bytes_per_s},
                                  {"cpu_bytes_per_s", v.cpu_bytes_per_s},
@@ -145,28 +151,20 @@ int run_info(const InfoArgs& args) {
             << ", PCLMULQDQ " << yes(cpu.pclmulqdq) << ", VPCLMULQDQ " << yes(cpu.vpclmulqdq)
             << ", AVX2 " << yes(cpu.avx2) << ", AVX-512F " << yes(cpu.avx512f) << '\n'
             << "Backends:    auto runs " << info["backend_auto_chooses"].get<std::string>()
-            << " (--backend; modes ipsec-mb lacks run on OpenSSL)\n";
-  for (const CipherBackendInfo& b : cipher_backends_info()) {
-    std::cout << "  " << b.name << ": " << (b.available ? b.detail : "unavailable, " + b.why_not) << '\n';
+            << " (--backend; what a backend lacks runs on the CPU's)\n";
+  for (const CipherBackendInfo& b : backends) {
+    std::cout << "  " << b.name << ": " << (b.available ? b.detail : "unavailable, " + b.why_not);
+    if (b.built_in) std::cout << "\n    runs " << b.runs << "; auto takes it " << b.auto_rule;
+    std::cout << '\n';
+    for (const GpuDeviceInfo& d : b.devices) {
+      std::cout << "    device " << d.index << ": " << d.name << " ("
+                << (d.platform.empty() ? "" : d.platform + ", ") << d.type
+                << (d.compute_capability.empty() ? "" : ", compute " + d.compute_capability) << ")\n";
+    }
   }
   std::cout << "Online CPUs: " << online_cpus() << " (default --threads)\n"
             << "Engines:     " << runnable_engines() << '\n'
             << "OpenMP:      " << _OPENMP << '\n';
-  for (const char* kind : {"opencl_devices", "cuda_devices"}) {
-    const bool opencl = std::string_view(kind) == "opencl_devices";
-    std::cout << (opencl ? "OpenCL:      " : "CUDA:        ");
-    if (!opencl && info.contains("cuda_versions")) {
-      std::cout << info["cuda_versions"].get<std::string>() << (info[kind].empty() ? "; " : "");
-    }
-    if (info[kind].empty()) std::cout << "no devices";
-    std::cout << '\n';
-    for (const auto& d : info[kind]) {
-      std::cout << "  " << d["index"].get<unsigned>() << ": " << d["name"].get<std::string>() << " ("
-                << (opencl ? d["platform"].get<std::string>() + ", " + d["type"].get<std::string>()
-                           : "compute " + d["compute_capability"].get<std::string>())
-                << ")\n";
-    }
-  }
   std::cout << "Auto:        ";
   if (const std::string why = why_the_cache_cannot_be_kept(cache_path); !why.empty()) {
     std::cout << "can't keep what it measures (" << why << "), so every large job measures again; "

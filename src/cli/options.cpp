@@ -31,16 +31,29 @@ CLI::Validator chunk_size_validator() {
 }
 
 CLI::Option* add_backend_option(CLI::App& command, std::string& backend) {
+  std::vector<std::string> choices{std::string(kAutoBackend)};
+  std::string gpus;
+  for (const CipherBackendName& row : cipher_backend_names()) {
+    choices.push_back(row.name);
+    if (row.gpu) gpus += (gpus.empty() ? "" : ", ") + row.name;
+  }
   return command
       .add_option("--backend", backend,
-                  "The CPU's AES library: auto (ipsec-mb on CPUs with VAES, else OpenSSL), openssl, or "
-                  "ipsec-mb (where built in: 'paes info'). Same bytes either way; modes ipsec-mb lacks "
-                  "(CBC/CFB encryption, OFB, CFB8, CFB1) run on OpenSSL")
+                  "What computes AES: auto (ipsec-mb on CPUs with VAES, else OpenSSL; under --engine auto a GPU "
+                  "where measured faster), openssl, ipsec-mb, or a GPU (" + gpus +
+                  ": ECB, CTR, CBC and CFB128 decryption; the rest on the CPU). Where built in: 'paes info'. "
+                  "Same bytes either way")
       ->type_name("NAME")
       ->envname("PAES_BACKEND")
-      ->check(CLI::IsMember({std::string(kAutoBackend), std::string("openssl"), std::string("ipsec-mb")})
-                  .description(""))  // the text names the choices
+      ->check(CLI::IsMember(choices).description(""))  // the text names the choices
       ->capture_default_str();
+}
+
+bool names_gpu_backend(std::string_view name) {
+  for (const CipherBackendName& row : cipher_backend_names()) {
+    if (row.gpu && row.name == name) return true;
+  }
+  return false;
 }
 
 std::uint64_t size_value(const std::string& text) { return parse_size(text).value_or(0); }

@@ -122,7 +122,16 @@ CLI::Validator scrypt_cost_validator() {
 }
 
 bool valid_mode(std::string_view name) { return parse_mode(name).has_value(); }
-bool valid_engine(std::string_view name) { return parse_engine(name).has_value(); }
+bool valid_engine(std::string_view name) { return parse_engine(name).has_value() || names_gpu_backend(name); }
+
+// The engines and the GPU backends' short forms, for --engine's choices.
+std::string engine_choices() {
+  std::string names(compiled_engines());
+  for (const CipherBackendName& row : cipher_backend_names()) {
+    if (row.gpu && row.built_in) names += " " + row.name;
+  }
+  return names;
+}
 bool valid_format(std::string_view name) { return name == "paes" || name == "tink"; }
 
 // Options that belong to the other kind of job are refused, not ignored.
@@ -236,16 +245,20 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
       ->type_name("N")
       ->check(CLI::Range(1u, 1u << 30).description(""));
 
-  cmd->add_option("--device", args.device, "opencl/cuda: the GPU's index in 'paes info' (default: the first GPU)")
+  cmd->add_option("--device", args.device,
+                  "A GPU backend's device, by its index in 'paes info' (default: the first GPU; under mpi, each "
+                  "rank the one of its rank on its node)")
       ->type_name("N");
   cmd->add_option("--engine", args.engine,
-                  "serial, threads, auto (a GPU for large parallel jobs), mpi (under mpiexec), opencl or cuda, where built in (paes info)")
+                  "Who splits the work: serial, threads, auto (threads, on a GPU backend where measured faster for "
+                  "large jobs), mpi (under mpiexec); a GPU backend's name is short for threads on that backend. "
+                  "Where built in: paes info")
       ->type_name("ENGINE")
-      ->check(name_validator(valid_engine, "engine", std::string(compiled_engines())))
+      ->check(name_validator(valid_engine, "engine", engine_choices()))
       ->capture_default_str();
   cmd->add_option("--threads,-t", args.threads,
-                  "Worker threads, 1 to 4096 (default: online CPUs); with --engine opencl or cuda, the threads "
-                  "that read and write (half each; default: the online CPUs, at most 16)")
+                  "Worker threads, 1 to 4096 (default: online CPUs); on a GPU backend each drives its own lane "
+                  "of the device")
       ->type_name("N")
       ->check(CLI::Range(1u, 4096u).description(""));
   add_backend_option(*cmd, args.backend);
@@ -331,10 +344,27 @@ void check_transform_usage(const TransformArgs& args, EngineKind engine) {
       names_output_stream(args.output)) {
     check_streams(engine);
   }
-  if (args.device && engine != EngineKind::opencl && engine != EngineKind::cuda &&
-      engine != EngineKind::automatic) {
-    throw usage_error("--device picks a GPU: it goes with --engine opencl, cuda or auto");
+}
+
+// --engine NAME of a GPU backend: the threads engine on that backend.
+// Returns the engine, and sets `backend` (refusing a --backend that says
+// otherwise).
+EngineKind resolve_engine(const TransformArgs& args, std::string& backend) {
+  backend = args.backend;
+  if (const std::optional<EngineKind> engine = parse_engine(args.engine)) return *engine;
+  if (backend != kAutoBackend && backend != args.engine) {
+    throw usage_error("--engine " + args.engine + " runs the " + args.engine + " backend: drop --backend " + backend);
   }
+  backend = args.engine;
+  return EngineKind::threads;
+}
+
+// Selects the cipher backend, with --device for a GPU's.
+void select_backend(const TransformArgs& args, const std::string& backend, EngineKind engine) {
+  if (args.device && !names_gpu_backend(backend) && engine != EngineKind::automatic) {
+    throw usage_error("--device picks a GPU: it goes with a GPU backend (--backend or --engine) or --engine auto");
+  }
+  select_cipher_backend(backend, names_gpu_backend(backend) ? args.device : std::nullopt);
 }
 
 // The front doors' options from the command line, less the progress callback.
@@ -535,11 +565,6 @@ double gbps(const TransformReport& report) {
   return report.seconds > 0 ? static_cast<double>(report.bytes_in) / report.seconds / 1e9 : 0.0;
 }
 
-// The CPU's AES library, where the CPU ran the AES (not a GPU engine).
-bool cpu_ran_aes(const TransformReport& report) {
-  return report.engine != EngineKind::opencl && report.engine != EngineKind::cuda;
-}
-
 // -v: one line on stderr.
 void print_summary_line(Direction direction, const JobDescription& description, const TransformReport& report) {
   // Built whole and written at once: piece by piece, the line could be cut
@@ -551,18 +576,8 @@ void print_summary_line(Direction direction, const JobDescription& description, 
        << " -> " << format_size(report.bytes_out) << " in " << rate << ", " << description.mode << " AES-"
        << description.key_bits << ", " << engine_name(report.engine) << " engine, " << report.workers
        << (report.workers == 1 ? " worker" : " workers");
-  if (cpu_ran_aes(report)) text << ", " << description.backend;
-  text << '\n';
+  text << ", " << (report.backend.empty() ? description.backend : report.backend) << '\n';
   if (!report.engine_choice.empty()) text << "paes: " << report.engine_choice << '\n';
-  if (const auto& p = report.pipeline) {
-    char stages[256];
-    std::snprintf(stages, sizeof stages,
-                  "filling %.3f s, waiting on the device %.3f s, checking and writing %.3f s", p->fill_seconds,
-                  p->device_wait_seconds, p->drain_seconds);
-    text << "paes: GPU pipeline, " << p->batches << (p->batches == 1 ? " batch" : " batches") << " of "
-         << format_size(p->batch_bytes) << ": " << stages
-         << " (each stage's busy time; they overlap, so the one nearest the total limits it)\n";
-  }
   std::cout.flush();
   std::cerr << text.str() << std::flush;
 }
@@ -583,14 +598,7 @@ void print_json_summary(Direction direction, const JobDescription& description, 
       {"gbps", gbps(report)},
   };
   if (!report.engine_choice.empty()) out["engine_choice"] = report.engine_choice;  // auto's reason
-  if (const auto& p = report.pipeline) {
-    out["pipeline"] = {{"batches", p->batches},
-                       {"batch_bytes", p->batch_bytes},
-                       {"fill_seconds", p->fill_seconds},
-                       {"device_wait_seconds", p->device_wait_seconds},
-                       {"drain_seconds", p->drain_seconds}};
-  }
-  if (cpu_ran_aes(report)) out["backend"] = description.backend;
+  out["backend"] = report.backend.empty() ? description.backend : report.backend;
   if (!report.ranks.empty()) {
     out["ranks"] = nlohmann::json::array();
     for (const auto& r : report.ranks) {
@@ -622,7 +630,8 @@ void warn_if_input_grew(const InputFile& input, const std::string& path, std::ui
 }  // namespace
 
 int run_transform(Direction direction, const TransformArgs& args, const CLI::App& command) {
-  const EngineKind engine = *parse_engine(args.engine);
+  std::string backend;
+  const EngineKind engine = resolve_engine(args, backend);
   check_transform_usage(args, engine);
   std::vector<SecretFile> secrets{{"--key-file", args.keys.key_file}, {"--passphrase-file", args.keys.passphrase_file}};
   for (const std::string& path : args.identities) secrets.push_back({"-i", path});
@@ -631,7 +640,7 @@ int run_transform(Direction direction, const TransformArgs& args, const CLI::App
   stdin_readers.push_back({"--aad-file", args.aad_file});
   refuse_reading_standard_input_twice(stdin_readers, args.input, direction_name(direction));
   refuse_output_over_secrets(args.output, secrets);
-  select_cipher_backend(args.backend);
+  select_backend(args, backend, engine);
   TransformOptions options = transform_options(args, engine);
   // An output that exists (without -f) or has no directory is refused now,
   // not after a passphrase was typed twice and scrypt ran.

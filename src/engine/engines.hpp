@@ -52,11 +52,4 @@ std::size_t transform_in_memory(const Job& job, ChunkWorker& worker, const Chunk
 using MpiEngineMaker = std::unique_ptr<Engine> (*)(unsigned threads_per_rank);
 void register_mpi_engine(MpiEngineMaker make);
 
-// The opencl or cuda engine (kind), its device started and self-tested
-// before it returns, so that --engine auto learns of a device it can't use
-// before any output exists. Throws what starting the device throws (Error),
-// and a usage Error for an engine this build doesn't have.
-std::unique_ptr<Engine> make_started_gpu_engine(EngineKind kind, unsigned threads,
-                                                std::optional<unsigned> device);
-
 }  // namespace paes

@@ -5,12 +5,44 @@
 
 namespace paes {
 
+void ChunkBuffer::reserve(const Job& job, std::size_t bytes) {
+  if (bytes <= size_) return;
+  auto* grown = static_cast<std::uint8_t*>(job.allocate_chunk_memory(bytes));
+  if (grown == nullptr) {
+    if (job_ == nullptr) {
+      heap_.resize(bytes);
+      data_ = heap_.data();
+      size_ = bytes;
+      return;
+    }
+    std::vector<std::uint8_t> heap(bytes);
+    std::memcpy(heap.data(), data_, size_);
+    release();
+    heap_ = std::move(heap);
+    data_ = heap_.data();
+    size_ = bytes;
+    return;
+  }
+  if (size_ != 0) std::memcpy(grown, data_, size_);
+  release();
+  job_ = &job;
+  data_ = grown;
+  size_ = bytes;
+}
+
+void ChunkBuffer::release() noexcept {
+  if (job_ != nullptr) job_->free_chunk_memory(data_, size_);
+  job_ = nullptr;
+  heap_.clear();
+  data_ = nullptr;
+  size_ = 0;
+}
+
 void Slot::prepare(const Job& job, const Chunk& c) {
   lookback = job.lookback_len();
   chunk = c;
   produced = 0;
-  const std::size_t need = lookback + std::max<std::size_t>(c.in_len, job.out_capacity(c));
-  if (buffer.size() < need) buffer.resize(need);
+  buffer.reserve(job, lookback + std::max<std::size_t>(c.in_len, job.out_capacity(c)));
 }
 
 std::size_t slots_within_budget(const Job& job, std::size_t wanted, std::size_t at_least) {
@@ -43,7 +75,7 @@ bool StreamFeed::next(Slot& slot) {
   if (done_) return false;
   const std::size_t nominal = static_cast<std::size_t>(job_.nominal_in_len(index_));
   const std::size_t lookback = job_.lookback_len();
-  slot.buffer.resize(std::max(slot.buffer.size(), lookback + nominal));
+  slot.buffer.reserve(job_, lookback + nominal);
   std::uint8_t* dst = slot.buffer.data() + lookback;
   std::size_t got = 0;
   if (carried_ >= 0 && nominal != 0) {

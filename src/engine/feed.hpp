@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "paes/io.hpp"
@@ -11,10 +12,39 @@
 
 namespace paes {
 
+// A chunk buffer's memory: the job's (Job::allocate_chunk_memory: a GPU's
+// page-locked memory, which its device copies straight from and into) where
+// it gives any, else the heap. Growing keeps the bytes held.
+class ChunkBuffer {
+ public:
+  ChunkBuffer() = default;
+  ~ChunkBuffer() { release(); }
+  ChunkBuffer(ChunkBuffer&& other) noexcept
+      : job_(std::exchange(other.job_, nullptr)),
+        data_(std::exchange(other.data_, nullptr)),
+        size_(std::exchange(other.size_, 0)),
+        heap_(std::move(other.heap_)) {}
+  ChunkBuffer& operator=(ChunkBuffer&&) = delete;
+  ChunkBuffer(const ChunkBuffer&) = delete;
+  ChunkBuffer& operator=(const ChunkBuffer&) = delete;
+
+  std::uint8_t* data() { return data_; }
+  std::size_t size() const { return size_; }
+  // At least `bytes` long, from `job`'s memory.
+  void reserve(const Job& job, std::size_t bytes);
+
+ private:
+  void release() noexcept;
+  const Job* job_ = nullptr;  // whose memory data_ is; null: the heap's (heap_)
+  std::uint8_t* data_ = nullptr;
+  std::size_t size_ = 0;
+  std::vector<std::uint8_t> heap_;
+};
+
 // A chunk in flight. The buffer holds the job's lookback bytes, then the
 // chunk's input, and room for its output, which is written in place.
 struct Slot {
-  std::vector<std::uint8_t> buffer;
+  ChunkBuffer buffer;
   std::size_t lookback = 0;
   Chunk chunk;
   std::size_t produced = 0;

@@ -59,35 +59,48 @@ std::uint64_t run_chunks_in_parallel(const Job& job, Source& in, Sink& out, Chun
   // the budget (memory workers transform in place of their views).
   if (!in_memory) workers = static_cast<unsigned>(slots_within_budget(job, workers, 1));
   workers = static_cast<unsigned>(std::clamp<std::uint64_t>(range.count, 1, workers));
+  // Every worker is made before any chunk runs, and each goes as soon as its
+  // thread has no chunk left: a GPU backend's worker holds a lane of the
+  // device from the one moment to the other (so a device's lanes are all in
+  // use while there is work for them, and free the moment there isn't).
   std::vector<std::unique_ptr<ChunkWorker>> chunk_workers(workers);
+  for (auto& worker : chunk_workers) worker = job.make_worker();
   std::vector<Slot> slots(workers);
   std::atomic<std::uint64_t> written{0};
   FirstError error;
 
-#pragma omp parallel for num_threads(workers) schedule(dynamic, 1)
-  for (std::int64_t i = 0; i < static_cast<std::int64_t>(range.count); ++i) {
-    // Chunks after a failed one are skipped; one before it still runs, as
-    // its worker may have claimed it before the failure.
-    if (error.failed_before(static_cast<std::uint64_t>(i))) continue;
+#pragma omp parallel num_threads(workers)
+  {
     const auto w = static_cast<std::size_t>(omp_get_thread_num());
-    try {
-      if (!chunk_workers[w]) chunk_workers[w] = job.make_worker();
-      const Chunk c = chunk_of(job, in.size(), count, range.first + static_cast<std::uint64_t>(i));
-      if (in_memory) {
-        written += transform_in_memory(job, *chunk_workers[w], c, in, out);
-      } else {
-        Slot& slot = slots[w];
-        read_chunk(job, in, c, slot);
-        slot.produced = chunk_workers[w]->transform(c, slot.data(), slot.data());
-        out.write_at(c.out_offset, {slot.data(), slot.produced});
-        written += slot.produced;
-      }
-      if (progress) progress(c.in_len);
-    } catch (...) {
-      // Chunks are claimed in order and none before a failed one is
-      // skipped: the lowest index kept is the job's first bad chunk.
-      error.capture(static_cast<std::uint64_t>(i));
+    // Workers of threads OpenMP didn't start go at once.
+#pragma omp single nowait
+    for (std::size_t unused = static_cast<std::size_t>(omp_get_num_threads()); unused < workers; ++unused) {
+      chunk_workers[unused].reset();
     }
+#pragma omp for schedule(dynamic, 1) nowait
+    for (std::int64_t i = 0; i < static_cast<std::int64_t>(range.count); ++i) {
+      // Chunks after a failed one are skipped; one before it still runs, as
+      // its worker may have claimed it before the failure.
+      if (error.failed_before(static_cast<std::uint64_t>(i))) continue;
+      try {
+        const Chunk c = chunk_of(job, in.size(), count, range.first + static_cast<std::uint64_t>(i));
+        if (in_memory) {
+          written += transform_in_memory(job, *chunk_workers[w], c, in, out);
+        } else {
+          Slot& slot = slots[w];
+          read_chunk(job, in, c, slot);
+          slot.produced = chunk_workers[w]->transform(c, slot.data(), slot.data());
+          out.write_at(c.out_offset, {slot.data(), slot.produced});
+          written += slot.produced;
+        }
+        if (progress) progress(c.in_len);
+      } catch (...) {
+        // Chunks are claimed in order and none before a failed one is
+        // skipped: the lowest index kept is the job's first bad chunk.
+        error.capture(static_cast<std::uint64_t>(i));
+      }
+    }
+    chunk_workers[w].reset();
   }
   error.rethrow();
   return written.load();

@@ -27,7 +27,6 @@ class OwningJob final : public Job {
   std::size_t out_capacity(const Chunk& c) const override { return job_->out_capacity(c); }
   std::uint64_t chunk_count(std::uint64_t len) const override { return job_->chunk_count(len); }
   std::unique_ptr<ChunkWorker> make_worker() const override { return job_->make_worker(); }
-  const CipherSpec* raw_spec() const override { return job_->raw_spec(); }
   SecretBytes ticket() const override { return job_->ticket(); }
 
  private:

@@ -72,16 +72,21 @@ std::uint64_t ChunkPlan::fitted_chunk_len(Mode mode, std::uint64_t input_len, un
 }
 
 ChunkPlan::ChunkPlan(const CipherSpec& spec, std::uint64_t chunk_len)
+    : ChunkPlan(spec, chunk_len, choose_raw_backend(spec.mode, spec.direction)) {}
+
+ChunkPlan::ChunkPlan(const CipherSpec& spec, std::uint64_t chunk_len, const CipherBackend& backend)
     : spec_(spec),
-      backend_(choose_raw_backend(spec.mode, spec.direction)),
-      chunk_len_(chunk_len == kAutoChunkLen ? default_chunk_len(spec.mode)
-                                            : chunk_len / kBlockLen * kBlockLen),
+      backend_(backend),
       lookback_len_(0),
       parallel_(is_parallel(spec.mode, spec.direction)) {
   if (chunk_len != kAutoChunkLen && (chunk_len < kBlockLen || chunk_len > kMaxChunkLen)) {
     throw usage_error("chunk size must be between 16 bytes and 1G, got " +
                       std::to_string(chunk_len));
   }
+  const std::uint64_t wanted = backend_.preferred_chunk_len();
+  chunk_len_ = chunk_len != kAutoChunkLen ? chunk_len / kBlockLen * kBlockLen
+               : wanted != 0              ? wanted / kBlockLen * kBlockLen
+                                          : default_chunk_len(spec.mode);
   piece_len_ = parallel_ ? chunk_len_ : std::max(chunk_len_, kDefaultChunkLen);
   if (parallel_ && spec.direction == Direction::decrypt && spec.mode != Mode::ecb &&
       spec.mode != Mode::ctr) {
@@ -123,6 +128,14 @@ Block ChunkPlan::start_state(const Chunk& c, const std::uint8_t* preceding) cons
 
 std::unique_ptr<ChunkWorker> ChunkPlan::make_worker() const {
   return std::make_unique<RawWorker>(*this, backend_);
+}
+
+std::string_view ChunkPlan::backend_name() const { return backend_.name(); }
+
+void* ChunkPlan::allocate_chunk_memory(std::size_t bytes) const { return backend_.allocate_chunk_memory(bytes); }
+
+void ChunkPlan::free_chunk_memory(void* data, std::size_t bytes) const noexcept {
+  backend_.free_chunk_memory(data, bytes);
 }
 
 SecretBytes ChunkPlan::ticket() const {

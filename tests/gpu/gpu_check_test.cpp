@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "cipher/oneshot.hpp"
-#include "engine/gpu/gpu_check.hpp"
+#include "cipher/gpu/gpu_check.hpp"
 #include "paes/error.hpp"
 #include "paes/plan.hpp"
 #include "test_support.hpp"

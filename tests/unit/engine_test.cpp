@@ -11,8 +11,8 @@
 #include <mutex>
 #include <thread>
 
-#include "engine/auto_engine.hpp"
-#include "engine/gpu_stack.hpp"
+#include "api/auto_backend.hpp"
+#include "api/gpu_stack.hpp"
 #include "format/sealed_format.hpp"
 #include "paes/backend.hpp"
 #include "paes/error.hpp"
@@ -81,30 +81,34 @@ TEST(ThreadsEngine, ReportsTheFirstBadChunkNotTheFirstToFail) {
   }
 }
 
-TEST(AutoEngine, PicksAGpuOnlyForLargeParallelRawJobsOnARealGpu) {
-  const CipherSpec ctr = test::make_spec(Mode::ctr, Direction::encrypt, 256, 1);
-  const ChunkPlan ctr_plan(ctr, ChunkPlan::kAutoChunkLen);
+// Auto looks for a GPU only for a job a GPU could run and gain from, and
+// never where the process chose a backend: those jobs start no driver.
+TEST(AutoBackend, LooksForAGpuOnlyForLargeParallelRawJobs) {
   const std::uint64_t big = kAutoGpuMinBytes;
-  EXPECT_EQ(auto_engine_choice(ctr_plan, big, true, true), EngineKind::cuda);
-  EXPECT_EQ(auto_engine_choice(ctr_plan, big, false, true), EngineKind::opencl);
-  EXPECT_EQ(auto_engine_choice(ctr_plan, big, false, false), EngineKind::threads);  // no GPU (PoCL is no GPU)
-  EXPECT_EQ(auto_engine_choice(ctr_plan, big - 1, true, true), EngineKind::threads);  // too small to pay
-
-  const CipherSpec cbc_encrypt = test::make_spec(Mode::cbc, Direction::encrypt, 256, 1);
-  EXPECT_EQ(auto_engine_choice(ChunkPlan(cbc_encrypt, 0), big, true, true), EngineKind::threads);  // sequential
-  const CipherSpec cfb8 = test::make_spec(Mode::cfb8, Direction::decrypt, 256, 1);
-  EXPECT_EQ(auto_engine_choice(ChunkPlan(cfb8, 0), big, true, true), EngineKind::threads);  // no GPU kernel
-  const CipherSpec cbc_decrypt = test::make_spec(Mode::cbc, Direction::decrypt, 128, 1);
-  EXPECT_EQ(auto_engine_choice(ChunkPlan(cbc_decrypt, 0), big, true, false), EngineKind::cuda);
-
-  const SecretBytes key(32);
-  const SegmentJob sealed(Direction::encrypt, 32, kDefaultSegmentLen, key, NoncePrefix{});
-  EXPECT_EQ(auto_engine_choice(sealed, big, true, true), EngineKind::threads);  // AES-GCM stays on the CPU
+  auto why = [](Mode mode, Direction direction, std::optional<std::uint64_t> len) {
+    return choose_auto_backend(test::make_spec(mode, direction, 256, 1), len, 2, std::nullopt).why;
+  };
+  const std::vector<CipherBackendName> names = cipher_backend_names();
+  if (std::none_of(names.begin(), names.end(), [](const auto& n) { return n.gpu && n.built_in; })) {
+    EXPECT_EQ(why(Mode::ctr, Direction::encrypt, big), "auto chose the CPU: this paes has no GPU backend");
+    GTEST_SKIP() << "this build has no GPU backend: the rest is about what auto does with one";
+  }
+  EXPECT_EQ(why(Mode::ctr, Direction::encrypt, big - 1),
+            "auto chose the CPU: a job under 256 MiB never pays for a GPU's start-up");
+  EXPECT_EQ(why(Mode::ctr, Direction::encrypt, std::nullopt),
+            "auto chose the CPU: a stream's size is unknown, and a GPU pays off only for large jobs");
+  EXPECT_EQ(why(Mode::cbc, Direction::encrypt, big),
+            "auto chose the CPU: this mode and direction runs on the CPU (sequential, or CFB8/CFB1)");
+  EXPECT_EQ(why(Mode::cfb8, Direction::decrypt, big),
+            "auto chose the CPU: this mode and direction runs on the CPU (sequential, or CFB8/CFB1)");
+  select_cipher_backend("openssl");
+  EXPECT_EQ(why(Mode::ctr, Direction::encrypt, big), "auto chose the CPU: the cipher backend was chosen (openssl)");
+  select_cipher_backend(kAutoBackend);
 }
 
 MeasuredRates gpu_rates(double gpu, double cpu, double start_seconds) {
   MeasuredRates r;
-  r.gpu = EngineKind::opencl;
+  r.gpu = "opencl";
   r.device = "a GPU";
   r.gpu_bytes_per_s = gpu;
   r.cpu_bytes_per_s = cpu;
@@ -114,7 +118,7 @@ MeasuredRates gpu_rates(double gpu, double cpu, double start_seconds) {
 
 // The GPU runs a job only where it is predicted faster for its size,
 // counting its start-up unless it already runs.
-TEST(AutoEngine, AGpuMustBeFasterStartUpIncluded) {
+TEST(AutoBackend, AGpuMustBeFasterStartUpIncluded) {
   const std::uint64_t gib = std::uint64_t{1} << 30;
   const MeasuredRates fast = gpu_rates(40e9, 20e9, 0.5);  // saves 1/40 s a GiB, starts in 0.5 s
   EXPECT_FALSE(gpu_predicted_faster(fast, gib, false));
@@ -129,7 +133,7 @@ TEST(AutoEngine, AGpuMustBeFasterStartUpIncluded) {
 
 // The least input kept rates send to the GPU, as `paes info` shows it:
 // where gpu_predicted_faster turns, and never below what auto considers.
-TEST(AutoEngine, GpuFromBytesIsWhereThePredictionTurns) {
+TEST(AutoBackend, GpuFromBytesIsWhereThePredictionTurns) {
   const MeasuredRates fast = gpu_rates(40e9, 20e9, 0.5);  // break-even at 20e9 bytes
   const std::optional<std::uint64_t> least = gpu_from_bytes(fast);
   ASSERT_TRUE(least.has_value());
@@ -144,7 +148,7 @@ TEST(AutoEngine, GpuFromBytesIsWhereThePredictionTurns) {
 
 // `paes info` lists what auto kept for this machine as it is: not another
 // machine's lines in a shared home, nor those of a GPU stack since changed.
-TEST(AutoEngine, KeptVerdictsAreThisMachinesAsItIs) {
+TEST(AutoBackend, KeptVerdictsAreThisMachinesAsItIs) {
   const auto dir = std::filesystem::temp_directory_path() / ("paes-kept-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   ASSERT_EQ(::setenv("PAES_CACHE_DIR", dir.c_str(), 1), 0);
@@ -162,11 +166,11 @@ TEST(AutoEngine, KeptVerdictsAreThisMachinesAsItIs) {
   std::sort(kept.begin(), kept.end(), [](const auto& a, const auto& b) { return a.job < b.job; });
   const std::string backend = selected_cipher_backend();
   EXPECT_EQ(kept[0].job, "ctr encrypt AES-128, 16 threads, --backend " + backend);
-  EXPECT_EQ(kept[0].gpu_engine, "opencl");
+  EXPECT_EQ(kept[0].gpu_backend, "opencl");
   EXPECT_EQ(kept[0].device, "a GPU");
   EXPECT_EQ(kept[0].gpu_from_bytes, std::optional<std::uint64_t>(20'000'000'001));
   EXPECT_EQ(kept[1].job, "ecb decrypt AES-256, 4 threads, --backend " + backend + ", --device 1");
-  EXPECT_EQ(kept[1].gpu_engine, "");
+  EXPECT_EQ(kept[1].gpu_backend, "");
   // Another GPU stack (an ICD added): nothing kept for it yet.
   const auto vendors = dir / "vendors";
   std::filesystem::create_directories(vendors);
@@ -180,7 +184,7 @@ TEST(AutoEngine, KeptVerdictsAreThisMachinesAsItIs) {
 
 // What auto found survives a run, "no GPU" included, and a damaged cache, or
 // one an older paes wrote, is no error.
-TEST(AutoEngine, MeasuredRatesAreKept) {
+TEST(AutoBackend, MeasuredRatesAreKept) {
   const auto dir = std::filesystem::temp_directory_path() / ("paes-rates-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const auto file = dir / "auto-rates";
@@ -196,7 +200,7 @@ TEST(AutoEngine, MeasuredRatesAreKept) {
   const RateCache again(file);
   ASSERT_TRUE(again.find("ctr 128").has_value());
   const MeasuredRates ctr = *again.find("ctr 128");
-  EXPECT_EQ(ctr.gpu, EngineKind::opencl);
+  EXPECT_EQ(ctr.gpu, "opencl");
   EXPECT_EQ(ctr.device, "NVIDIA H100 80GB");
   EXPECT_DOUBLE_EQ(ctr.gpu_bytes_per_s, 40e9);
   EXPECT_DOUBLE_EQ(ctr.cpu_bytes_per_s, 20e9);
@@ -211,7 +215,7 @@ TEST(AutoEngine, MeasuredRatesAreKept) {
     std::ofstream junk(file, std::ios::app);
     junk << "half a line\n\tno key opencl 1 2 0 \nnegative\topencl\t-1\t5\t0\tx\n"
          << "older paes\t40e9\t20e9\n"                       // the format before start-up times
-         << "no such engine\tthreads\t1\t2\t0\tx\n"           // only GPU engines are measured
+         << "no such engine\tthreads\t1\t2\t0\tx\n"           // only GPU backends are measured
          << "none with rates\tnone\t1\t2\t0\t\n"
          << "negative start\topencl\t1\t2\t-1\tx\n";
   }
@@ -229,7 +233,7 @@ TEST(AutoEngine, MeasuredRatesAreKept) {
 
 // Two processes that measured at once both keep their lines: a store adds to
 // what the file holds now, not to what it held when its cache was read.
-TEST(AutoEngine, StoresAddToWhatOthersStoredMeanwhile) {
+TEST(AutoBackend, StoresAddToWhatOthersStoredMeanwhile) {
   const auto dir = std::filesystem::temp_directory_path() / ("paes-rates-merge-" + std::to_string(::getpid()));
   const auto file = dir / "auto-rates";
   RateCache first(file);
@@ -244,7 +248,7 @@ TEST(AutoEngine, StoresAddToWhatOthersStoredMeanwhile) {
 }
 
 // A cache that can't be written says why, and still answers for this run.
-TEST(AutoEngine, AStoreThatFailsSaysWhy) {
+TEST(AutoBackend, AStoreThatFailsSaysWhy) {
   const auto dir = std::filesystem::temp_directory_path() / ("paes-rates-blocked-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "file") << "a file where the cache's directory should be";
@@ -260,7 +264,7 @@ TEST(AutoEngine, AStoreThatFailsSaysWhy) {
 
 // A relative XDG_CACHE_HOME is invalid (the XDG base directory rules): the
 // cache goes under HOME, not wherever paes runs.
-TEST(AutoEngine, ARelativeXdgCacheHomeIsIgnored) {
+TEST(AutoBackend, ARelativeXdgCacheHomeIsIgnored) {
   const char* old_paes = std::getenv("PAES_CACHE_DIR");
   const char* old_xdg = std::getenv("XDG_CACHE_HOME");
   const char* old_home = std::getenv("HOME");
@@ -286,7 +290,7 @@ TEST(AutoEngine, ARelativeXdgCacheHomeIsIgnored) {
 
 // The fingerprint auto keys its rates by is the same from call to call and
 // changes with the OpenCL drivers installed and the variables that steer them.
-TEST(AutoEngine, GpuStackFingerprintFollowsTheDrivers) {
+TEST(AutoBackend, GpuStackFingerprintFollowsTheDrivers) {
   const auto vendors = std::filesystem::temp_directory_path() / ("paes-icd-" + std::to_string(::getpid()));
   std::filesystem::create_directories(vendors);
   ASSERT_EQ(::setenv("OCL_ICD_VENDORS", vendors.c_str(), 1), 0);

@@ -174,7 +174,8 @@ TEST(ChunkPlan, RejectsChunkSizesOutOfRange) {
 TEST(JobTicket, RebuildsItsJobAndRefusesBytesPastTheEnums) {
   const CipherSpec spec = test::make_spec(Mode::ctr, Direction::encrypt, 256, 11);
   const ChunkPlan plan(spec, 4096);
-  EXPECT_EQ(job_from_ticket(plan.ticket())->raw_spec()->mode, Mode::ctr);
+  const std::unique_ptr<Job> rebuilt = job_from_ticket(plan.ticket());
+  EXPECT_EQ(dynamic_cast<const ChunkPlan&>(*rebuilt).spec().mode, Mode::ctr);
   // Byte 1 is the mode, byte 2 the direction: a value past its enum indexed
   // the cipher's name table out of bounds.
   for (const std::size_t at : {std::size_t{1}, std::size_t{2}}) {

@@ -184,31 +184,6 @@ TEST_F(SealedReaderTest, APipeIsRefused) {
   EXPECT_EQ(sealed_key_kind(seal()), SealedKeyKind::raw_key);
 }
 
-TEST_F(SealedReaderTest, TheLibraryNotesThroughItsHandlerAndPrintsNothing) {
-  // A GPU engine runs the sealed format on the CPU, and says so: to the
-  // program's handler, never on stderr itself.
-  const std::string engines(compiled_engines());
-  const bool has_opencl = engines.find("opencl") != std::string::npos;
-  const bool has_cuda = engines.find("cuda") != std::string::npos;
-  if (!has_opencl && !has_cuda) GTEST_SKIP() << "this build has no GPU engine (" << engines << ")";
-  write_bytes(path("plain.bin"), plain_);
-  SealedSpec s = spec();
-  s.direction = Direction::encrypt;
-  TransformOptions options;
-  options.engine = has_opencl ? EngineKind::opencl : EngineKind::cuda;
-  testing::internal::CaptureStderr();
-  run_sealed(s, path("plain.bin"), path("quiet.paes"), options);
-  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
-  std::vector<std::string> notes;
-  set_notice_handler([&](NoticeLevel level, const std::string& text) {
-    if (level == NoticeLevel::note) notes.push_back(text);
-  });
-  run_sealed(s, path("plain.bin"), path("noted.paes"), options);
-  set_notice_handler({});
-  ASSERT_EQ(notes.size(), 1u);
-  EXPECT_EQ(notes[0], "the sealed format (AES-GCM) runs on the CPU");
-}
-
 TEST_F(SealedReaderTest, SealingWithAKeyAndAPassphraseIsRefused) {
   // The passphrase won and the key was ignored: opening with that key then failed.
   write_bytes(path("plain.bin"), plain_);

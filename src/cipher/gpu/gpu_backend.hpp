@@ -56,6 +56,11 @@ struct GpuApi {
 class GpuCipherBackend final : public CipherBackend {
  public:
   explicit GpuCipherBackend(GpuApi api);
+  // Another instance of `api`'s backend, apart from the process's, with
+  // batches of `batch_bytes` (for GpuProbe).
+  GpuCipherBackend(GpuApi api, std::size_t batch_bytes);
+  // The API this backend opens devices of; none for one over a given device.
+  const std::optional<GpuApi>& api() const { return api_; }
   // Over a device already open (tests: the host adapter, the model device),
   // self-tested here. `name` names the backend.
   GpuCipherBackend(std::string name, std::unique_ptr<gpu::Device> device, std::size_t batch_bytes);
@@ -104,6 +109,11 @@ class GpuCipherBackend final : public CipherBackend {
   void reset_stats();
   void set_profile(bool profile);
 
+  // For benchmarks (GpuProbe): the device's page-locked link, and the kernel
+  // of `spec` alone on `bytes` already on the device (by its events).
+  gpu::LinkRates measure_link(std::size_t bytes, unsigned repeats) const;
+  double kernel_seconds(const CipherSpec& spec, std::size_t bytes, unsigned repeats) const;
+
   // Page-locks caller memory while the handle lives (paes/backend.hpp).
   PinnedMemory pin(const void* data, std::size_t len) const;
   // Whether [data, data + len) lies in page-locked memory the device copies
@@ -119,11 +129,16 @@ class GpuCipherBackend final : public CipherBackend {
  private:
   std::unique_ptr<RawCipher> do_make_raw(const CipherSpec& spec) const override;
   std::unique_ptr<SegmentAead> do_make_segment(const SecretBytes& key, Direction direction) const override;
-  void open_locked() const;
+  void self_test() const;
+  // Opens a lane and records its buffer as page-locked memory.
+  std::unique_ptr<gpu::Lane> open_lane() const;
 
   std::string name_;
   std::optional<GpuApi> api_;
-  std::size_t batch_bytes_;
+  mutable std::size_t batch_bytes_;
+  // Held while the device opens and self-tests, so that workers wait for it.
+  mutable std::mutex open_mutex_;
+  // Guards the rest.
   mutable std::mutex mutex_;
   std::optional<unsigned> device_index_;
   GpuGeometry geometry_;
@@ -136,7 +151,12 @@ class GpuCipherBackend final : public CipherBackend {
   };
   mutable std::vector<PinnedRange> pinned_;
   mutable Stats stats_;
-  // Chunk memory given back, kept for the next job (allocated once per process).
+  // Pins hold it weakly: one dropped after the backend went (whose device
+  // went with it) does nothing.
+  std::shared_ptr<const bool> alive_ = std::make_shared<const bool>(true);
+  // Every chunk buffer allocated, and those given back, kept page-locked for
+  // the next job (pinning costs in proportion to the size).
+  mutable std::vector<std::pair<void*, std::size_t>> chunk_memory_sizes_;
   mutable std::vector<std::pair<void*, std::size_t>> spare_chunk_memory_;
 };
 

@@ -1,4 +1,4 @@
-#include "engine/gpu_stack.hpp"
+#include "api/gpu_stack.hpp"
 
 #include <dlfcn.h>
 #include <sys/stat.h>
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "cipher/kdf.hpp"
-#include "paes/engine.hpp"
+#include "cipher/backend.hpp"
 #include "util/hex.hpp"
 
 namespace paes {
@@ -78,7 +78,9 @@ fs::path icd_directory() {
 std::string gpu_stack_fingerprint() {
   // The code whose speed was measured: the library or program this function
   // lies in, so a rebuilt or upgraded paes measures again.
-  std::string facts = "engines: " + std::string(compiled_engines()) + '\n';
+  std::string facts = "backends:";
+  for (const CipherBackend* backend : cipher_backends()) facts.append(" ").append(backend->name());
+  facts += '\n';
   if (Dl_info self{}; ::dladdr(reinterpret_cast<void*>(&gpu_stack_fingerprint), &self) != 0 && self.dli_fname) {
     add_stat(facts, self.dli_fname);
   }

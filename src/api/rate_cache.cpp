@@ -1,4 +1,4 @@
-#include "engine/rate_cache.hpp"
+#include "api/rate_cache.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 #include <system_error>
+
+#include "paes/backend.hpp"
 
 namespace paes {
 
@@ -43,13 +45,12 @@ std::optional<MeasuredRates> parse_rates(std::istringstream& fields) {
   std::getline(fields, rates.device);
   if (engine == "none") return rates.gpu_bytes_per_s == 0 && rates.cpu_bytes_per_s == 0 ? std::optional(rates)
                                                                                          : std::nullopt;
-  // By name, whether or not this build has the engine (parse_engine knows
-  // only those it has): the key holds the engines built in, so a line of a
-  // build without it is never looked up.
+  // By name, whether or not this build has the backend: the key holds the
+  // GPU stack, so a line of a build without it is never looked up.
   if (!(rates.gpu_bytes_per_s > 0) || !(rates.cpu_bytes_per_s > 0)) return std::nullopt;
-  for (const EngineKind gpu : {EngineKind::cuda, EngineKind::opencl}) {
-    if (engine == engine_name(gpu)) {
-      rates.gpu = gpu;
+  for (const CipherBackendName& row : cipher_backend_names()) {
+    if (row.gpu && row.name == engine) {
+      rates.gpu = engine;
       return rates;
     }
   }
@@ -134,7 +135,7 @@ std::optional<std::string> RateCache::store(const std::string& key, const Measur
     if (!out) return "can't create " + temp.string() + ": " + std::strerror(errno);
     out.precision(17);
     for (const auto& [k, r] : merged) {
-      out << k << '\t' << (r.found_gpu() ? engine_name(r.gpu) : "none") << '\t' << r.gpu_bytes_per_s << '\t'
+      out << k << '\t' << (r.found_gpu() ? r.gpu : std::string("none")) << '\t' << r.gpu_bytes_per_s << '\t'
           << r.cpu_bytes_per_s << '\t' << r.gpu_start_seconds << '\t' << one_field(r.device) << '\n';
     }
     if (!out.flush()) {

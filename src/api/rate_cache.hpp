@@ -1,12 +1,13 @@
 // What --engine auto measured, kept between runs: for a kind of job on this
 // machine (CPU, AES library, threads, GPU stack, mode, direction and key
-// size), which GPU it found, how fast that GPU's engine ran in memory with its
-// transfers, how long starting it took, and how fast the threads engine ran.
-// Later jobs decide from these without starting a driver, and never start a
-// device the CPU beats (auto_engine.hpp).
+// size), which GPU it found, how fast the threads engine ran in memory on
+// that GPU's backend with its transfers, how long starting it took, and how
+// fast the threads engine ran on the CPU's backend. Later jobs decide from
+// these without starting a driver, and never start a device the CPU beats
+// (auto_backend.hpp).
 //
-// One line per entry, "KEY<TAB>ENGINE<TAB>GPU_BYTES_PER_S<TAB>CPU_BYTES_PER_S
-// <TAB>GPU_START_SECONDS<TAB>DEVICE", ENGINE "none" (and zero rates) where
+// One line per entry, "KEY<TAB>BACKEND<TAB>GPU_BYTES_PER_S<TAB>CPU_BYTES_PER_S
+// <TAB>GPU_START_SECONDS<TAB>DEVICE", BACKEND "none" (and zero rates) where
 // auto found no GPU for the job. In $PAES_CACHE_DIR/auto-rates (else
 // $XDG_CACHE_HOME/paes where that is absolute, else ~/.cache/paes). It holds
 // no secret. A cache that can't be read or written is no error: auto looks
@@ -21,18 +22,17 @@
 #include <optional>
 #include <string>
 
-#include "paes/engine.hpp"
 
 namespace paes {
 
 struct MeasuredRates {
-  EngineKind gpu = EngineKind::threads;  // the GPU engine measured; threads: no GPU for this job
-  std::string device;                    // its device's name, as the driver gives it
+  std::string gpu;     // the GPU backend measured ("cuda", "opencl"); empty: no GPU for this job
+  std::string device;  // its device's name, as the driver gives it
   double gpu_bytes_per_s = 0;
   double cpu_bytes_per_s = 0;
   double gpu_start_seconds = 0;  // finding the device, starting its driver and engine, the self-test
 
-  bool found_gpu() const { return gpu != EngineKind::threads; }
+  bool found_gpu() const { return !gpu.empty(); }
 };
 
 class RateCache {

@@ -1,4 +1,4 @@
-#include "engine/gpu/gpu_check.hpp"
+#include "cipher/gpu/gpu_check.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "paes/plan.hpp"
+#include "paes/mode.hpp"
 #include "util/hex.hpp"
 
 namespace paes::gpu {
@@ -138,7 +138,7 @@ void BatchCheck::begin(const CipherSpec& spec, const Block& start_state) {
   counter0_ = start_state;
   // Each sampled block starts from its own state; no padding, because the
   // device's output is compared before the engine strips any.
-  cpu_ = choose_raw_backend(spec.mode, spec.direction).make_raw(spec);
+  cpu_ = cpu_raw_backend(spec.mode, spec.direction).make_raw(spec);
 }
 
 BatchSample BatchCheck::sample(const std::uint8_t* staged, std::size_t n,

@@ -15,7 +15,7 @@
 //     size, time and the library each names;
 //   - the variables that steer the drivers or what gets loaded
 //     (CUDA_VISIBLE_DEVICES, OCL_ICD_FILENAMES, POCL_DEVICES, LD_PRELOAD, ...);
-//   - paes itself: the engines it was built with, and the size and time of
+//   - paes itself: the cipher backends it was built with, and the size and time of
 //     the library or program its code lies in.
 //
 // Installing, updating or removing a driver or paes, adding a GPU or changing

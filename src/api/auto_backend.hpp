@@ -1,0 +1,58 @@
+// --engine auto's choice of a cipher backend for a raw-mode job: a GPU where
+// it was measured faster than the CPU for this kind of job on this machine,
+// else the CPU's backend (paes/backend.hpp's auto).
+//
+// A GPU is considered when the process left the backend to auto, the mode
+// and direction run on a device (ECB, CTR, CBC/CFB128 decryption), the input
+// is a file or buffer of at least kAutoGpuMinBytes (below that, starting a
+// device costs more than it could save) and the device is a real GPU (a CPU
+// OpenCL device such as PoCL never is: a GPU's kernels emulated on the CPU
+// are far slower than the CPU's own AES). The first such job on a machine
+// looks for a GPU (the backends' table in order: CUDA before OpenCL, whose
+// platforms are loaded only where CUDA has none), starts it, and measures in
+// memory on kAutoProbeBytes the threads engine on the GPU's backend, with
+// its transfers, and on the CPU's, with this run's threads (the file I/O is
+// the same for both). What it found is kept (api/rate_cache.hpp) under a
+// fingerprint of the GPU stack (api/gpu_stack.hpp), so later jobs decide
+// without starting any driver: they run on the GPU only where it is
+// predicted faster for their size, its start-up included. `-v` says what auto
+// chose and why. A GPU that fails to start, its AES self-test or the
+// measurement leaves the job to the CPU, with a warning (paes/notice.hpp).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "api/rate_cache.hpp"
+#include "cipher/backend.hpp"
+#include "paes/mode.hpp"
+
+namespace paes {
+
+inline constexpr std::size_t kAutoProbeBytes = std::size_t{64} << 20;
+
+// Whether kept rates send a job of `len` bytes to the GPU: only where it is
+// predicted faster, the seconds it takes to start included unless it already
+// runs (it was just started to be measured). A tie stays on the CPU.
+bool gpu_predicted_faster(const MeasuredRates& rates, std::uint64_t len, bool started);
+
+// The least input that kept rates send to the GPU (kAutoGpuMinBytes at
+// least); none where the CPU is at least as fast at any length.
+std::optional<std::uint64_t> gpu_from_bytes(const MeasuredRates& rates);
+
+// The cache key of a kind of job on this machine as it is now.
+std::string auto_rate_key(const CipherSpec& spec, unsigned threads, std::optional<unsigned> device);
+
+struct AutoChoice {
+  const CipherBackend* backend = nullptr;  // the GPU backend chosen; null: the CPU's (choose_raw_backend)
+  std::string why;                         // for -v and --json: "auto chose cuda: ..."
+};
+
+// Auto's backend for `spec` on an input of `input_len` bytes (none: a
+// stream, whose length is unknown) with `threads` threads; `device` is the
+// GPU the caller named, if any.
+AutoChoice choose_auto_backend(const CipherSpec& spec, std::optional<std::uint64_t> input_len, unsigned threads,
+                               std::optional<unsigned> device);
+
+}  // namespace paes
