@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "paes/backend.hpp"  // PinnedMemory, GpuGeometry
 #include "paes/io.hpp"
 #include "paes/job.hpp"
 
@@ -144,35 +145,6 @@ unsigned online_cpus();
 // CBC and CFB128 decryption. The rest runs on the CPU.
 bool runs_on_gpu(const CipherSpec& spec);
 
-// Caller memory that a GPU driver page-locked (GpuDriver::pin,
-// GpuBackend::pin_memory), so that the device copies straight from and into
-// it; unpinned when the handle goes, or with the driver that made it if that
-// goes first. Move-only. Empty (pinned() false) where the device can't pin.
-class PinnedMemory {
- public:
-  PinnedMemory() = default;
-  explicit PinnedMemory(std::function<void()> release) : release_(std::move(release)) {}
-  ~PinnedMemory() { reset(); }
-  PinnedMemory(PinnedMemory&& other) noexcept : release_(std::exchange(other.release_, nullptr)) {}
-  PinnedMemory& operator=(PinnedMemory&& other) noexcept {
-    if (this != &other) {
-      reset();
-      release_ = std::exchange(other.release_, nullptr);
-    }
-    return *this;
-  }
-  PinnedMemory(const PinnedMemory&) = delete;
-  PinnedMemory& operator=(const PinnedMemory&) = delete;
-  bool pinned() const { return static_cast<bool>(release_); }
-  // Unpins now.
-  void reset() noexcept {
-    if (release_) std::exchange(release_, nullptr)();
-  }
-
- private:
-  std::function<void()> release_;
-};
-
 // A GPU engine's backend driven directly, without the engine around it (no
 // CPU fallback, no files): for `paes bench`, which times the kernels apart
 // from the transfers, and for a program that sends its own, pinned buffers
@@ -201,14 +173,6 @@ class GpuBackend {
   // Page-locks [data, data + len) while the handle lives: transform() then
   // moves messages lying in pinned memory straight between it and the device.
   virtual PinnedMemory pin_memory(const void* data, std::size_t len) = 0;
-};
-
-// How a GPU engine's kernels are launched: threads per block (CUDA) or
-// work-group size (OpenCL), and the 16-byte blocks each thread transforms.
-// 0: the engine's default.
-struct GpuGeometry {
-  unsigned group_size = 0;
-  unsigned blocks_per_item = 0;
 };
 
 // The GPU engines' batch: the bytes of one kernel launch and of each lane's
