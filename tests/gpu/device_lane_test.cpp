@@ -265,7 +265,7 @@ TEST(OpenClDevice, ListsAndPicksDevices) {
   EXPECT_NE(device->label().find(devices.front().name), std::string::npos) << device->label();
 }
 
-TEST(OpenClDevice, KernelSecondsUsesTheKeysGiven) {
+TEST(OpenClDevice, KernelSecondsTimesTheKernel) {
   const GpuApi api = opencl_api();
   if (api.list_devices().empty()) GTEST_SKIP() << "no OpenCL device found (install pocl-opencl-icd)";
   const std::unique_ptr<gpu::Device> device = api.open(std::nullopt, GpuGeometry{});
