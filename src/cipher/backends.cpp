@@ -47,7 +47,7 @@ constexpr BackendRow kRows[] = {
     {"openssl", [] { return &openssl_backend(); }, ""},
     {"cuda",
 #ifdef PAES_HAVE_CUDA
-     [] -> const CipherBackend* {
+     []() -> const CipherBackend* {
        static const GpuCipherBackend* const backend = new GpuCipherBackend(cuda_api());
        return backend;
      },
@@ -57,7 +57,7 @@ constexpr BackendRow kRows[] = {
      "not built in (this paes was built without CUDA: install nvcc and rebuild)", true},
     {"opencl",
 #ifdef PAES_HAVE_OPENCL
-     [] -> const CipherBackend* {
+     []() -> const CipherBackend* {
        static const GpuCipherBackend* const backend = new GpuCipherBackend(opencl_api());
        return backend;
      },

@@ -28,18 +28,11 @@
 #include <memory>
 #include <string>
 
+#include "cipher/gpu/kernel.hpp"
 #include "cipher/gpu/key_schedule.hpp"
+#include "paes/error.hpp"
 
 namespace paes::gpu {
-
-// The five kernels (cipher/cuda/kernels.cu, cipher/opencl/kernels.cl, and on
-// the host host_kernels.hpp), in the order of their names in kKernelNames.
-enum class Kernel { ecb_encrypt, ecb_decrypt, ctr, cbc_decrypt, cfb128_decrypt };
-inline constexpr int kKernelCount = 5;
-
-// ECB and CBC decryption run the inverse cipher, with its round keys; CTR and
-// CFB128 decryption encrypt a counter or the previous block.
-inline bool uses_decrypt_keys(Kernel kernel) { return kernel == Kernel::ecb_decrypt || kernel == Kernel::cbc_decrypt; }
 
 // One batch's kernel launch: its kernel, its length (only CTR and CFB128 may
 // end in a partial block), the index of its first block counted from `state`
@@ -129,5 +122,9 @@ class Device {
   virtual LinkRates measure_link(std::size_t bytes, unsigned repeats) = 0;
   virtual double kernel_seconds(const Launch& launch, const RoundKeys& keys, unsigned repeats) = 0;
 };
+
+// The usage Error for device `index` where the API ("CUDA", "OpenCL") lists
+// `count` devices, numbered from 0.
+Error no_such_device(const char* api, unsigned index, std::size_t count);
 
 }  // namespace paes::gpu

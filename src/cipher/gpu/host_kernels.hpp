@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "cipher/gpu/device.hpp"  // enum class Kernel
+#include "cipher/gpu/kernel.hpp"
 
 namespace paes::gpu {
 
