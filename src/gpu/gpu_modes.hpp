@@ -3,6 +3,7 @@
 // rule shared by every GPU device, the host adapter and --engine auto.
 #pragma once
 
+#include "cipher/gpu/kernel.hpp"
 #include "paes/mode.hpp"
 
 namespace paes::gpu {
@@ -20,11 +21,6 @@ inline bool runs_on_gpu(const CipherSpec& spec) {
   }
 }
 
-// The five kernels (src/gpu/kernels.cu, kernels.cl, and on the host
-// host_kernels.hpp), in the order of their names in kKernelNames.
-enum class Kernel { ecb_encrypt, ecb_decrypt, ctr, cbc_decrypt, cfb128_decrypt };
-inline constexpr int kKernelCount = 5;
-
 // The kernel of a spec that runs_on_gpu.
 inline Kernel kernel_for(const CipherSpec& spec) {
   switch (spec.mode) {
@@ -33,12 +29,6 @@ inline Kernel kernel_for(const CipherSpec& spec) {
     case Mode::cfb128: return Kernel::cfb128_decrypt;
     default: return Kernel::ctr;
   }
-}
-
-// ECB and CBC decryption run the inverse cipher, with its round keys; CTR
-// and CFB128 decryption encrypt a counter or the previous block.
-inline bool uses_decrypt_keys(Kernel kernel) {
-  return kernel == Kernel::ecb_decrypt || kernel == Kernel::cbc_decrypt;
 }
 
 }  // namespace paes::gpu

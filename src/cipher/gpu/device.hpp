@@ -28,18 +28,10 @@
 #include <memory>
 #include <string>
 
+#include "cipher/gpu/kernel.hpp"
 #include "cipher/gpu/key_schedule.hpp"
 
 namespace paes::gpu {
-
-// The five kernels (cipher/cuda/kernels.cu, cipher/opencl/kernels.cl, and on
-// the host host_kernels.hpp), in the order of their names in kKernelNames.
-enum class Kernel { ecb_encrypt, ecb_decrypt, ctr, cbc_decrypt, cfb128_decrypt };
-inline constexpr int kKernelCount = 5;
-
-// ECB and CBC decryption run the inverse cipher, with its round keys; CTR and
-// CFB128 decryption encrypt a counter or the previous block.
-inline bool uses_decrypt_keys(Kernel kernel) { return kernel == Kernel::ecb_decrypt || kernel == Kernel::cbc_decrypt; }
 
 // One batch's kernel launch: its kernel, its length (only CTR and CFB128 may
 // end in a partial block), the index of its first block counted from `state`

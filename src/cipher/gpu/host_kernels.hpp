@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "gpu/gpu_modes.hpp"  // enum class Kernel
+#include "cipher/gpu/kernel.hpp"
 
 namespace paes::gpu {
 
