@@ -23,7 +23,7 @@ bool overlap(double a_begin, double a_end, double b_begin, double b_end) {
 }  // namespace
 
 ModelClock::ModelClock(const ModelRates& rates, std::chrono::milliseconds stall_limit)
-    : rates_(rates), stall_limit_(stall_limit), last_advance_(std::chrono::steady_clock::now()) {}
+    : rates_(rates), stall_limit_(stall_limit), last_progress_(std::chrono::steady_clock::now()) {}
 
 double ModelClock::now() const {
   const std::lock_guard lock(mutex_);
@@ -104,7 +104,7 @@ void ModelClock::advance_if_free() {
   for (const auto& lane : lanes_) {
     if (lane->waiting && lane->batch.download.end <= figures_.now) lane->waiting = false;
   }
-  last_advance_ = std::chrono::steady_clock::now();
+  last_progress_ = std::chrono::steady_clock::now();
   advanced_.notify_all();
 }
 
@@ -128,8 +128,21 @@ void ModelClock::set_in_use(LaneState* lane, bool in_use) {
   advance_if_free();
 }
 
+void ModelClock::begin_compute() {
+  const std::lock_guard lock(mutex_);
+  ++computing_;
+}
+
+void ModelClock::end_compute() {
+  const std::lock_guard lock(mutex_);
+  --computing_;
+  last_progress_ = std::chrono::steady_clock::now();
+}
+
 void ModelClock::submit(LaneState* lane, std::size_t bytes) {
   const std::lock_guard lock(mutex_);
+  --computing_;
+  last_progress_ = std::chrono::steady_clock::now();
   lane->submitted = true;
   lane->submit_time = figures_.now;
   lane->bytes = bytes;
@@ -140,11 +153,16 @@ gpu::LaneTimes ModelClock::wait(LaneState* lane) {
   if (lane->submitted || lane->batch.download.end > figures_.now) {
     lane->waiting = true;
     advance_if_free();
-    const auto start = std::chrono::steady_clock::now();
+    auto quiet_since = std::chrono::steady_clock::now();
     for (;;) {
-      const auto deadline = std::max(start, last_advance_) + stall_limit_;
+      const auto deadline = std::max(quiet_since, last_progress_) + stall_limit_;
       if (advanced_.wait_until(lock, deadline, [&] { return !lane->waiting; })) break;
-      if (std::chrono::steady_clock::now() >= std::max(start, last_advance_) + stall_limit_) {
+      const auto now = std::chrono::steady_clock::now();
+      if (computing_ > 0) {
+        quiet_since = now;
+        continue;
+      }
+      if (now >= std::max(quiet_since, last_progress_) + stall_limit_) {
         const std::string message = stalled_message();
         lane->waiting = false;
         throw Error(message);
@@ -200,11 +218,17 @@ class ModelLane final : public gpu::Lane {
     if (keys_.rounds == 0) throw Error("model device: a batch before set_keys");
     check_memory(from, launch.bytes);
     check_memory(to, launch.bytes);
-    std::memcpy(device_in_.data(), from, launch.bytes);
-    gpu::run_host_kernel(launch.kernel, device_in_.data(), device_out_.data(), launch.bytes, launch.first_block,
-                         launch.state.data(), keys_.words.data(), keys_.rounds, gpu::aes_tables().image.data(), 0,
-                         (launch.bytes + kBlockLen - 1) / kBlockLen);
-    std::memcpy(to, device_out_.data(), launch.bytes);
+    clock_->begin_compute();
+    try {
+      std::memcpy(device_in_.data(), from, launch.bytes);
+      gpu::run_host_kernel(launch.kernel, device_in_.data(), device_out_.data(), launch.bytes, launch.first_block,
+                           launch.state.data(), keys_.words.data(), keys_.rounds, gpu::aes_tables().image.data(), 0,
+                           (launch.bytes + kBlockLen - 1) / kBlockLen);
+      std::memcpy(to, device_out_.data(), launch.bytes);
+    } catch (...) {
+      clock_->end_compute();
+      throw;
+    }
     clock_->submit(state_, launch.bytes);
     in_flight_ = true;
   }
