@@ -9,8 +9,9 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <vector>
 
-#include "paes/sealed.hpp"
+#include "paes/age_keys.hpp"
 #include "paes/secret.hpp"
 
 namespace paes {

@@ -16,7 +16,7 @@
 #include <string_view>
 
 #include "format/stanza_header.hpp"
-#include "paes/sealed.hpp"
+#include "paes/age_keys.hpp"
 #include "paes/secret.hpp"
 
 namespace paes {
