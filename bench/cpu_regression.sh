@@ -7,8 +7,9 @@
 #     (key file and --iv) and sealed (key file); whole program, wall time.
 # Runs alternate (baseline, candidate, baseline, ...) after a warm-up round,
 # so a drift of a shared machine weighs on both alike; each side's figure is
-# the median of RUNS, with min..max. It reports figures and asserts nothing:
-# the goal is candidate time / baseline time <= 1.03 per case.
+# the median of RUNS, with its interquartile range and min..max. It reports
+# figures and asserts nothing: the goal is candidate time / baseline time
+# <= 1.03 per case.
 #
 #   bench/cpu_regression.sh --baseline PATH --candidate PATH [--runs 9] [--size-mib 1024] [--dir /dev/shm]
 #   bench/cpu_regression.sh --build-baseline DIR    # builds DIR/build/release/paes from the reference
@@ -18,7 +19,7 @@ reference=09dfc72
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 usage() {
-  sed -n '13,14s/^#   /usage: /p' "${BASH_SOURCE[0]}" >&2
+  sed -n 's|^#   bench/|usage: bench/|p' "${BASH_SOURCE[0]}" >&2
   exit 2
 }
 
@@ -56,7 +57,7 @@ while [ $# -gt 0 ]; do
     *) usage ;;
   esac
 done
-[ -n "$baseline" ] && [ -n "$candidate" ] || usage
+if [ -z "$baseline" ] || [ -z "$candidate" ]; then usage; fi
 # Checked before anything is written: a negative size would have 'head -c'
 # copy /dev/urandom without end onto tmpfs.
 for value in "$size_mib" "$runs"; do
@@ -139,12 +140,19 @@ for mode, args in commands.items():
     recs = measure(cands, runs)
     results.append((f"file {mode} {size_mib} MiB", recs[0]["all_seconds"], recs[1]["all_seconds"]))
 
+def quartiles(t):
+    """The first and third quartiles: a spread that a shared machine's odd slow run leaves alone."""
+    q1, _, q3 = statistics.quantiles(t, n=4, method="inclusive") if len(t) > 1 else (t[0], t[0], t[0])
+    return q1, q3
+
+
 width = max(len(case) for case, _, _ in results)
 print()
 for case, base, cand in results:
     for side, t in (("baseline", base), ("candidate", cand)):
+        q1, q3 = quartiles(t)
         print(f"{case:<{width}}  {side:<9}  median {statistics.median(t) * 1e3:9.2f} ms"
-              f"  min..max {min(t) * 1e3:.2f}..{max(t) * 1e3:.2f} ms")
+              f"  IQR {q1 * 1e3:.2f}..{q3 * 1e3:.2f} ms  min..max {min(t) * 1e3:.2f}..{max(t) * 1e3:.2f} ms")
 print()
 print("candidate time / baseline time, ratio of medians:")
 for case, base, cand in results:

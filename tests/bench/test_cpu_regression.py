@@ -44,7 +44,7 @@ class CpuRegression(unittest.TestCase):
     def test_each_side_has_figures(self):
         for case in CASES:
             for side in ("baseline", "candidate"):
-                line = re.search(rf"^{case} +{side} +median +([0-9.]+) ms +min\.\.max ([0-9.]+)\.\.([0-9.]+) ms$",
+                line = re.search(rf"^{case} +{side} +median +([0-9.]+) ms +IQR [0-9.]+\.\.[0-9.]+ ms +min\.\.max [0-9.]+\.\.[0-9.]+ ms$",
                                  self.proc.stdout, re.M)
                 self.assertIsNotNone(line, f"no figures for {case}, {side}")
                 self.assertGreater(float(line.group(1)), 0)
