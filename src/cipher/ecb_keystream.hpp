@@ -25,7 +25,12 @@ class EcbKeystreamCfb128Decrypt : public RawCipher {
   // in L1, and under ipsec-mb's 65,534-byte cap on one ECB job.
   static constexpr std::size_t kTileLen = 16 * 1024;
 
-  void begin(const Block& start_state) final { feedback_ = start_state; }
+  void begin(const Block& start_state) final {
+    feedback_ = start_state;
+    used_ = 0;
+  }
+  // Pieces may end inside a block (a stream's reads, a caller's own cuts):
+  // the next piece finishes that block first.
   void update(std::uint8_t* out, const std::uint8_t* in, std::size_t len) final;
 
  protected:
@@ -34,6 +39,11 @@ class EcbKeystreamCfb128Decrypt : public RawCipher {
 
  private:
   Block feedback_{};  // the previous ciphertext block
+  // A block a piece ended inside: its keystream, its ciphertext so far, and
+  // how many of its bytes are done (0: none pending).
+  Block pending_keystream_{};
+  Block pending_ciphertext_{};
+  std::size_t used_ = 0;
   alignas(64) std::uint8_t tile_[kTileLen];
 };
 

@@ -68,6 +68,15 @@ TEST(ChunkCipher, Cfb128KeystreamPathMatchesOpensslAcrossTilesAndPieces) {
   expect_pieces_match_openssl(spec, ciphertext, {16, 4096, 16400, 32768});
 }
 
+// CFB128 pieces may end inside a block too (a caller of ChunkCipher cuts
+// them as it likes; a GPU's chunk hands its partial tail to the CPU): the
+// next piece finishes that block first.
+TEST(ChunkCipher, Cfb128PiecesThatEndInsideABlockMatchOpenssl) {
+  const CipherSpec spec = test::make_spec(Mode::cfb128, Direction::decrypt, 128, 41, false);
+  const std::vector<std::uint8_t> ciphertext = test::random_bytes(40000, 42);
+  expect_pieces_match_openssl(spec, ciphertext, {1, 15, 17, 4099, 16390});
+}
+
 // CTR pieces may end inside a block (a stream's reads): the next piece
 // resumes in that block's keystream, on each backend.
 TEST(ChunkCipher, CtrPiecesThatEndInsideABlockMatchOpenssl) {
