@@ -171,13 +171,16 @@ TEST(AutoBackend, KeptVerdictsAreThisMachinesAsItIs) {
   EXPECT_EQ(kept[0].gpu_from_bytes, std::optional<std::uint64_t>(20'000'000'001));
   EXPECT_EQ(kept[1].job, "ecb decrypt AES-256, 4 threads, --backend " + backend + ", --device 1");
   EXPECT_EQ(kept[1].gpu_backend, "");
-  // Another GPU stack (an ICD added): nothing kept for it yet.
-  const auto vendors = dir / "vendors";
-  std::filesystem::create_directories(vendors);
-  std::ofstream(vendors / "vendor.icd") << "libvendor-opencl.so.1\n";
-  ASSERT_EQ(::setenv("OCL_ICD_VENDORS", vendors.c_str(), 1), 0);
+  // Another GPU stack (libraries found elsewhere): nothing kept for it yet.
+  const char* library_path = std::getenv("LD_LIBRARY_PATH");
+  const std::string saved = library_path != nullptr ? library_path : "";
+  ASSERT_EQ(::setenv("LD_LIBRARY_PATH", (dir / "lib").c_str(), 1), 0);
   EXPECT_TRUE(kept_auto_verdicts().empty());
-  ASSERT_EQ(::unsetenv("OCL_ICD_VENDORS"), 0);
+  if (library_path != nullptr) {
+    ASSERT_EQ(::setenv("LD_LIBRARY_PATH", saved.c_str(), 1), 0);
+  } else {
+    ASSERT_EQ(::unsetenv("LD_LIBRARY_PATH"), 0);
+  }
   ASSERT_EQ(::unsetenv("PAES_CACHE_DIR"), 0);
   std::filesystem::remove_all(dir);
 }
@@ -288,38 +291,62 @@ TEST(AutoBackend, ARelativeXdgCacheHomeIsIgnored) {
   restore("HOME", old_home, saved_home);
 }
 
+bool built_in(const std::string& backend) {
+  for (const CipherBackendName& row : cipher_backend_names()) {
+    if (row.name == backend) return row.built_in;
+  }
+  return false;
+}
+
 // The fingerprint auto keys its rates by is the same from call to call and
-// changes with the OpenCL drivers installed and the variables that steer them.
+// changes with the drivers installed and the variables that steer them: the
+// libraries' search path always, and each GPU API's own facts where the build
+// has that API.
 TEST(AutoBackend, GpuStackFingerprintFollowsTheDrivers) {
-  const auto vendors = std::filesystem::temp_directory_path() / ("paes-icd-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(vendors);
-  ASSERT_EQ(::setenv("OCL_ICD_VENDORS", vendors.c_str(), 1), 0);
-  const std::string empty = gpu_stack_fingerprint();
-  EXPECT_EQ(empty.size(), 16u);
-  EXPECT_EQ(gpu_stack_fingerprint(), empty);
-  {
-    std::ofstream icd(vendors / "vendor.icd");
-    icd << "libvendor-opencl.so.1\n";
+  const std::string base = gpu_stack_fingerprint();
+  EXPECT_EQ(base.size(), 16u);
+  EXPECT_EQ(gpu_stack_fingerprint(), base);
+  const char* library_path = std::getenv("LD_LIBRARY_PATH");
+  const std::string saved = library_path != nullptr ? library_path : "";
+  ASSERT_EQ(::setenv("LD_LIBRARY_PATH", "/opt/another/lib", 1), 0);
+  EXPECT_NE(gpu_stack_fingerprint(), base);
+  if (library_path != nullptr) {
+    ASSERT_EQ(::setenv("LD_LIBRARY_PATH", saved.c_str(), 1), 0);
+  } else {
+    ASSERT_EQ(::unsetenv("LD_LIBRARY_PATH"), 0);
   }
-  const std::string one = gpu_stack_fingerprint();
-  EXPECT_NE(one, empty);
-  {
-    std::ofstream other(vendors / "README");  // not an ICD: ocl-icd reads *.icd only
-    other << "x";
+  EXPECT_EQ(gpu_stack_fingerprint(), base);
+
+  if (built_in("opencl")) {
+    const auto vendors = std::filesystem::temp_directory_path() / ("paes-icd-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(vendors);
+    ASSERT_EQ(::setenv("OCL_ICD_VENDORS", vendors.c_str(), 1), 0);
+    const std::string empty = gpu_stack_fingerprint();
+    {
+      std::ofstream icd(vendors / "vendor.icd");
+      icd << "libvendor-opencl.so.1\n";
+    }
+    const std::string one = gpu_stack_fingerprint();
+    EXPECT_NE(one, empty);
+    {
+      std::ofstream other(vendors / "README");  // not an ICD: ocl-icd reads *.icd only
+      other << "x";
+    }
+    EXPECT_EQ(gpu_stack_fingerprint(), one);
+    {
+      std::ofstream icd(vendors / "vendor.icd", std::ios::trunc);
+      icd << "libother-opencl.so.1\n";  // the same ICD naming another library
+    }
+    EXPECT_NE(gpu_stack_fingerprint(), one);
+    ASSERT_EQ(::unsetenv("OCL_ICD_VENDORS"), 0);
+    std::filesystem::remove_all(vendors);
   }
-  EXPECT_EQ(gpu_stack_fingerprint(), one);
-  {
-    std::ofstream icd(vendors / "vendor.icd", std::ios::trunc);
-    icd << "libother-opencl.so.1\n";  // the same ICD naming another library
+  if (built_in("cuda")) {
+    ASSERT_EQ(::setenv("CUDA_VISIBLE_DEVICES", "1", 1), 0);
+    EXPECT_NE(gpu_stack_fingerprint(), base);
+    ASSERT_EQ(::unsetenv("CUDA_VISIBLE_DEVICES"), 0);
+    EXPECT_EQ(gpu_stack_fingerprint(), base);
   }
-  const std::string other = gpu_stack_fingerprint();
-  EXPECT_NE(other, one);
-  ASSERT_EQ(::setenv("CUDA_VISIBLE_DEVICES", "1", 1), 0);
-  EXPECT_NE(gpu_stack_fingerprint(), other);
-  ASSERT_EQ(::unsetenv("CUDA_VISIBLE_DEVICES"), 0);
-  EXPECT_EQ(gpu_stack_fingerprint(), other);
-  ASSERT_EQ(::unsetenv("OCL_ICD_VENDORS"), 0);
-  std::filesystem::remove_all(vendors);
 }
 
 }  // namespace

@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -16,6 +18,7 @@
 #include "cipher/gpu/key_schedule.hpp"
 #include "paes/error.hpp"
 #include "paes/mode.hpp"
+#include "util/stack_facts.hpp"
 
 namespace paes::gpu {
 
@@ -437,6 +440,24 @@ std::unique_ptr<Device> open_cuda_device(std::optional<unsigned> index, const Gp
 }  // namespace paes::gpu
 
 namespace paes {
+namespace {
+
+// CUDA's stack without starting its driver (cuInit): the variables that
+// steer it, NVIDIA's device nodes, and the kernel driver's version and GPUs.
+std::string stack_facts() {
+  std::string facts;
+  for (const char* var : {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"}) add_variable(facts, var);
+  for (const std::string& name : names_in("/dev", [](std::string_view n) { return n.starts_with("nvidia"); })) {
+    add_node(facts, std::filesystem::path("/dev") / name);
+  }
+  add_contents(facts, "/proc/driver/nvidia/version");
+  for (const std::string& gpu : names_in("/proc/driver/nvidia/gpus", [](std::string_view) { return true; })) {
+    facts += "nvidia gpu " + gpu + '\n';
+  }
+  return facts;
+}
+
+}  // namespace
 
 GpuApi cuda_api() {
   GpuApi api;
@@ -445,6 +466,7 @@ GpuApi cuda_api() {
   api.list_devices = gpu::list_devices;
   api.versions = gpu::versions;
   api.open = gpu::open_cuda_device;
+  api.stack_facts = stack_facts;
   return api;
 }
 

@@ -48,6 +48,10 @@ struct GpuApi {
   // Opens device `index` (unset: the API's default), its kernels ready.
   // Throws a usage Error for an index that doesn't exist, Error otherwise.
   std::function<std::unique_ptr<gpu::Device>(std::optional<unsigned> index, const GpuGeometry& geometry)> open;
+  // What can be known of the API's stack without starting its driver (its
+  // device nodes, driver files, ICDs, the variables that steer it), for
+  // auto's fingerprint of the GPU stack (util/stack_facts.hpp).
+  std::function<std::string()> stack_facts;
   // Why this build has no such backend ("built without OpenCL ..."); empty
   // where it has.
   std::string_view not_built = {};
