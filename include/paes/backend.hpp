@@ -30,15 +30,15 @@ inline constexpr std::string_view kAutoBackend = "auto";
 struct GpuDeviceInfo {
   unsigned index = 0;
   std::string name;
-  std::string type;                // "gpu"; OpenCL also "cpu", "accelerator", "other"
-  std::string platform;            // OpenCL: the platform's name; CUDA: empty
-  std::string version;             // OpenCL: CL_DEVICE_VERSION; CUDA: empty
-  std::string compute_capability;  // CUDA: e.g. "9.0"; OpenCL: empty
-  unsigned compute_units = 0;      // OpenCL compute units, CUDA multiprocessors
+  std::string type;                // "gpu"; an API may also list "cpu", "accelerator", "other"
+  std::string platform;            // the platform's name, where the API has platforms
+  std::string version;             // the device's version string, where the API has one
+  std::string compute_capability;  // e.g. "9.0", where the API numbers them
+  unsigned compute_units = 0;      // compute units or multiprocessors
 };
 
 struct CipherBackendInfo {
-  std::string name;         // "openssl", "ipsec-mb", "opencl", "cuda"
+  std::string name;         // "openssl", "ipsec-mb", or a GPU API's
   bool built_in = false;    // compiled into this library
   bool available = false;   // built in, and this machine runs it
   bool chosen_by_auto = false;  // what `auto` runs here (OpenSSL still runs what it lacks)
@@ -118,12 +118,13 @@ class PinnedMemory {
 // lives: jobs on that backend then move chunks lying in it straight between
 // it and the device, with no staging copy. Pinning costs time in proportion
 // to `len`: it pays for memory that goes through the device many times.
-// Empty where the device can't (OpenCL). Throws a usage Error for a backend
+// Empty where the device can't pin memory it didn't allocate. Throws a usage
+// Error for a backend
 // that is no GPU or not built in, and what opening its device throws.
 PinnedMemory pin_memory(std::string_view name, const void* data, std::size_t len);
 
-// How a GPU backend's kernels are launched: threads per block (CUDA) or
-// work-group size (OpenCL), and the 16-byte blocks each thread transforms.
+// How a GPU backend's kernels are launched: threads per block or work-group
+// size, and the 16-byte blocks each thread transforms.
 // 0: the backend's default.
 struct GpuGeometry {
   unsigned group_size = 0;

@@ -44,7 +44,7 @@ inline constexpr std::uint64_t kAutoGpuMinBytes = std::uint64_t{256} << 20;
 // cache only: starts no driver.
 struct AutoVerdict {
   std::string job;          // e.g. "ctr encrypt AES-128, 16 threads, ipsec-mb"
-  std::string gpu_backend;  // "cuda", "opencl"; empty where auto found no GPU
+  std::string gpu_backend;  // its name; empty where auto found no GPU
   std::string device;       // the GPU's name
   double gpu_bytes_per_s = 0;    // the threads engine on the GPU backend, in memory, with its transfers
   double cpu_bytes_per_s = 0;    // the threads engine on the CPU's backend

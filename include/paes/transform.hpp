@@ -42,7 +42,7 @@ struct TransformReport {
   double seconds = 0;  // open to commit, I/O included
   std::vector<Engine::RankTiming> ranks;  // per MPI rank (mpi engine only)
   std::string engine_choice;  // why --engine auto chose the job's backend (a GPU or the CPU's)
-  std::string backend;        // what ran a raw job's AES ("openssl", "cuda"); empty for a sealed job
+  std::string backend;        // what ran a raw job's AES (a backend's name); empty for a sealed job
 };
 
 // Encrypts or decrypts input into output with a raw mode. Nothing appears

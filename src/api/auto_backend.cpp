@@ -132,7 +132,7 @@ void measure_rates(const GpuCipherBackend& gpu, const CipherSpec& job_spec, unsi
   rates.cpu_bytes_per_s = bytes / probe_seconds(*engine, cpu_raw_backend(spec.mode, spec.direction), spec, in, out);
 }
 
-// Why auto chose what it did, e.g. "cuda 30.1 GB/s with transfers + 0.41 s to
+// Why auto chose what it did, e.g. "NAME 30.1 GB/s with transfers + 0.41 s to
 // start, threads 25.3 GB/s: 0.45 s against 0.04 s for 1024 MiB (measured
 // before)"; `when` is what the parentheses say.
 std::string describe_rates(const MeasuredRates& rates, std::uint64_t len, bool started, const std::string& when) {

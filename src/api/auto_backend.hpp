@@ -6,10 +6,10 @@
 // and direction run on a device (ECB, CTR, CBC/CFB128 decryption), the input
 // is a file or buffer of at least kAutoGpuMinBytes (below that, starting a
 // device costs more than it could save) and the device is a real GPU (a CPU
-// OpenCL device such as PoCL never is: a GPU's kernels emulated on the CPU
+// device such as PoCL's never is: a GPU's kernels emulated on the CPU
 // are far slower than the CPU's own AES). The first such job on a machine
-// looks for a GPU (the backends' table in order: CUDA before OpenCL, whose
-// platforms are loaded only where CUDA has none), starts it, and measures in
+// looks for a GPU (the backends' table in order, so an API listed later is
+// loaded only where the ones before have no GPU), starts it, and measures in
 // memory on kAutoProbeBytes the threads engine on the GPU's backend, with
 // its transfers, and on the CPU's, with this run's threads (the file I/O is
 // the same for both). What it found is kept (api/rate_cache.hpp) under a
@@ -46,7 +46,7 @@ std::string auto_rate_key(const CipherSpec& spec, unsigned threads, std::optiona
 
 struct AutoChoice {
   const CipherBackend* backend = nullptr;  // the GPU backend chosen; null: the CPU's (choose_raw_backend)
-  std::string why;                         // for -v and --json: "auto chose cuda: ..."
+  std::string why;                         // for -v and --json: "auto chose NAME: ..."
 };
 
 // Auto's backend for `spec` on an input of `input_len` bytes (none: a

@@ -1,22 +1,20 @@
 // What --engine auto can know of this machine's GPU stack without starting a
 // driver.
 //
-// Asking CUDA or OpenCL which devices there are starts their drivers: cuInit,
-// and every installed OpenCL platform (PoCL alone loads LLVM: 20 ms on the
-// 2-core CI machine). Auto would pay that on every job large enough for a
-// GPU, even one the CPU then runs, and 5% of a one-second job is 50 ms. So
-// what auto measured is kept under a fingerprint of the stack read from the
-// file system and the environment, which costs well under a millisecond:
+// Asking a GPU API which devices there are starts its driver (and an ICD
+// loader loads every installed platform: PoCL alone loads LLVM, 20 ms on
+// the 2-core CI machine). Auto would pay that on every job large
+// enough for a GPU, even one the CPU then runs, and 5% of a one-second job is
+// 50 ms. So what auto measured is kept under a fingerprint of the stack read
+// from the file system and the environment, which costs well under a
+// millisecond:
 //
-//   - the GPU device nodes (/dev/nvidia*, /dev/kfd, /dev/dri/*), which any
-//     CUDA, ROCm or GPU OpenCL device needs, even in a container;
-//   - the NVIDIA kernel driver's version and GPUs (/proc/driver/nvidia);
-//   - the OpenCL ICD files (OCL_ICD_VENDORS or /etc/OpenCL/vendors): name,
-//     size, time and the library each names;
-//   - the variables that steer the drivers or what gets loaded
-//     (CUDA_VISIBLE_DEVICES, OCL_ICD_FILENAMES, POCL_DEVICES, LD_PRELOAD, ...);
-//   - paes itself: the cipher backends it was built with, and the size and time of
-//     the library or program its code lies in.
+//   - each GPU API's own facts (GpuApi::stack_facts, in its folder): its
+//     device nodes, its kernel driver's version and GPUs, its ICD files, and
+//     the variables that steer it;
+//   - the variables that steer what gets loaded (LD_PRELOAD, LD_LIBRARY_PATH);
+//   - paes itself: the cipher backends it was built with, and the size and
+//     time of the library or program its code lies in.
 //
 // Installing, updating or removing a driver or paes, adding a GPU or changing
 // one of those variables changes the fingerprint, and auto looks and

@@ -26,7 +26,7 @@
 namespace paes {
 
 struct MeasuredRates {
-  std::string gpu;     // the GPU backend measured ("cuda", "opencl"); empty: no GPU for this job
+  std::string gpu;     // the GPU backend measured (its name); empty: no GPU for this job
   std::string device;  // its device's name, as the driver gives it
   double gpu_bytes_per_s = 0;
   double cpu_bytes_per_s = 0;

@@ -324,7 +324,7 @@ struct GpuTimings {
   std::vector<double> transfers;  // wall time of the in-memory transform, copies included
   // The same with the caller's input and output pinned before (GpuDriver::pin),
   // and the time pinning and unpinning them took; empty where the device
-  // can't pin (OpenCL).
+  // can't pin memory it didn't allocate.
   std::vector<double> transfers_pinned;
   std::vector<double> pin;
   std::vector<double> file;  // transform_file through the engine, page cache warm

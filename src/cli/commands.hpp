@@ -60,7 +60,7 @@ struct BenchArgs {
   unsigned threads = 0;
   std::vector<unsigned> thread_counts;
   std::vector<std::string> backends{"auto"};  // CPU AES libraries to compare
-  std::string engine;  // opencl or cuda: the GPU figures instead
+  std::string engine;  // a GPU backend: its figures instead
   std::optional<unsigned> device;
   // With engine: kernel-only figures for each of these launch geometries
   // instead (threads per block or work-group size, x blocks per thread).

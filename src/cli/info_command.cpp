@@ -45,7 +45,7 @@ std::string why_the_cache_cannot_be_kept(const std::string& path) {
 }
 
 // One kept verdict of --engine auto, e.g. "ctr encrypt AES-128, 16 threads,
-// --backend auto: cuda (NVIDIA H100) 30.10 GB/s with transfers + 0.41 s to start,
+// --backend auto: NAME (NVIDIA H100) 30.10 GB/s with transfers + 0.41 s to start,
 // the CPU 25.30 GB/s: the GPU from 60.6 GiB".
 std::string describe(const AutoVerdict& v) {
   if (v.gpu_backend.empty()) return v.job + ": no GPU";

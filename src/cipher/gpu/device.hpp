@@ -2,7 +2,7 @@
 // Lanes. The GPU cipher backend (cipher/gpu/gpu_backend.hpp) holds everything
 // else once: which kernel runs which mode, chaining between batches, the
 // per-batch check on the CPU, the pool of lanes and of page-locked memory.
-// CUDA (cipher/cuda/), OpenCL (cipher/opencl/), the host adapter
+// Each GPU API's folder beside this one, the host adapter
 // (host_device.hpp: the kernel bodies on CPU threads, so that CI runs the
 // backend under ASan and TSan without a GPU) and the tests' model device
 // (tests/support/model_device.hpp: a simulated clock) implement it.
@@ -16,8 +16,9 @@
 //
 // Threads: each lane is used by one thread at a time; different lanes are
 // used from different threads at once, so everything a lane touches is its
-// own (OpenCL: its own kernel objects, since clSetKernelArg is not
-// thread-safe; CUDA: the device made current on the calling thread). Every
+// own (its own kernel objects where an API's kernel arguments are not
+// thread-safe; the device made current on the calling thread where an API
+// keeps a current device per thread). Every
 // lane is closed before its device.
 #pragma once
 
@@ -92,7 +93,7 @@ class Lane {
 class Device {
  public:
   virtual ~Device() = default;
-  // "CUDA device 0 (NVIDIA H100 80GB HBM3)", for messages.
+  // The API, the device's index and its name, for messages.
   virtual std::string label() const = 0;
   // The largest batch one device allocation may hold.
   virtual std::size_t max_batch_bytes() const { return std::numeric_limits<std::size_t>::max(); }
@@ -101,14 +102,14 @@ class Device {
   virtual std::unique_ptr<Lane> open_lane(std::size_t batch_bytes, bool profile) = 0;
 
   // Page-locked host memory the device copies from and into by DMA, for the
-  // engines' chunk buffers (CUDA: cudaHostAlloc; OpenCL: a mapped
+  // engines' chunk buffers (the API's page-locked allocation, or a mapped
   // CL_MEM_ALLOC_HOST_PTR buffer). Null where the device can't; the caller
   // then uses ordinary memory, staged through a lane's buffer.
   virtual void* allocate_pinned(std::size_t /*bytes*/) { return nullptr; }
   virtual void free_pinned(void* /*data*/) noexcept {}
-  // Page-locks the caller's memory [data, data + len) for DMA (CUDA:
-  // cudaHostRegister); false where the device can't (OpenCL) or the call
-  // fails. CUDA also fails it for memory that overlaps a registration: one
+  // Page-locks the caller's memory [data, data + len) for DMA; false where
+  // the API can't pin memory it didn't allocate, or the call fails. It also
+  // fails for memory that overlaps a registration: one
   // copy may not span registered and unregistered memory.
   virtual bool pin_host(const void* /*data*/, std::size_t /*len*/) { return false; }
   // Undoes a pin_host() that returned true, with nothing in flight.
@@ -123,7 +124,7 @@ class Device {
   virtual double kernel_seconds(const Launch& launch, const RoundKeys& keys, unsigned repeats) = 0;
 };
 
-// The usage Error for device `index` where the API ("CUDA", "OpenCL") lists
+// The usage Error for device `index` where the API (its label) lists
 // `count` devices, numbered from 0.
 Error no_such_device(const char* api, unsigned index, std::size_t count);
 

@@ -9,8 +9,8 @@
 // backend only runs blocks.
 //
 // What differs between GPU APIs is a GpuApi (below): its name, its devices,
-// its versions and how to open one. Each API's folder (cipher/opencl/,
-// cipher/cuda/) makes one, and cipher/backends.cpp holds a GpuCipherBackend
+// its versions and how to open one. Each API's folder beside cipher/gpu/
+// makes one, and cipher/backends.cpp holds a GpuCipherBackend
 // over it as a row of its table.
 //
 // The device is opened at the first worker that needs it, with its AES
@@ -37,8 +37,8 @@ namespace paes {
 
 // One GPU API: what its folder gives the backend.
 struct GpuApi {
-  std::string_view name;   // "opencl", "cuda": the --backend name
-  std::string_view label;  // "OpenCL", "CUDA": in messages
+  std::string_view name;   // the backend's name (--backend), in lower case
+  std::string_view label;  // the API's own spelling, in messages
   // Every device, as `paes info` lists them (index: --device); empty where
   // there is no driver or device. Throws Error only on a failing call past that.
   std::function<std::vector<GpuDeviceInfo>()> list_devices;
@@ -52,7 +52,7 @@ struct GpuApi {
   // device nodes, driver files, ICDs, the variables that steer it), for
   // auto's fingerprint of the GPU stack (util/stack_facts.hpp).
   std::function<std::string()> stack_facts;
-  // Why this build has no such backend ("built without OpenCL ..."); empty
+  // Why this build has no such backend; empty
   // where it has.
   std::string_view not_built = {};
 };

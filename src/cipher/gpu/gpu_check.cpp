@@ -91,8 +91,7 @@ std::string mode_and_direction(Mode mode, Direction direction) {
 }
 
 constexpr const char* kNotTrusted =
-    "; nothing it computes can be trusted: check the device and its driver, or run on the CPU "
-    "with --engine threads";
+    "; nothing it computes can be trusted: check the device and its driver, or run on a CPU backend";
 
 }  // namespace
 
@@ -118,7 +117,7 @@ void run_self_test(const DeviceTransform& transform, const std::string& device) 
         const std::size_t produced = transform(spec, out.data(), in, run.len);
         right = produced == run.len && std::memcmp(out.data(), expected, run.len) == 0;
       } catch (const WrongGpuOutput&) {
-        // The engine's batch check saw it first; say that it was the self-test.
+        // The backend's batch check saw it first; say that it was the self-test.
       }
       if (!right) {
         throw WrongGpuOutput(device + " failed its AES self-test: the SP 800-38A vector for " +
@@ -137,7 +136,7 @@ void BatchCheck::begin(const CipherSpec& spec, const Block& start_state) {
   direction_ = spec.direction;
   counter0_ = start_state;
   // Each sampled block starts from its own state; no padding, because the
-  // device's output is compared before the engine strips any.
+  // device's output is compared before padding is stripped above the backend.
   cpu_ = cpu_raw_backend(spec.mode, spec.direction).make_raw(spec);
 }
 

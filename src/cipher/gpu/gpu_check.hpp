@@ -1,4 +1,4 @@
-// Checks on what a GPU computes, shared by the opencl and cuda engines.
+// Checks on what a GPU computes, inside the GPU cipher backend (gpu_backend.hpp).
 //
 // Why: the raw modes carry no authentication, so a device that computes AES
 // wrongly (a faulty card, a kernel the driver miscompiled, a bad build of
@@ -17,8 +17,8 @@
 //   megabytes: the cost is nil next to the transfers.
 //
 // Both throw Error on a mismatch, so no output of a run that failed a check
-// is ever committed. The CPU side is the cipher backend a CPU job would use
-// (cipher/backend.hpp: OpenSSL's EVP today); the self-test's answers are
+// is ever committed. The CPU side is the CPU backend a job would use
+// (cpu_raw_backend: ipsec-mb or OpenSSL's EVP); the self-test's answers are
 // NIST's.
 #pragma once
 
@@ -42,15 +42,15 @@ class WrongGpuOutput : public Error {
   using Error::Error;
 };
 
-// An engine's whole-message transform (OpenClEngine::transform and the like):
-// `out` holds len + 16 bytes; returns the output length.
+// A whole message through the device (the backend's RawCipher on a lane of
+// its own): `out` holds len + 16 bytes; returns the output length.
 using DeviceTransform =
     std::function<std::size_t(const CipherSpec& spec, std::uint8_t* out, const std::uint8_t* in,
                               std::size_t len)>;
 
 // Runs the known answers through `transform`. `device` names the device in
-// messages ("OpenCL device 0 (NAME)"). Throws WrongGpuOutput saying which
-// answer came out wrong (also when the engine's own batch check caught it);
+// messages (the device's label). Throws WrongGpuOutput saying which answer
+// came out wrong (also when the backend's own batch check caught it);
 // other errors of the transform pass through.
 void run_self_test(const DeviceTransform& transform, const std::string& device);
 

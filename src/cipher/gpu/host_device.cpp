@@ -22,7 +22,7 @@ namespace paes::gpu {
 
 namespace {
 
-// Page-aligned, as cudaHostAlloc's memory is: code that assumes it does here too.
+// Page-aligned, as a GPU API's page-locked memory is: code that assumes it does here too.
 constexpr std::align_val_t kPinnedAlignment{4096};
 
 std::uintptr_t address(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
@@ -126,7 +126,7 @@ class HostDevice final : public Device {
     ::operator delete(data, kPinnedAlignment);
   }
 
-  // CUDA's rules for cudaHostRegister: memory that overlaps a registration or
+  // The strictest API's rules for pinning: memory that overlaps a registration or
   // an allocation of the device's, wholly or in part, is refused.
   bool pin_host(const void* data, std::size_t len) override {
     const Range range{address(data), address(data) + len};

@@ -7,7 +7,7 @@
 // on the CPU is far slower than the CPU backends.
 //
 // Host memory stands for page-locked memory: allocate_pinned gives ordinary
-// aligned memory and pin_host registers any, under CUDA's rules (a
+// aligned memory and pin_host registers any, under the strictest API's rules (a
 // registration may not overlap another), so that the backend's direct path
 // runs here too. enqueue() refuses what a GPU could not copy by DMA: memory
 // outside the lane's buffer, the allocations and the registrations, and a

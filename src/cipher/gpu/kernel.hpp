@@ -4,7 +4,7 @@
 
 namespace paes::gpu {
 
-// The five kernels (cipher/cuda/kernels.cu, cipher/opencl/kernels.cl, and on
+// The five kernels (each API's kernels file beside cipher/gpu/, and on
 // the host host_kernels.hpp), in the order of their names in kKernelNames.
 enum class Kernel { ecb_encrypt, ecb_decrypt, ctr, cbc_decrypt, cfb128_decrypt };
 inline constexpr int kKernelCount = 5;
