@@ -199,8 +199,20 @@ bool GpuCipherBackend::runs(Mode mode, Direction direction) const { return devic
 
 std::string GpuCipherBackend::detail() const {
   std::string text = api_ ? api_->versions() : std::string();
-  const std::lock_guard lock(mutex_);
-  if (device_) text += (text.empty() ? "" : ", ") + device_->label();
+  std::string device;
+  {
+    const std::lock_guard lock(mutex_);
+    if (device_) device = device_->label();
+  }
+  if (device.empty() && api_) {
+    try {
+      const std::size_t count = api_->list_devices().size();
+      device = std::to_string(count) + (count == 1 ? " device" : " devices");
+    } catch (const Error& e) {
+      device = e.what();
+    }
+  }
+  if (!device.empty()) text += (text.empty() ? "" : ", ") + device;
   return text;
 }
 
