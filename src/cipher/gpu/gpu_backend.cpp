@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <utility>
 
 #include "cipher/gpu/gpu_check.hpp"
@@ -25,27 +26,23 @@ std::array<std::uint32_t, 4> block_words(const Block& b) {
   return w;
 }
 
-bool device_runs(Mode mode, Direction direction) {
+// The kernel that runs a mode's direction on a device: every raw direction
+// whose blocks are independent, but CFB8 and CFB1 (an AES per byte or bit:
+// no gain on a device). None for the rest, which a GPU backend leaves to the
+// CPU's. What is parallel at all is ChunkPlan's to say; this is only which
+// kernels exist.
+std::optional<gpu::Kernel> kernel_for(Mode mode, Direction direction) {
+  const bool encrypt = direction == Direction::encrypt;
   switch (mode) {
-    case Mode::ecb:
-    case Mode::ctr:
-      return true;
-    case Mode::cbc:
-    case Mode::cfb128:
-      return direction == Direction::decrypt;
-    default:
-      return false;
+    case Mode::ecb: return encrypt ? gpu::Kernel::ecb_encrypt : gpu::Kernel::ecb_decrypt;
+    case Mode::ctr: return gpu::Kernel::ctr;
+    case Mode::cbc: return encrypt ? std::nullopt : std::optional(gpu::Kernel::cbc_decrypt);
+    case Mode::cfb128: return encrypt ? std::nullopt : std::optional(gpu::Kernel::cfb128_decrypt);
+    default: return std::nullopt;
   }
 }
 
-gpu::Kernel kernel_for(const CipherSpec& spec) {
-  switch (spec.mode) {
-    case Mode::ecb: return spec.direction == Direction::encrypt ? gpu::Kernel::ecb_encrypt : gpu::Kernel::ecb_decrypt;
-    case Mode::cbc: return gpu::Kernel::cbc_decrypt;
-    case Mode::cfb128: return gpu::Kernel::cfb128_decrypt;
-    default: return gpu::Kernel::ctr;
-  }
-}
+gpu::Kernel kernel_for(const CipherSpec& spec) { return *kernel_for(spec.mode, spec.direction); }
 
 gpu::RoundKeys round_keys_for(const CipherSpec& spec) {
   return gpu::uses_decrypt_keys(kernel_for(spec)) ? gpu::expand_decrypt_key(spec.key.data(), spec.key.size())
@@ -195,7 +192,7 @@ bool GpuCipherBackend::available() const {
   }
 }
 
-bool GpuCipherBackend::runs(Mode mode, Direction direction) const { return device_runs(mode, direction); }
+bool GpuCipherBackend::runs(Mode mode, Direction direction) const { return kernel_for(mode, direction).has_value(); }
 
 std::string GpuCipherBackend::detail() const {
   std::string text = api_ ? api_->versions() : std::string();
