@@ -42,15 +42,6 @@ using gpu::Kernel;
 constexpr std::size_t kBatch = 4096;
 constexpr unsigned kLanes = 3;
 
-std::array<std::uint32_t, 4> block_words(const Block& b) {
-  std::array<std::uint32_t, 4> w{};
-  for (std::size_t i = 0; i < 4; ++i) {
-    w[i] = (std::uint32_t{b[4 * i]} << 24) | (std::uint32_t{b[4 * i + 1]} << 16) | (std::uint32_t{b[4 * i + 2]} << 8) |
-           std::uint32_t{b[4 * i + 3]};
-  }
-  return w;
-}
-
 CipherSpec spec_for(Kernel kernel, unsigned key_bits, std::uint32_t seed) {
   switch (kernel) {
     case Kernel::ecb_encrypt: return test::make_spec(Mode::ecb, Direction::encrypt, key_bits, seed, false);
@@ -87,11 +78,11 @@ std::vector<std::uint8_t> run_message(gpu::Lane& lane, const CipherSpec& spec, K
     launch.kernel = kernel;
     launch.bytes = n;
     launch.first_block = start / kBlockLen;
-    if (kernel == Kernel::ctr) launch.state = block_words(spec.iv);
+    if (kernel == Kernel::ctr) launch.state = gpu::state_words(spec.iv);
     if (kernel == Kernel::cbc_decrypt || kernel == Kernel::cfb128_decrypt) {
       Block chain = spec.iv;
       if (start != 0) std::copy_n(in.begin() + static_cast<std::ptrdiff_t>(start - kBlockLen), kBlockLen, chain.begin());
-      launch.state = block_words(chain);
+      launch.state = gpu::state_words(chain);
     }
     const Path path = pinned == nullptr ? Path::staged : static_cast<Path>(batch % 3);
     switch (path) {

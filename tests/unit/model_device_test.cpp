@@ -39,15 +39,6 @@ ModelRates rates(double upload, double kernel, double download) {
   return {upload * kUnit, kernel * kUnit, download * kUnit};
 }
 
-std::array<std::uint32_t, 4> be_words(const Block& b) {
-  std::array<std::uint32_t, 4> w{};
-  for (std::size_t i = 0; i < 4; ++i) {
-    w[i] = (std::uint32_t{b[4 * i]} << 24) | (std::uint32_t{b[4 * i + 1]} << 16) |
-           (std::uint32_t{b[4 * i + 2]} << 8) | std::uint32_t{b[4 * i + 3]};
-  }
-  return w;
-}
-
 struct Outcome {
   ModelFigures figures;
   std::vector<std::uint8_t> message;
@@ -91,7 +82,7 @@ Outcome run_ctr(const ModelRates& r, unsigned lanes, const std::vector<std::size
         launch.kernel = gpu::Kernel::ctr;
         launch.bytes = lens[j];
         launch.first_block = offsets[j] / kBlockLen;
-        launch.state = be_words(run.spec.iv);
+        launch.state = gpu::state_words(run.spec.iv);
         if (pinned) {
           lane.enqueue(launch, block + offsets[j], block + offsets[j]);
           lane.wait();

@@ -31,6 +31,7 @@
 
 #include "cipher/gpu/kernel.hpp"
 #include "cipher/gpu/key_schedule.hpp"
+#include "paes/mode.hpp"
 #include "paes/error.hpp"
 
 namespace paes::gpu {
@@ -45,6 +46,9 @@ struct Launch {
   std::uint64_t first_block = 0;
   std::array<std::uint32_t, 4> state{};
 };
+
+// A block as Launch::state's big-endian words.
+std::array<std::uint32_t, 4> state_words(const Block& block);
 
 // Device time of one batch, measured with the device's own events when the
 // lane was opened with profiling (zero otherwise).

@@ -17,15 +17,6 @@ namespace {
 // (16 lanes of 8 MiB in flight) within the engines' in-flight bound.
 constexpr std::size_t kDefaultBatchBytes = std::size_t{8} << 20;
 
-std::array<std::uint32_t, 4> block_words(const Block& b) {
-  std::array<std::uint32_t, 4> w{};
-  for (std::size_t i = 0; i < 4; ++i) {
-    w[i] = (std::uint32_t{b[4 * i]} << 24) | (std::uint32_t{b[4 * i + 1]} << 16) |
-           (std::uint32_t{b[4 * i + 2]} << 8) | std::uint32_t{b[4 * i + 3]};
-  }
-  return w;
-}
-
 // The kernel that runs a mode's direction on a device: every raw direction
 // whose blocks are independent, but CFB8 and CFB1 (an AES per byte or bit:
 // no gain on a device). None for the rest, which a GPU backend leaves to the
@@ -120,8 +111,8 @@ class GpuRawCipher final : public RawCipher {
     launch.kernel = kernel_;
     launch.bytes = n;
     launch.first_block = blocks_done_;
-    if (spec_.mode == Mode::ctr) launch.state = block_words(counter0_);
-    if (spec_.mode == Mode::cbc || spec_.mode == Mode::cfb128) launch.state = block_words(chain_);
+    if (spec_.mode == Mode::ctr) launch.state = gpu::state_words(counter0_);
+    if (spec_.mode == Mode::cbc || spec_.mode == Mode::cfb128) launch.state = gpu::state_words(chain_);
     // Taken before the device overwrites an in-place batch: the sampled
     // input, and the ciphertext block the next batch chains from.
     const gpu::BatchSample sample = check_.sample(from, n, blocks_done_, chain_);
@@ -406,7 +397,7 @@ double GpuCipherBackend::kernel_seconds(const CipherSpec& spec, std::size_t byte
   gpu::Launch launch;
   launch.kernel = kernel_for(spec);
   launch.bytes = bytes / kBlockLen * kBlockLen;
-  launch.state = block_words(spec.iv);
+  launch.state = gpu::state_words(spec.iv);
   return device().kernel_seconds(launch, round_keys_for(spec), std::max(1u, repeats));
 }
 
