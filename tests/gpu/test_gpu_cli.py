@@ -75,7 +75,8 @@ class OpenClCliTest(ScratchTestCase):
                                      ("cbc", ("decrypt",)), ("cfb", ("decrypt",))):
                 for direction in directions:
                     # 17 bytes: ECB's and CBC's padding, CTR's and CFB's partial block.
-                    for size, form in ((0, self.FORMS[0]), (17, self.FORMS[1]), ((1 << 20) + 5, self.FORMS[bits // 64 % 2])):
+                    sizes = ((0, self.FORMS[0]), (17, self.FORMS[1]), ((1 << 20) + 5, self.FORMS[bits // 64 % 2]))
+                    for size, form in sizes:
                         plain = os.urandom(size)
                         source = plain if direction == "encrypt" else self.oracle(mode, key, iv, plain, False)
                         expected = self.oracle(mode, key, iv, source, direction == "decrypt")
@@ -139,7 +140,8 @@ class OpenClCliTest(ScratchTestCase):
             self.assertIn(report["backend"], cpu_backends(), report)
             self.assertEqual(proc.stderr.decode(), f"paes: note: the opencl backend doesn't run {mode} encryption: "
                                                    f"it runs on the CPU ({report['backend']})\n")
-        for direction, form, source in (("encrypt", self.FORMS[0], inp), ("decrypt", self.FORMS[1], self.path("sealed"))):
+        for direction, form, source in (("encrypt", self.FORMS[0], inp),
+                                        ("decrypt", self.FORMS[1], self.path("sealed"))):
             out = self.path("sealed" if direction == "encrypt" else "back")
             proc = run([direction, *form, "--key-file", key_file, source, "-o", out, "--json"])
             self.assertEqual(proc.returncode, 0, describe(proc))
