@@ -1,19 +1,18 @@
-"""The GPU measurement of paes, in one run (issue #12; docs/GPU.md): for each GPU engine that has a real GPU
-(a CUDA device, or an OpenCL device of type gpu):
+"""The GPU measurement of paes, in one run (issue #12; docs/GPU.md): for each GPU cipher backend that has a
+real GPU (a CUDA device, or an OpenCL device of type gpu):
 
-  - the start-up of the engine (driver, device, buffers, self-test), which each paes process pays first;
-  - the page-locked link: up alone, down alone, and each way while both run (paes bench --engine E);
+  - the start-up of the backend (driver, device, buffers, self-test), which each paes process pays first;
+  - the page-locked link: up alone, down alone, and each way while both run (paes bench --engine NAME);
   - kernel-only AES-128-CTR on 1 GiB (--work-mib) already on the device, timed with the device's events;
-  - in memory with transfers: 1 GiB through the driver's pipeline (16 MiB batches), staged through the lanes'
-    page-locked buffers, and (CUDA) with the caller's input and output pinned beforehand (GpuDriver::pin), with
-    what pinning and unpinning them costs;
+  - in memory with transfers: 1 GiB through the threads engine's workers, each driving a lane of the device
+    with 16 MiB batches, staged through the lanes' page-locked buffers, and (CUDA) with the caller's input
+    and output pinned beforehand (GpuProbe::pin_memory), with what pinning and unpinning them costs;
   - kernel-only AES-128-CTR for each launch geometry of a sweep (threads per block or work-group size x blocks
-    per thread), the best one named: what the engines' defaults should be;
-  - a SIZE file on tmpfs, end to end: --engine cuda, --engine opencl, --engine threads, --engine auto and
-    one-thread `openssl enc`, round-robin, medians of RUNS after a warm-up (bench/suite/paes_bench/runner.py);
-    and each GPU engine again with each --threads of --gpu-file-threads (the CPU threads that read and write);
-    for each GPU run, the busy time of the pipeline's stages (filling, waiting on the device, writing): the
-    one nearest the run's time is what holds the GPU engine back;
+    per thread), the best one named: what the backends' defaults should be;
+  - a SIZE file on tmpfs, end to end: --engine cuda, --engine opencl (the threads engine on that backend),
+    --engine threads, --engine auto and one-thread `openssl enc`, round-robin, medians of RUNS after a warm-up
+    (bench/suite/paes_bench/runner.py), each with the backend that ran its AES (auto's choice); and each GPU
+    backend again with each --threads of --gpu-file-threads (the workers, each driving a lane of the device);
 
 then the ratios of the issue's goals, all from this one run. Prints a report and writes it as JSON.
 
@@ -41,20 +40,24 @@ IV_HEX = "f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff"
 
 
 def gpu_devices(paes, cpu_opencl=False):
-    """The GPU engines of this paes that have a real GPU: {engine: device name}, from `paes info --json`.
-    With cpu_opencl, an OpenCL device on the CPU (PoCL) counts too: a check of this script, not a figure."""
+    """The GPU backends of this paes that have a real GPU: {backend: device name}, from the rows of
+    `paes info --json`'s backends (a device of type gpu; CUDA lists no other). With cpu_opencl, an OpenCL
+    device on the CPU (PoCL) counts too: a check of this script, not a figure."""
     info = json.loads(run_checked([paes, "info", "--json"]).stdout)
     found = {}
-    if info.get("cuda_devices"):
-        found["cuda"] = info["cuda_devices"][0].get("name", "CUDA device 0")
-    gpus = [d for d in info.get("opencl_devices", []) if d.get("type") == "gpu" or cpu_opencl]
-    if gpus:
-        found["opencl"] = gpus[0].get("name", "OpenCL GPU")
+    for backend in info.get("backends", []):
+        if not backend.get("gpu") or not backend.get("built_in"):
+            continue
+        gpus = [d for d in backend.get("devices", [])
+                if d.get("type") == "gpu" or (cpu_opencl and backend["name"] == "opencl")]
+        if gpus:
+            found[backend["name"]] = gpus[0].get("name", f"{backend['name']} device {gpus[0].get('index', 0)}")
     return found
 
 
 def engine_figures(paes, engine, work_sizes, repeat, mode="ctr", key_bits=128):
-    """`paes bench --engine ENGINE --json` over `work_sizes` (bytes per launch): its records."""
+    """`paes bench --engine ENGINE --json` over `work_sizes` (bytes per launch), ENGINE a GPU backend: its
+    records, each with ENGINE as its "engine"."""
     argv = [paes, "bench", "--engine", engine, "--modes", mode, "--key-bits", str(key_bits), "--directions",
             "encrypt", "--size", ",".join(f"{w // MIB}M" for w in work_sizes), "--repeat", str(repeat), "--json"]
     return json.loads(run_checked(argv, timeout=600).stdout)
@@ -84,8 +87,9 @@ def gbps_of(record):
 
 
 def file_runs(paes, engines, size_mib, runs, directory, gpu_threads=()):
-    """A size_mib MiB file on `directory` through each engine (each GPU engine also with each of
-    `gpu_threads` as --threads: the threads that read and write) and one-thread openssl enc: medians."""
+    """A size_mib MiB file on `directory` through each GPU backend (`engines`, as --engine NAME: the threads
+    engine on it, also with each of `gpu_threads` as --threads: the workers, each driving a lane of the
+    device), the threads engine, auto and one-thread openssl enc: medians, with the backend that ran each."""
     work = tempfile.mkdtemp(prefix="paes-gpu-", dir=directory)
     src, out = os.path.join(work, "in.bin"), os.path.join(work, "out.bin")
     key = os.path.join(work, "key")
@@ -105,7 +109,7 @@ def file_runs(paes, engines, size_mib, runs, directory, gpu_threads=()):
             return [paes, "encrypt", "--mode", "ctr", "--key-file", key, "--iv", IV_HEX, "--engine", engine, "-f",
                     source, "-o", out, "--json"]
 
-        # A GPU engine that fails on a small file is left out, with its reason, so that the others are
+        # A GPU backend that fails on a small file is left out, with its reason, so that the others are
         # still measured.
         small = os.path.join(work, "small.bin")
         with open(small, "wb") as f:
@@ -152,8 +156,8 @@ def main():
     ap.add_argument("--sweep-items", type=int_list, default=[1, 2, 4, 8, 16, 32],
                     help="16-byte blocks per GPU thread of the geometry sweep")
     ap.add_argument("--gpu-file-threads", type=int_list, default=[8, 32],
-                    help="the file through each GPU engine again with each of these --threads (the CPU threads "
-                         "that read and write; default: the online CPUs, at most 16): what the default should be")
+                    help="the file through each GPU backend again with each of these --threads (the workers, each "
+                         "driving a lane of the device; paes' default is the online CPUs): what the default should be")
     ap.add_argument("--cpu-opencl", action="store_true",
                     help="count an OpenCL device on the CPU (PoCL) as a GPU: to check this script without one")
     args = ap.parse_args()
@@ -170,7 +174,7 @@ def main():
         batch = min(16 * MIB, work)
         try:
             records = engine_figures(args.paes, engine, sorted({batch, work}), args.repeat)
-        except CommandFailed as e:  # one engine's failure leaves the other's figures
+        except CommandFailed as e:  # one backend's failure leaves the other's figures
             print(f"\n{engine}: not measured: {e}", flush=True)
             report["engines"][engine] = {"not_run": str(e)}
             continue
@@ -207,7 +211,7 @@ def write_report(report, start, path):
 
 
 def print_engine(engine, f, work_mib):
-    """The link, kernel and in-memory figures of one engine, with the goals they answer."""
+    """The link, kernel and in-memory figures of one GPU backend, with the goals they answer."""
     print(f"\n{engine}: start-up {f['start_seconds']:.3f} s (driver, device, buffers, self-test: what each "
           f"paes --engine {engine} process pays first)")
     print(f"  pinned link up {f['link_up_gbps']:.1f} GB/s, down {f['link_down_gbps']:.1f} GB/s, "
@@ -257,11 +261,8 @@ def file_figures(args, engines):
             print(f"  {name:<12} not run: {r['not_run']}")
             continue
         own = f"   (paes' own: {r['paes_reported_seconds']:.3f} s)" if "paes_reported_seconds" in r else ""
-        print(f"  {name:<12} {r['seconds']:8.3f} s  {r['gbps']:6.2f} GB/s{own}")
-        if "pipeline_detail" in r:  # which stage held the GPU engine back, in its last run
-            p = r["pipeline_detail"]
-            print(f"  {'':<12} busy: filling {p['fill_seconds']:.3f} s, waiting on the device "
-                  f"{p['device_wait_seconds']:.3f} s, checking and writing {p['drain_seconds']:.3f} s")
+        ran = f", AES on {r['backend']}" if "backend" in r else ""  # auto's choice, and a GPU's proof it ran
+        print(f"  {name:<12} {r['seconds']:8.3f} s  {r['gbps']:6.2f} GB/s{own}{ran}")
     threads = files["threads"]["seconds"]
     measured = [e for e in engines if "not_run" not in files[e]]
     for engine in measured:

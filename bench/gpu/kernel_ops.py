@@ -1,8 +1,8 @@
-"""Counts the machine instructions of paes' CUDA kernels per pipe, without a GPU: compiles src/gpu/kernels.cu
-for one architecture (nvcc -cubin), disassembles it (cuobjdump -sass) and, for each kernel with 10 rounds
-(AES-128), prints how many instructions go to the integer pipe (LOP3, SHF, LEA, IADD3, PRMT, ...), to the
-multiply-add pipe (IMAD, ...) and to shared memory (LDS). A grid-stride kernel runs one AES block per loop
-pass, so these are nearly the per-block counts.
+"""Counts the machine instructions of paes' CUDA kernels per pipe, without a GPU: compiles
+src/cipher/cuda/kernels.cu for one architecture (nvcc -cubin), disassembles it (cuobjdump -sass) and, for
+each kernel with 10 rounds (AES-128), prints how many instructions go to the integer pipe (LOP3, SHF, LEA,
+IADD3, PRMT, ...), to the multiply-add pipe (IMAD, ...) and to shared memory (LDS). A grid-stride kernel
+runs one AES block per loop pass, so these are nearly the per-block counts.
 
 Why: a T-table round is table look-ups and the integer arithmetic that forms their indexes, and on a
 Hopper SM the integer pipe does 64 instructions a clock against shared memory's 32 look-ups, so the
@@ -75,7 +75,7 @@ def main():
         defines = ["-DPAES_CUDA_PORTABLE_LOOKUPS"] if args.portable_lookups else []
         subprocess.run([args.nvcc, "-std=c++17", f"-arch={args.arch}", "-cubin", "-O3", *defines, "-I",
                         os.path.join(ROOT, "src"), "-I", os.path.join(ROOT, "include"), "-o", cubin,
-                        os.path.join(ROOT, "src", "gpu", "kernels.cu")], check=True)
+                        os.path.join(ROOT, "src", "cipher", "cuda", "kernels.cu")], check=True)
         sass = subprocess.run([cuobjdump, "-sass", cubin], check=True, capture_output=True, text=True).stdout
     kernels = count(sass)
     if not kernels:

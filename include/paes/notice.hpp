@@ -1,6 +1,6 @@
 // What the library has to tell a person while it works, beside errors: a job
-// run elsewhere than asked (the sealed format under a GPU engine runs on the
-// CPU), a GPU that failed under the auto engine, a measurement that could not
+// run elsewhere than asked (a sequential mode under MPI runs on rank 0
+// alone), a GPU that failed under the auto engine, a measurement that could not
 // be kept. The library prints nothing itself: a program that wants these
 // installs a handler (the paes tool prints "paes: note: ..." and "paes:
 // warning: ..." on stderr).

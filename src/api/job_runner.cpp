@@ -110,7 +110,11 @@ void JobRunner::run(const Job& job, InputEndpoint& in, std::uint64_t in_skip, Ou
     report.workers = engine_->workers_for(job, size ? *size - in_skip : consumed_->load());
   }
   report.ranks = engine_->rank_timings();
-  report.engine_choice = backend_choice_;
+  // plan_for gave a raw job auto's reason; a sealed job's AES-GCM runs on
+  // the CPU's backend (no GPU has it), and auto says so all the same.
+  report.engine_choice = backend_choice_.empty() && options_.engine == EngineKind::automatic
+                             ? "auto chose the CPU: the sealed format (AES-GCM) runs on the CPU"
+                             : backend_choice_;
   if (!report.ranks.empty()) {  // rank 0's progress only estimates the other ranks' share
     report.bytes_in = in_skip;
     for (const auto& r : report.ranks) report.bytes_in += r.bytes_in;

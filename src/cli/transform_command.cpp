@@ -517,6 +517,16 @@ void add_raw_key(CipherSpec& spec, const TransformArgs& args, const CLI::App& co
   spec.key = load_key(args.keys);
 }
 
+// A GPU backend asked for (--backend, or --engine NAME) that doesn't run
+// `what`: the job runs on the CPU's backend `ran`, said, as the -v line alone
+// would leave someone who asked for a GPU thinking it ran there.
+void note_run_on_the_cpu(const std::string& what, const std::string& ran) {
+  const std::string selected = selected_cipher_backend();
+  if (!names_gpu_backend(selected) || ran == selected) return;
+  std::cerr << "paes: note: the " << selected << " backend doesn't run " << what << ": it runs on the CPU (" << ran
+            << ")\n";
+}
+
 // Builds the spec the options describe and runs it through its front door.
 TransformReport run_job(Direction direction, const TransformArgs& args, const CLI::App& command,
                         const TransformOptions& options, JobDescription& description) {
@@ -524,6 +534,7 @@ TransformReport run_job(Direction direction, const TransformArgs& args, const CL
     const SealedSpec spec = sealed_spec(direction, args, command);
     description.mode = spec.format == SealedFormat::tink ? "tink" : "sealed";
     description.backend = segment_backend_name();
+    note_run_on_the_cpu("the sealed format (AES-GCM)", description.backend);
     const bool public_key = !spec.recipients.empty() || !spec.identities.empty();  // always AES-256
     description.key_bits =
         public_key ? 256u : static_cast<unsigned>((spec.passphrase.empty() ? spec.key.size() : spec.key_len) * 8);
@@ -539,6 +550,9 @@ TransformReport run_job(Direction direction, const TransformArgs& args, const CL
   CipherSpec spec = raw_spec(direction, args, command, options.engine);
   description.mode = std::string(mode_name(spec.mode));
   description.backend = raw_backend_name(spec.mode, spec.direction);
+  note_run_on_the_cpu(std::string(mode_name(spec.mode)) +
+                          (direction == Direction::encrypt ? " encryption" : " decryption"),
+                      description.backend);
   if (args.pbkdf2) {
     const Pbkdf2Key pbkdf2 = salted_key(direction, args, command);
     description.key_bits = static_cast<unsigned>(pbkdf2.key_len * 8);

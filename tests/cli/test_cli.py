@@ -403,12 +403,15 @@ class ReportingTest(PaesTestCase):
         for needle in ["OpenSSL 3", "AES-NI", "serial", "threads"]:
             self.assertIn(needle, text, f"`paes info` lacks {needle!r}:\n{text}")
         info = json.loads(run(["info", "--json"]).stdout)
-        if "cuda" in info["engines"].split():
+        cuda = next(b for b in info["backends"] if b["name"] == "cuda")
+        if cuda["built_in"]:
             # The runtime paes was built with and the driver's version: why a GPU machine may list no device.
             self.assertRegex(info["cuda_versions"], r"^runtime \d+\.\d+, driver (none|\d+\.\d+)$")
-            self.assertIn("CUDA:        " + info["cuda_versions"], text)
+            self.assertEqual(cuda["versions"], info["cuda_versions"])
+            self.assertIn("\n  cuda: " + (info["cuda_versions"] if cuda["available"] else "unavailable, "), text)
         else:
             self.assertNotIn("cuda_versions", info)
+            self.assertIn("\n  cuda: unavailable, not built in", text)
 
     def test_info_says_when_auto_can_keep_nothing(self):
         env = {k: v for k, v in os.environ.items() if k not in ("HOME", "XDG_CACHE_HOME", "PAES_CACHE_DIR")}
@@ -486,8 +489,9 @@ class ReportingTest(PaesTestCase):
                             f"PAES_BACKEND={backend}: -v says {proc.stderr!r}")
 
     def test_bench_compares_backends_in_one_run(self):
+        # The CPU's backends: a GPU backend's figures are paes bench --engine's (tests/gpu/test_gpu_cli.py).
         info = json.loads(run(["info", "--json"]).stdout)
-        available = [b["name"] for b in info["backends"] if b["available"]]
+        available = [b["name"] for b in info["backends"] if b["available"] and not b["gpu"]]
         proc = run(["bench", "--size", "1M", "--modes", "ctr,ofb", "--key-bits", "128", "--directions",
                     "encrypt", "--thread-counts", "1", "--repeat", "1", "--backend", ",".join(available),
                     "--json"], timeout=120)

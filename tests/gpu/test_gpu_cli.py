@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""The GPU engines through the real binary: --engine opencl on whatever OpenCL
-device there is (PoCL on the CPU in CI) gives openssl's bytes; what a GPU
-doesn't run goes to the CPU with a note; --engine cuda without a device fails
-with one clear line; a device that computes wrong AES (made so by an
-LD_PRELOAD shim, opencl_fault_shim.c) is caught by the start-up self-test or
-the per-batch check: exit 1 and no output, or with --engine auto the CPU.
+"""The GPU cipher backends through the real binary: --engine opencl (short for
+--engine threads --backend opencl) on whatever OpenCL device there is (PoCL on
+the CPU in CI) gives openssl's bytes, in files and pipes, with one lane of the
+device per worker; what a GPU doesn't run (the sequential directions, the
+sealed format) runs on the CPU's backend with a note; a GPU backend that isn't
+built in or has no device fails with one clear line, as does a --device that
+doesn't exist; a device that computes wrong AES (made so by an LD_PRELOAD
+shim, opencl_fault_shim.c) is caught by the start-up self-test or the
+per-batch check: exit 1 and no output, or with --engine auto the CPU.
 
 Run as:  python3 tests/gpu/test_gpu_cli.py --paes build/release/paes --openssl /usr/bin/openssl \
            [--cl-shim build/release/tests/libpaes_opencl_fault_shim.so]
@@ -34,15 +37,30 @@ def run(args, env=None):
                           stdin=subprocess.DEVNULL, env=env)
 
 
+def backend_row(name):
+    """`paes info --json`'s row of cipher backend `name` ({} where there is none)."""
+    return next((b for b in INFO.get("backends", []) if b["name"] == name), {})
+
+
+def skip_without_opencl(test):
+    if not backend_row("opencl").get("built_in"):
+        test.skipTest("this paes has no opencl backend (no OpenCL headers or ICD loader at build time)")
+    if not INFO.get("opencl_devices"):
+        test.skipTest("no OpenCL device (install pocl-opencl-icd for one on the CPU)")
+
+
+def cpu_backends():
+    return {b["name"] for b in INFO.get("backends", []) if not b["gpu"]}
+
+
 class OpenClCliTest(ScratchTestCase):
     prefix = "paes-gpu-cli-"
+    # The two spellings of the same job: the short form and the long one.
+    FORMS = (["--engine", "opencl"], ["--engine", "threads", "--backend", "opencl"])
 
     def setUp(self):
         super().setUp()
-        if "opencl" not in INFO.get("engines", ""):
-            self.skipTest("this paes has no opencl engine (no OpenCL headers or ICD loader at build time)")
-        if not INFO.get("opencl_devices"):
-            self.skipTest("no OpenCL device (install pocl-opencl-icd for one on the CPU)")
+        skip_without_opencl(self)
 
     def oracle(self, mode, key, iv, data, decrypt):
         cmd = openssl_enc_command(OPENSSL, mode, key, iv, decrypt)
@@ -56,19 +74,53 @@ class OpenClCliTest(ScratchTestCase):
             for mode, directions in (("ctr", ("encrypt", "decrypt")), ("ecb", ("encrypt", "decrypt")),
                                      ("cbc", ("decrypt",)), ("cfb", ("decrypt",))):
                 for direction in directions:
-                    for size in (0, 17, (1 << 20) + 5):
+                    # 17 bytes: ECB's and CBC's padding, CTR's and CFB's partial block.
+                    sizes = ((0, self.FORMS[0]), (17, self.FORMS[1]), ((1 << 20) + 5, self.FORMS[bits // 64 % 2]))
+                    for size, form in sizes:
                         plain = os.urandom(size)
                         source = plain if direction == "encrypt" else self.oracle(mode, key, iv, plain, False)
                         expected = self.oracle(mode, key, iv, source, direction == "decrypt")
                         inp, out = write_file(self.path("in"), source), self.path("out")
-                        args = [direction, "--engine", "opencl", "--mode", mode, "--key-file", key_file,
-                                "-f", inp, "-o", out] + (["--iv", iv.hex()] if mode != "ecb" else [])
+                        args = [direction, *form, "--mode", mode, "--key-file", key_file, "-f", inp, "-o", out,
+                                "--json"] + (["--iv", iv.hex()] if mode != "ecb" else [])
                         proc = run(args)
-                        what = f"{direction} {mode}-{bits} size {size}"
+                        what = f"{direction} {mode}-{bits} size {size} ({' '.join(form)})"
                         self.check(proc.returncode == 0, f"{what}: {describe(proc)}")
                         if proc.returncode == 0:
                             self.check(read_file(out) == expected, f"{what}: output differs from openssl")
-                            self.check(b"note" not in proc.stderr, f"{what}: fell back to the CPU: {proc.stderr!r}")
+                            self.check(proc.stderr == b"", f"{what}: said {proc.stderr!r}")
+                            report = json.loads(proc.stdout)
+                            self.check((report["engine"], report["backend"]) == ("threads", "opencl"),
+                                       f"{what}: {report}")
+        self.finish()
+
+    def test_each_worker_drives_a_lane(self):
+        # Six chunks on two workers: each chunk starts where ChunkPlan says (CTR's counter, CBC's and CFB's
+        # chaining block), whichever worker's lane runs it.
+        key, iv = os.urandom(16), os.urandom(16)
+        key_file = write_file(self.path("key"), key, 0o600)
+        plain = os.urandom((5 << 20) + 48)
+        for mode, direction in (("ctr", "encrypt"), ("cbc", "decrypt"), ("cfb", "decrypt")):
+            source = plain if direction == "encrypt" else self.oracle(mode, key, iv, plain, False)
+            inp = write_file(self.path("in"), source)
+            proc = run([direction, "--engine", "opencl", "--mode", mode, "--key-file", key_file, "--iv", iv.hex(),
+                        "--threads", "2", "--chunk-size", "1M", "--json", "-v", "-f", inp, "-o", self.path("out")])
+            what = f"{direction} {mode}"
+            self.check(proc.returncode == 0, f"{what}: {describe(proc)}")
+            if proc.returncode != 0:
+                continue
+            self.check(read_file(self.path("out")) == self.oracle(mode, key, iv, source, direction == "decrypt"),
+                       f"{what}: output differs from openssl")
+            report = json.loads(proc.stdout)
+            self.check((report["engine"], report["backend"], report["threads"], report["chunk_size"]) ==
+                       ("threads", "opencl", 2, 1 << 20), f"{what}: {report}")
+            # -v names the engine, its workers and what ran the AES; there is no GPU section any more.
+            self.check(set(report) == {"mode", "key_bits", "direction", "engine", "threads", "parallel",
+                                       "chunk_size", "bytes_in", "bytes_out", "seconds", "gbps", "backend"},
+                       f"{what}: {sorted(report)}")
+            lines = proc.stderr.decode().splitlines()
+            self.check(len(lines) == 1 and lines[0].endswith(", threads engine, 2 workers, opencl"),
+                       f"{what}: {lines}")
         self.finish()
 
     def test_what_a_gpu_does_not_run_goes_to_the_cpu(self):
@@ -77,56 +129,70 @@ class OpenClCliTest(ScratchTestCase):
         plain = os.urandom(100_003)
         inp = write_file(self.path("in"), plain)
         iv = os.urandom(16)
-        proc = run(["encrypt", "--engine", "opencl", "--mode", "cbc", "--key-file", key_file, "--iv", iv.hex(),
-                    inp, "-o", self.path("cbc"), "--json"])
-        self.assertEqual(proc.returncode, 0, describe(proc))
-        self.assertIn(b"runs on the CPU", proc.stderr)
-        self.assertEqual(read_file(self.path("cbc")), self.oracle("cbc", key, iv, plain, False))
-        # The report names what ran the AES, and counts the bytes the CPU took (the progress it passed on).
-        report = json.loads(proc.stdout)
-        self.assertEqual((report["engine"], report["bytes_in"]), ("threads", len(plain)), report)
-        proc = run(["encrypt", "--engine", "opencl", "--key-file", key_file, inp, "-o", self.path("sealed"), "--json"])
-        self.assertEqual(proc.returncode, 0, describe(proc))
-        self.assertIn(b"runs on the CPU", proc.stderr)
-        report = json.loads(proc.stdout)
-        self.assertEqual((report["engine"], report["bytes_in"]), ("threads", len(plain)), report)
-        self.assertNotIn("pipeline", report)
-        proc = run(["decrypt", "--key-file", key_file, self.path("sealed"), "-o", self.path("back")])
-        self.assertEqual(proc.returncode, 0, describe(proc))
+        for mode, form in (("cbc", self.FORMS[0]), ("ofb", self.FORMS[1])):
+            proc = run(["encrypt", *form, "--mode", mode, "--key-file", key_file, "--iv", iv.hex(), inp,
+                        "-o", self.path(mode), "--json"])
+            self.assertEqual(proc.returncode, 0, describe(proc))
+            self.assertEqual(read_file(self.path(mode)), self.oracle(mode, key, iv, plain, False))
+            # The report names the CPU backend that ran the AES, and one note says why it wasn't the GPU.
+            report = json.loads(proc.stdout)
+            self.assertEqual((report["engine"], report["bytes_in"]), ("threads", len(plain)), report)
+            self.assertIn(report["backend"], cpu_backends(), report)
+            self.assertEqual(proc.stderr.decode(), f"paes: note: the opencl backend doesn't run {mode} encryption: "
+                                                   f"it runs on the CPU ({report['backend']})\n")
+        for direction, form, source in (("encrypt", self.FORMS[0], inp),
+                                        ("decrypt", self.FORMS[1], self.path("sealed"))):
+            out = self.path("sealed" if direction == "encrypt" else "back")
+            proc = run([direction, *form, "--key-file", key_file, source, "-o", out, "--json"])
+            self.assertEqual(proc.returncode, 0, describe(proc))
+            report = json.loads(proc.stdout)
+            self.assertEqual((report["engine"], report["mode"], report["backend"]),
+                             ("threads", "sealed", INFO["backend_auto_chooses"]), report)
+            self.assertEqual(proc.stderr.decode(), "paes: note: the opencl backend doesn't run the sealed format "
+                                                   f"(AES-GCM): it runs on the CPU ({report['backend']})\n")
         self.assertEqual(read_file(self.path("back")), plain)
 
-    def test_a_stream_runs_on_the_device_and_reports_it(self):
+    def test_streams_run_on_the_device(self):
         key, iv = os.urandom(16), os.urandom(16)
         key_file = write_file(self.path("key"), key, 0o600)
         plain = os.urandom((3 << 20) + 5)
+        # From a pipe into a file (a report), then from a pipe into a pipe.
         proc = subprocess.run([PAES, "encrypt", "--engine", "opencl", "--mode", "ctr", "--key-file", key_file,
                                "--iv", iv.hex(), "--threads", "4", "--json", "-", "-o", self.path("ctr")],
                               input=plain, capture_output=True, timeout=300)
         self.assertEqual(proc.returncode, 0, describe(proc))
-        self.assertNotIn(b"runs on the CPU", proc.stderr)
+        self.assertEqual(proc.stderr, b"")
         self.assertEqual(read_file(self.path("ctr")), self.oracle("ctr", key, iv, plain, False))
-        # One device ran it: --threads only sets the threads that read and write.
         report = json.loads(proc.stdout)
-        self.assertEqual((report["engine"], report["threads"], report["bytes_in"]), ("opencl", 1, len(plain)),
+        self.assertEqual((report["engine"], report["backend"], report["bytes_in"]), ("threads", "opencl", len(plain)),
                          report)
-        self.assertEqual(report["pipeline"]["batches"], 1, report)
-
-    def test_the_pipeline_reports_its_stages(self):
-        key, iv = os.urandom(16), os.urandom(16)
-        key_file = write_file(self.path("key"), key, 0o600)
-        plain = os.urandom((32 << 20) + 5)
-        inp = write_file(self.path("in"), plain)
-        proc = run(["encrypt", "--engine", "opencl", "--mode", "ctr", "--key-file", key_file, "--iv", iv.hex(),
-                    "--json", "-v", inp, "-o", self.path("ctr")])
+        ciphertext = self.oracle("cbc", key, iv, plain, False)
+        proc = subprocess.run([PAES, "decrypt", "--backend", "opencl", "--mode", "cbc", "--key-file", key_file,
+                               "--iv", iv.hex(), "--threads", "4", "--chunk-size", "1M"],
+                              input=ciphertext, capture_output=True, timeout=300)
         self.assertEqual(proc.returncode, 0, describe(proc))
-        self.assertEqual(read_file(self.path("ctr")), self.oracle("ctr", key, iv, plain, False))
-        report = json.loads(proc.stdout)
-        pipeline = report["pipeline"]
-        self.assertEqual((pipeline["batches"], pipeline["batch_bytes"]), (3, 16 << 20), report)
-        # Each stage runs on one thread within the run: its busy seconds lie within the run's.
-        for stage in ("fill_seconds", "device_wait_seconds", "drain_seconds"):
-            self.assertTrue(0 <= pipeline[stage] <= report["seconds"], report)
-        self.assertIn(b"GPU pipeline, 3 batches of 16.0 MiB: filling ", proc.stderr)
+        self.assertEqual(proc.stderr, b"")
+        self.assertEqual(proc.stdout, plain)
+
+    def test_device_choice(self):
+        key_file = write_file(self.path("key"), os.urandom(16), 0o600)
+        plain = os.urandom(1000)
+        inp = write_file(self.path("in"), plain)
+        job = ["encrypt", "--mode", "ctr", "--key-file", key_file, "--iv", "00" * 16, inp, "-o", self.path("out")]
+        proc = run(job + ["--backend", "opencl", "--device", "0"])
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        os.unlink(self.path("out"))
+        count = len(INFO["opencl_devices"])
+        for extra, needle in ((["--engine", "opencl", "--device", str(count)], f"--device {count}: this machine has"),
+                              (["--engine", "threads", "--device", "0"], "--device picks a GPU"),
+                              (["--backend", "openssl", "--device", "0"], "--device picks a GPU"),
+                              (["--engine", "opencl", "--backend", "openssl"], "drop --backend openssl")):
+            proc = run(job + extra)
+            lines = proc.stderr.decode().strip().splitlines()
+            self.check(proc.returncode == 2, f"{extra}: {describe(proc)}")
+            self.check(len(lines) == 1 and needle in lines[0], f"{extra}: {lines}")
+            self.check(sorted(os.listdir(self.tmp)) == ["in", "key"], f"{extra}: left {os.listdir(self.tmp)}")
+        self.finish()
 
     def test_bench_reports_the_link_and_three_figures(self):
         proc = run(["bench", "--engine", "opencl", "--modes", "ctr", "--key-bits", "128", "--directions",
@@ -156,9 +222,11 @@ class OpenClCliTest(ScratchTestCase):
                          [(g, b) for g in (16, 32) for b in (1, 4, 8)])
         self.assertTrue(all(r["figure"] == "kernel" and r["work_bytes"] == 1 << 20 and r["gbps"] > 0
                             for r in records), records)
-        proc = run(["bench", "--modes", "ctr", "--group-sizes", "64"])
-        self.assertEqual(proc.returncode, 2, describe(proc))
-        self.assertIn(b"give --engine opencl or cuda", proc.stderr)
+        for argv, needle in ((["bench", "--modes", "ctr", "--group-sizes", "64"], b"give --engine and a GPU backend"),
+                             (["bench", "--engine", "threads", "--modes", "ctr"], b"--engine takes a GPU backend")):
+            proc = run(argv)
+            self.assertEqual(proc.returncode, 2, describe(proc))
+            self.assertIn(needle, proc.stderr)
 
 
 class AutoEngineCliTest(ScratchTestCase):
@@ -172,7 +240,10 @@ class AutoEngineCliTest(ScratchTestCase):
                     "--json", inp, "-o", self.path("out")])
         self.assertEqual(proc.returncode, 0, describe(proc))
         report = json.loads(proc.stdout)
-        self.assertEqual(report["engine"], "threads", "3 MB is below what pays for a GPU's transfers")
+        self.assertEqual(report["engine"], "threads")
+        self.assertIn(report["backend"], cpu_backends(), "3 MB is below what pays for a GPU's transfers")
+        self.assertRegex(report["engine_choice"], r"^auto chose the CPU: a job under [0-9]+ MiB never pays for a GPU's "
+                                                  r"start-up$")
         self.assertEqual(report["bytes_in"], len(plain))
         expected = subprocess.run(openssl_enc_command(OPENSSL, "ctr", key, iv), input=plain,
                                   capture_output=True, check=True).stdout
@@ -192,12 +263,9 @@ class FaultyOpenClDeviceTest(ScratchTestCase):
 
     def setUp(self):
         super().setUp()
-        if "opencl" not in INFO.get("engines", ""):
-            self.skipTest("this paes has no opencl engine")
-        if not INFO.get("opencl_devices"):
-            self.skipTest("no OpenCL device (install pocl-opencl-icd for one on the CPU)")
+        skip_without_opencl(self)
         if not CL_SHIM:
-            self.skipTest("no --cl-shim given (tests/CMakeLists.txt builds it with the opencl engine)")
+            self.skipTest("no --cl-shim given (tests/CMakeLists.txt builds it with the opencl backend)")
         self.key_file = write_file(self.path("key"), os.urandom(32).hex().encode() + b"\n", 0o600)
 
     def faulty(self, corrupt_min_bytes=None, fake_gpu=False):
@@ -208,8 +276,8 @@ class FaultyOpenClDeviceTest(ScratchTestCase):
             env["PAES_CL_FAKE_GPU"] = "1"
         return env
 
-    def job(self, direction, mode, inp, engine="opencl"):
-        return [direction, "--engine", engine, "--mode", mode, "--key-file", self.key_file, "--no-pad",
+    def job(self, direction, mode, inp, form=("--engine", "opencl")):
+        return [direction, *form, "--mode", mode, "--key-file", self.key_file, "--no-pad",
                 "-f", inp, "-o", self.path("out")] + (["--iv", "00" * 16] if mode != "ecb" else [])
 
     def test_shim_alone_changes_nothing(self):
@@ -218,10 +286,10 @@ class FaultyOpenClDeviceTest(ScratchTestCase):
         proc = run(self.job("encrypt", "ctr", inp), env=self.faulty())
         self.assertEqual(proc.returncode, 0, describe(proc))
 
-    def test_explicit_engine_fails_its_self_test(self):
+    def test_explicit_backend_fails_its_self_test(self):
         inp = write_file(self.path("in"), os.urandom(1 << 20))
-        for direction, mode in self.JOBS:
-            proc = run(self.job(direction, mode, inp), env=self.faulty(self.SELF_TEST_TOO))
+        for n, (direction, mode) in enumerate(self.JOBS):
+            proc = run(self.job(direction, mode, inp, OpenClCliTest.FORMS[n % 2]), env=self.faulty(self.SELF_TEST_TOO))
             what = f"{direction} {mode}"
             lines = proc.stderr.decode().strip().splitlines()
             self.check(proc.returncode == 1, f"{what}: {describe(proc)}")
@@ -231,10 +299,12 @@ class FaultyOpenClDeviceTest(ScratchTestCase):
         self.finish()
 
     def test_wrong_batch_output_fails_the_run(self):
-        # 1 MiB + 48: one batch of the default size; the self-test passes.
+        # 1 MiB + 48: one batch of the default size, or four chunks on two workers' lanes; the self-test passes.
         inp = write_file(self.path("in"), os.urandom((1 << 20) + 48))
-        for direction, mode in self.JOBS:
-            proc = run(self.job(direction, mode, inp), env=self.faulty(self.BATCHES_ONLY))
+        for n, (direction, mode) in enumerate(self.JOBS):
+            extra = ["--threads", "2", "--chunk-size", "256K"] if n % 2 else []
+            proc = run(self.job(direction, mode, inp, OpenClCliTest.FORMS[n // 2 % 2]) + extra,
+                       env=self.faulty(self.BATCHES_ONLY))
             what = f"{direction} {mode}"
             lines = proc.stderr.decode().strip().splitlines()
             self.check(proc.returncode == 1, f"{what}: {describe(proc)}")
@@ -249,7 +319,7 @@ class FaultyOpenClDeviceTest(ScratchTestCase):
         inp = self.path("in")
         with open(inp, "wb") as f:
             f.truncate(256 << 20)
-        proc = run(self.job("encrypt", "ctr", inp, engine="auto") + ["--json", "-v"],
+        proc = run(self.job("encrypt", "ctr", inp, ("--engine", "auto")) + ["--json", "-v"],
                    env=self.auto_env(corrupt_min_bytes, fake_gpu, env_extra))
         return inp, proc
 
@@ -279,27 +349,28 @@ class FaultyOpenClDeviceTest(ScratchTestCase):
             return len(f.readlines())
 
     def cached_rates(self):
-        """The rate cache's lines: key, engine, GPU bytes/s, CPU bytes/s, GPU start-up seconds, device."""
+        """The rate cache's lines: key, GPU backend, GPU bytes/s, CPU bytes/s, GPU start-up seconds, device."""
         with open(os.path.join(self.cache, "auto-rates")) as f:
             return [line.rstrip("\n").split("\t") for line in f]
 
     def test_auto_measures_once_and_keeps_a_slower_gpu_out(self):
-        # PoCL posing as a GPU is far slower than the threads engine (a GPU's AES on two CPU cores): auto
-        # measures both once, says so, runs the threads engine and keeps the rates.
+        # PoCL posing as a GPU is far slower than the CPU's backend (a GPU's AES on two CPU cores): auto
+        # measures both once, says so, runs the job on the CPU's backend and keeps the rates.
         _, proc = self.auto_job(None)
         self.assertEqual(proc.returncode, 0, describe(proc))
         report = json.loads(proc.stdout)
         self.assertEqual(report["engine"], "threads")
+        self.assertIn(report["backend"], cpu_backends(), report)
         self.assertRegex(report["engine_choice"],
-                         r"^auto chose threads: opencl [0-9.]+ GB/s with transfers \+ [0-9.]+ s to start "
-                         r"\(started already\), threads [0-9.]+ GB/s: [0-9.]+ s against [0-9.]+ s for 256 MiB "
+                         r"^auto chose the CPU: opencl [0-9.]+ GB/s with transfers \+ [0-9.]+ s to start "
+                         r"\(started already\), the CPU [0-9.]+ GB/s: [0-9.]+ s against [0-9.]+ s for 256 MiB "
                          r"\(measured now, kept for next time\)$")
         self.assertIn(report["engine_choice"], proc.stderr.decode())  # -v says it
         rates = self.cached_rates()
         self.assertEqual(len(rates), 1)
-        key, engine, gpu, cpu, start, device = rates[0]
+        key, backend, gpu, cpu, start, device = rates[0]
         self.assertIn("|gpu stack ", key)
-        self.assertEqual(engine, "opencl")
+        self.assertEqual(backend, "opencl")
         self.assertLess(float(gpu), float(cpu))
         self.assertGreater(float(start), 0)
         self.assertTrue(device)
@@ -319,12 +390,13 @@ class FaultyOpenClDeviceTest(ScratchTestCase):
         kept = json.loads(info.stdout)["auto_kept"]
         self.assertEqual(len(kept), 1, kept)
         self.assertRegex(kept[0]["job"], r"^ctr encrypt AES-256, [0-9]+ threads, --backend [a-z-]+$")
-        self.assertEqual((kept[0]["gpu_engine"], kept[0]["device"], kept[0]["gpu_from_bytes"]),
+        self.assertEqual((kept[0]["gpu_backend"], kept[0]["device"], kept[0]["gpu_from_bytes"]),
                          ("opencl", device, None), kept)
         self.assertAlmostEqual(kept[0]["gpu_bytes_per_s"], float(gpu), delta=float(gpu) * 1e-5)
         info = run(["info"], env=self.auto_env())
         self.assertIn(b"\n  ctr encrypt AES-256, ", info.stdout)
-        self.assertIn(b": threads at any size\n", info.stdout)
+        self.assertIn(b": opencl (" + device.encode() + b") ", info.stdout)
+        self.assertIn(b": the CPU at any size\n", info.stdout)
 
     def test_auto_keeps_finding_no_gpu_until_the_drivers_change(self):
         # Without the pose, PoCL's device is a CPU: auto finds no GPU, says so, keeps that, and later
@@ -332,14 +404,14 @@ class FaultyOpenClDeviceTest(ScratchTestCase):
         _, proc = self.auto_job(None, fake_gpu=False)
         self.assertEqual(proc.returncode, 0, describe(proc))
         self.assertEqual(json.loads(proc.stdout)["engine_choice"],
-                         "auto chose threads: no GPU for this job (looked now, kept for next time)")
+                         "auto chose the CPU: no GPU for this job (looked now, kept for next time)")
         self.assertEqual([r[1:] for r in self.cached_rates()], [["none", "0", "0", "0", ""]])
         loads = self.platform_loads()
         self.assertGreater(loads, 0)
         _, proc = self.auto_job(None, fake_gpu=False)
         self.assertEqual(proc.returncode, 0, describe(proc))
         self.assertEqual(json.loads(proc.stdout)["engine_choice"],
-                         "auto chose threads: no GPU for this job (looked before, and the GPU stack is unchanged)")
+                         "auto chose the CPU: no GPU for this job (looked before, and the GPU stack is unchanged)")
         self.assertEqual(self.platform_loads(), loads)
         # The same drivers installed elsewhere (OCL_ICD_VENDORS): another stack, so auto looks again.
         vendors = os.environ.get("OCL_ICD_VENDORS") or "/etc/OpenCL/vendors"
@@ -363,7 +435,7 @@ class FaultyOpenClDeviceTest(ScratchTestCase):
         _, proc = self.auto_job(None, fake_gpu=False, env_extra={"PAES_CACHE_DIR": os.path.join(blocker, "sub")})
         self.assertEqual(proc.returncode, 0, describe(proc))
         self.assertEqual(json.loads(proc.stdout)["engine_choice"],
-                         "auto chose threads: no GPU for this job (looked now, not kept)")
+                         "auto chose the CPU: no GPU for this job (looked now, not kept)")
         warnings = [l for l in proc.stderr.decode().splitlines() if "warning" in l]
         self.assertEqual(len(warnings), 1, proc.stderr.decode())
         self.assertIn("could not keep what it measured (can't create", warnings[0])
@@ -373,16 +445,18 @@ class FaultyOpenClDeviceTest(ScratchTestCase):
         """Rewrites the kept rates as if the device had been the faster, and quick to start."""
         rates = self.cached_rates()
         with open(os.path.join(self.cache, "auto-rates"), "w") as f:
-            for key, engine, gpu, cpu, _, device in rates:
-                f.write(f"{key}\t{engine}\t{max(float(gpu), float(cpu)) * 2}\t{cpu}\t0\t{device}\n")
+            for key, backend, gpu, cpu, _, device in rates:
+                f.write(f"{key}\t{backend}\t{max(float(gpu), float(cpu)) * 2}\t{cpu}\t0\t{device}\n")
 
     def test_auto_runs_on_the_cpu_when_the_self_test_fails(self):
         inp, proc = self.auto_job(self.SELF_TEST_TOO)
         self.assertEqual(proc.returncode, 0, describe(proc))
         stderr = proc.stderr.decode()
         self.assertIn("failed its AES self-test", stderr)
-        self.assertIn("--engine auto runs this job on the CPU", stderr)
-        self.assertEqual(json.loads(proc.stdout)["engine"], "threads")
+        self.assertIn("paes: warning: auto runs this job on the CPU instead\n", stderr)
+        report = json.loads(proc.stdout)
+        self.assertEqual(report["engine"], "threads")
+        self.assertIn(report["backend"], cpu_backends(), report)
         key = bytes.fromhex(read_file(self.key_file).decode().strip())
         with open(inp, "rb") as source, subprocess.Popen(openssl_enc_command(OPENSSL, "ctr", key, bytes(16)),
                                                          stdin=source, stdout=subprocess.PIPE) as oracle:
@@ -397,11 +471,11 @@ class FaultyOpenClDeviceTest(ScratchTestCase):
         self.assertEqual(got.hexdigest(), expected.hexdigest(), "output differs from openssl")
 
     def test_auto_fails_when_a_batch_is_wrong(self):
-        # Past the self-test, some output exists: auto fails like an explicit engine. (A device that is
+        # Past the self-test, some output exists: auto fails like an explicit backend. (A device that is
         # wrong while auto measures it is left for the CPU, like one failing its self-test.)
         _, proc = self.auto_job(self.BATCHES_ONLY)
         self.assertEqual(proc.returncode, 0, describe(proc))
-        self.assertIn(b"--engine auto runs this job on the CPU", proc.stderr)
+        self.assertIn(b"paes: warning: auto runs this job on the CPU instead\n", proc.stderr)
         _, proc = self.auto_job(None)  # measures and keeps the rates
         self.assertEqual(proc.returncode, 0, describe(proc))
         self.prefer_the_gpu()
@@ -414,19 +488,21 @@ class FaultyOpenClDeviceTest(ScratchTestCase):
 
 class CudaCliTest(ScratchTestCase):
     def test_no_device_is_one_clear_error(self):
-        if "cuda" not in INFO.get("engines", ""):
-            self.skipTest("this paes has no cuda engine (no nvcc at build time)")
+        # Without CUDA in the build, or with it and no device: a usage error that says which, before any file.
         if INFO.get("cuda_devices"):
-            self.skipTest("a CUDA device is present: tests/gpu/cuda_engine_test.cpp covers it")
+            self.skipTest("a CUDA device is present: tests/gpu/device_lane_test.cpp covers it")
+        why = "no CUDA device" if backend_row("cuda").get("built_in") else "not built in"
         key_file = write_file(self.path("key"), os.urandom(32), 0o600)
         inp = write_file(self.path("in"), os.urandom(1000))
-        proc = run(["encrypt", "--engine", "cuda", "--mode", "ctr", "--key-file", key_file, "--iv", "00" * 16,
-                    inp, "-o", self.path("out")])
-        lines = proc.stderr.decode().strip().splitlines()
-        self.assertEqual(proc.returncode, 1, describe(proc))
-        self.assertEqual(len(lines), 1, lines)
-        self.assertIn("no CUDA device", lines[0])
-        self.assertEqual(sorted(os.listdir(self.tmp)), ["in", "key"])
+        for form in (["--engine", "cuda"], ["--backend", "cuda"]):
+            proc = run(["encrypt", *form, "--mode", "ctr", "--key-file", key_file, "--iv", "00" * 16,
+                        inp, "-o", self.path("out")])
+            lines = proc.stderr.decode().strip().splitlines()
+            self.assertEqual(proc.returncode, 2, describe(proc))
+            self.assertEqual(len(lines), 1, lines)
+            self.assertIn("cipher backend cuda", lines[0])
+            self.assertIn(why, lines[0])
+            self.assertEqual(sorted(os.listdir(self.tmp)), ["in", "key"])
 
 
 def main():

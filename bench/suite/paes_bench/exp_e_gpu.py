@@ -2,8 +2,8 @@
 
 Mirrors the thesis (seeds/thesis-mpj-express-openmp-mpich-cuda-aes.txt), table 5.9 and figure 5.12: CUDA
 speed-up against the number of GPU threads, per file size. Runs through bench/gpu/gpu_bench.py (`paes bench
---engine E` per work size: kernel-only, with transfers, end to end on a file) on every GPU engine that has a
-real GPU: a CUDA device, or an OpenCL device of type gpu. An OpenCL device on the CPU (PoCL) is no GPU, and
+--engine NAME` per work size: kernel-only, with transfers, end to end on a file) on every GPU cipher backend
+that has a real GPU: a CUDA device, or an OpenCL device of type gpu. An OpenCL device on the CPU (PoCL) is no GPU, and
 then the experiment is recorded as not run, with the reason: no numbers are invented.
 """
 
@@ -24,8 +24,9 @@ TITLE = "GPU work-size sweep"
 def run(suite):
     devices = gpu_bench.gpu_devices(suite.paes)
     if not devices:
+        built = [b["name"] for b in suite.info.get("backends", []) if b.get("gpu") and b.get("built_in")]
         return {"status": "not run",
-                "reason": f"no GPU: paes lists engines {' '.join(suite.engines) or 'none'}, but no CUDA device and no "
+                "reason": f"no GPU: paes has the GPU backends {' '.join(built) or 'none'}, but no CUDA device and no "
                           "OpenCL device of type gpu; no numbers are reported rather than invented"}
     works = [1 * MIB, 4 * MIB, 16 * MIB] if suite.quick else [1 * MIB, 4 * MIB, 16 * MIB, 64 * MIB, 256 * MIB]
     start_seconds = {}
@@ -53,10 +54,10 @@ def section(suite, ex, derived):
             rows.append([r["engine"], r["figure"], "-", "-", r["gbps"]])
         else:
             rows.append([r["engine"], r["figure"], f"{r['work_bytes'] // MIB} MiB", r["threads"], r["gbps"]])
-    return ["\n" + md_table(["engine", "figure", "work per launch", "GPU threads", "GB/s"], rows),
+    return ["\n" + md_table(["backend", "figure", "work per launch", "GPU threads", "GB/s"], rows),
             "\nkernel: the kernel alone on the work already on the device (its events); transfers: the whole "
-            "input in memory through the driver's pipeline with batches of the work size (transfers_pinned: with "
-            "the input and output pinned beforehand; pin: input bytes per second of pinning and unpinning them); "
-            "file: end to end, "
-            "page cache warm. GPU threads = work / 16 / 8 blocks per thread, the thesis' axis. Start-up (driver, "
-            f"device, buffers, self-test, the process's first): {', '.join(starts) or 'not measured'}.\n"]
+            "input in memory through the threads engine's workers, each driving a lane of the device, with batches "
+            "of the work size (transfers_pinned: with the input and output pinned beforehand; pin: input bytes per "
+            "second of pinning and unpinning them); file: end to end, page cache warm. GPU threads = work / 16 / 8 "
+            "blocks per thread, the thesis' axis. Start-up (driver, device, buffers, self-test, the process's "
+            f"first): {', '.join(starts) or 'not measured'}.\n"]

@@ -130,8 +130,8 @@ def measure(cands, runs):
             rec["paes_reported_seconds"] = median(reported[k])
         if last[k] and "ranks" in last[k]:
             rec["rank_detail"] = last[k]["ranks"]
-        if last[k] and "pipeline" in last[k]:  # a GPU engine's stages, from its last run
-            rec["pipeline_detail"] = last[k]["pipeline"]
+        if last[k] and "backend" in last[k]:  # what ran the AES: --engine auto's choice, or a GPU
+            rec["backend"] = last[k]["backend"]
         out.append(rec)
     return out
 
