@@ -322,7 +322,7 @@ namespace {
 struct GpuTimings {
   std::vector<double> kernel;     // the kernel alone on `work` bytes on the device (its events)
   std::vector<double> transfers;  // wall time of the in-memory transform, copies included
-  // The same with the caller's input and output pinned before (GpuDriver::pin),
+  // The same with the caller's input and output pinned before (GpuProbe::pin_memory),
   // and the time pinning and unpinning them took; empty where the device
   // can't pin memory it didn't allocate.
   std::vector<double> transfers_pinned;

@@ -153,7 +153,8 @@ int run_info(const InfoArgs& args) {
             << "Backends:    auto runs " << info["backend_auto_chooses"].get<std::string>()
             << " (--backend; what a backend lacks runs on the CPU's)\n";
   for (const CipherBackendInfo& b : backends) {
-    std::cout << "  " << b.name << ": " << (b.available ? b.detail : "unavailable, " + b.why_not);
+    std::cout << "  " << b.name << ": "
+              << (b.available ? b.detail : "unavailable, " + b.why_not + (b.versions.empty() ? "" : " (" + b.versions + ")"));
     if (b.built_in) std::cout << "\n    runs " << b.runs << "; auto takes it " << b.auto_rule;
     std::cout << '\n';
     for (const GpuDeviceInfo& d : b.devices) {
