@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Independent AES key expansion (FIPS-197 section 5.2), in plain Python.
 
-It shares no code with src/gpu/: the S-box comes from brute-force GF(2^8)
+It shares no code with src/cipher/gpu/: the S-box comes from brute-force GF(2^8)
 inverses and the affine map written out bit by bit. It (re)writes or checks
 tests/data/gpu/fips197_appendix_a.txt, the expected round keys of FIPS-197
 appendix A that the C++ tests read:
