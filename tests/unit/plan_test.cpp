@@ -174,8 +174,9 @@ TEST(ChunkPlan, RejectsChunkSizesOutOfRange) {
 TEST(JobTicket, RebuildsItsJobAndRefusesBytesPastTheEnums) {
   const CipherSpec spec = test::make_spec(Mode::ctr, Direction::encrypt, 256, 11);
   const ChunkPlan plan(spec, 4096);
-  const std::unique_ptr<Job> rebuilt = job_from_ticket(plan.ticket());
-  EXPECT_EQ(dynamic_cast<const ChunkPlan&>(*rebuilt).spec().mode, Mode::ctr);
+  const SecretBytes original = plan.ticket();
+  const SecretBytes again = job_from_ticket(original)->ticket();
+  EXPECT_TRUE(std::equal(original.data(), original.data() + original.size(), again.data(), again.data() + again.size()));
   // Byte 1 is the mode, byte 2 the direction: a value past its enum indexed
   // the cipher's name table out of bounds.
   for (const std::size_t at : {std::size_t{1}, std::size_t{2}}) {
