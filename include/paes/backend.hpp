@@ -73,6 +73,13 @@ std::vector<CipherBackendName> cipher_backend_names();
 void select_cipher_backend(std::string_view name, std::optional<unsigned> device = std::nullopt);
 // kAutoBackend or the name last selected.
 std::string selected_cipher_backend();
+// The device last selected with a GPU backend; unset where none was given
+// (the API's default) or the selected backend is no GPU.
+std::optional<unsigned> selected_cipher_device();
+// How many devices GPU backend `name` lists here (their indices are
+// select_cipher_backend's `device`): 0 for a backend that is no GPU of this
+// build, or whose driver or device this machine lacks. Starts its driver.
+unsigned cipher_device_count(std::string_view name);
 
 // The backend a job made now would run: for a raw mode's direction, and for
 // the sealed format's segments.

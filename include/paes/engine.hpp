@@ -82,6 +82,8 @@ class Engine {
     double io_seconds = 0;       // opening the files, and making its writes durable
     std::uint64_t bytes_in = 0;
     unsigned threads = 0;
+    std::string backend;              // what ran its AES (a backend's name)
+    std::optional<unsigned> device;   // the GPU backend's device it ran on
   };
   virtual std::vector<RankTiming> rank_timings() const { return {}; }
 

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string_view>
 
 #include "paes/mode.hpp"
 #include "paes/secret.hpp"
@@ -67,6 +68,9 @@ class Job {
   // Everything another process needs to rebuild this job (job_from_ticket),
   // for MPI ranks. It holds key material: it is SecretBytes for that reason.
   virtual SecretBytes ticket() const = 0;
+  // The name of the cipher backend that runs its chunks, for
+  // reports; empty where that is the sealed format's (segment_backend_name).
+  virtual std::string_view backend_name() const { return {}; }
 };
 
 // Rebuilds a job from ticket() bytes; the job owns what it needs. Throws

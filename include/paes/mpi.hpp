@@ -24,6 +24,10 @@ class MpiSession {
 
   int rank() const { return rank_; }
   int size() const { return size_; }
+  // This rank among the ranks on its node (MPI_COMM_TYPE_SHARED), and how
+  // many they are: a node's CPUs and GPUs are shared out by them.
+  int node_rank() const { return node_rank_; }
+  int node_size() const { return node_size_; }
   // Ranks other than 0: wait for rank 0's job, run this rank's part of it,
   // then wait for rank 0's exit status, and return it: every rank exits as
   // rank 0 does, after its commit (the message is rank 0's to print).
@@ -45,6 +49,8 @@ class MpiSession {
   std::unique_ptr<Watch> watch_;
   int rank_ = 0;
   int size_ = 1;
+  int node_rank_ = 0;
+  int node_size_ = 1;
   bool released_ = false;  // a job was sent
   bool finished_ = false;  // the status was sent
 };

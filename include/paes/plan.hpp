@@ -60,7 +60,7 @@ class ChunkPlan final : public Job {
   std::uint64_t chunk_len() const { return chunk_len_; }
   const CipherSpec& spec() const { return spec_; }
   // The name of the cipher backend its workers run.
-  std::string_view backend_name() const;
+  std::string_view backend_name() const override;
   // What a worker transforms at a time: the chunk length of a parallel plan.
   // A sequential plan's pieces are at least kDefaultChunkLen, since its chunk
   // size buys no parallelism and tiny pieces would only add hand-offs.

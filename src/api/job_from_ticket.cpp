@@ -36,6 +36,7 @@ class OwningJob final : public Job {
     job_->free_chunk_memory(data, bytes);
   }
   SecretBytes ticket() const override { return job_->ticket(); }
+  std::string_view backend_name() const override { return job_->backend_name(); }
 
  private:
   std::unique_ptr<Owned> owned_;  // declared first: destroyed after the job that refers to it

@@ -229,6 +229,21 @@ PinnedMemory pin_memory(std::string_view name, const void* data, std::size_t len
   return gpu->pin(data, len);
 }
 
+std::optional<unsigned> selected_cipher_device() {
+  const auto* gpu = dynamic_cast<const GpuCipherBackend*>(g_selected.load(std::memory_order_acquire));
+  return gpu ? gpu->device_index() : std::nullopt;
+}
+
+unsigned cipher_device_count(std::string_view name) {
+  const auto* gpu = dynamic_cast<const GpuCipherBackend*>(find_backend(name));
+  if (!gpu) return 0;
+  try {
+    return static_cast<unsigned>(gpu->devices().size());
+  } catch (const Error&) {
+    return 0;  // a driver whose listing fails has no device to give
+  }
+}
+
 std::string selected_cipher_backend() {
   const CipherBackend* selected = g_selected.load(std::memory_order_acquire);
   return std::string(selected ? selected->name() : kAutoBackend);

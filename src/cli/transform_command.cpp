@@ -592,6 +592,16 @@ void print_summary_line(Direction direction, const JobDescription& description, 
        << (report.workers == 1 ? " worker" : " workers");
   text << ", " << (report.backend.empty() ? description.backend : report.backend) << '\n';
   if (!report.engine_choice.empty()) text << "paes: " << report.engine_choice << '\n';
+  // Which GPU each MPI rank drove, and what ran where a rank's host had none.
+  const auto on_device = [](const Engine::RankTiming& r) { return r.device.has_value(); };
+  if (std::any_of(report.ranks.begin(), report.ranks.end(), on_device)) {
+    for (std::size_t rank = 0; rank < report.ranks.size(); ++rank) {
+      const Engine::RankTiming& r = report.ranks[rank];
+      text << "paes: rank " << rank << ": " << r.backend;
+      if (r.device) text << " device " << *r.device;
+      text << '\n';
+    }
+  }
   std::cout.flush();
   std::cerr << text.str() << std::flush;
 }
@@ -616,10 +626,13 @@ void print_json_summary(Direction direction, const JobDescription& description, 
   if (!report.ranks.empty()) {
     out["ranks"] = nlohmann::json::array();
     for (const auto& r : report.ranks) {
-      out["ranks"].push_back({{"compute_seconds", r.compute_seconds},
-                              {"io_seconds", r.io_seconds},
-                              {"bytes_in", r.bytes_in},
-                              {"threads", r.threads}});
+      nlohmann::json rank = {{"compute_seconds", r.compute_seconds},
+                             {"io_seconds", r.io_seconds},
+                             {"bytes_in", r.bytes_in},
+                             {"threads", r.threads},
+                             {"backend", r.backend}};
+      if (r.device) rank["device"] = *r.device;
+      out["ranks"].push_back(std::move(rank));
     }
   }
   std::cout << out.dump() << '\n';

@@ -46,6 +46,14 @@ Covers:
      across them (each rank, alone on its host, takes every CPU), and SIGKILL of rank 1
      mid-run (paused by the fault shim), after which nothing is left in the output
      directory.
+ 10. Ranks x GPUs (a build with the opencl backend and an OpenCL device, else skipped with
+     the reason): 2 ranks with --backend opencl, CTR encryption and CBC decryption of a
+     3 MiB file give openssl's bytes, and --json's ranks say that rank r ran opencl on
+     device r modulo the node's device count (PoCL is asked for two CPU devices,
+     POCL_DEVICES, so that the two ranks' devices differ), or every rank on --device's;
+     -v names each rank's device. A rank whose host lists no OpenCL device (the ICD
+     loader pointed at no vendors, OCL_ICD_VENDORS) runs the CPU's backend, with the
+     same bytes.
 
 Python 3.9+ standard library only. Exits non-zero when any test fails; every skip says why
 (no mpiexec, or a paes built without the mpi engine, skips everything).
@@ -1102,6 +1110,121 @@ class TwoHostsTest(MpiTestCase):
 
 def _key(path):
     return bytes.fromhex(read_file(path).decode().strip())
+
+
+# --------------------------------------------------------------------------- 10. ranks x GPUs
+
+def opencl_devices(env):
+    """The OpenCL devices `paes info --json` lists under `env`, or why there are none."""
+    proc = subprocess.run([PAES, "info", "--json"], env=env, capture_output=True,
+                          stdin=subprocess.DEVNULL, timeout=120)
+    if proc.returncode != 0:
+        return None, f"paes info --json: {describe(proc)}"
+    for backend in json.loads(proc.stdout).get("backends", []):
+        if backend.get("name") == "opencl" and backend.get("gpu"):
+            if not backend.get("available") or not backend.get("devices"):
+                return None, f"no OpenCL device: {backend.get('why_not')}"
+            return backend["devices"], None
+    return None, "this paes has no opencl backend"
+
+
+class GpuRanksTest(MpiTestCase):
+    """10: each rank drives its own device of --backend opencl."""
+
+    RANKS = 2
+    SIZE = 3 * 1024 * 1024 + 5  # 12 chunks of 256K and a tail: both ranks busy
+
+    def setUp(self):
+        super().setUp()
+        # Two devices where the OpenCL is PoCL (none of its own GPUs), so that the
+        # ranks' devices differ; another ICD's devices are listed as they are.
+        self.env = dict(os.environ)
+        self.env.setdefault("POCL_DEVICES", "pthread pthread")
+        self.devices, why = opencl_devices(self.env)
+        if self.devices is None:
+            print(f"test_mpi.py: skipping the ranks x GPUs tests: {why}", file=sys.stderr)
+            self.skipTest(f"SKIPPED: {why}")
+        self.data = os.urandom(self.SIZE)
+        self.key_path, self.key = self.key_file(256)
+        self.iv = os.urandom(16)
+
+    def jobs(self):
+        """(mode, direction, input bytes, openssl's output bytes)"""
+        return [("ctr", "encrypt", self.data, openssl_ok("ctr", self.key, self.iv, self.data)),
+                ("cbc", "decrypt", openssl_ok("cbc", self.key, self.iv, self.data), self.data)]
+
+    def run_ranks(self, args, rank1_env=()):
+        """2 ranks of paes `args`, rank 1 with `rank1_env` (NAME, VALUE pairs) added."""
+        args = [str(a) for a in args]
+        cmd = [MPIEXEC, "-n", "1", PAES] + args + [":", "-n", "1"]
+        for name, value in rank1_env:
+            cmd += ["-env", name, value]
+        cmd += [PAES] + args
+        proc = subprocess.run(cmd, env=self.env, stdin=subprocess.DEVNULL, capture_output=True,
+                              timeout=300)
+        return " ".join(cmd), proc
+
+    def check_run(self, mode, direction, src, want, extra, rank1_env=()):
+        """Runs one job; checks openssl's bytes. Returns (cmd, its --json ranks, stderr lines)."""
+        inp = write_file(self.path(unique("in-")), src)
+        out = self.path(unique("out-"))
+        args = raw_args(direction, mode, self.key_path, self.iv, inp, out, "256K",
+                        extra=["--engine", "mpi", "--backend", "opencl", "--json", "-v"] + extra)
+        cmd, proc = self.run_ranks(args, rank1_env)
+        if proc.returncode != 0:
+            self.check(False, f"{cmd}: {describe(proc)}")
+            return cmd, None, []
+        self.check(read_file(out) == want, f"{cmd}: output differs from openssl enc -{mode}")
+        try:
+            ranks = json.loads(proc.stdout).get("ranks")
+        except ValueError as e:
+            self.check(False, f"{cmd}: stdout is not one JSON object ({e}): {proc.stdout[:300]!r}")
+            return cmd, None, []
+        if not isinstance(ranks, list) or len(ranks) != self.RANKS:
+            self.check(False, f"{cmd}: 'ranks' is not a list of {self.RANKS}: {ranks!r}")
+            return cmd, None, []
+        self.check(all(r.get("bytes_in", 0) > 0 for r in ranks), f"{cmd}: an idle rank: {ranks!r}")
+        return cmd, ranks, stderr_lines(proc)
+
+    def test_each_rank_its_device(self):
+        count = len(self.devices)
+        for mode, direction, src, want in self.jobs():
+            cmd, ranks, lines = self.check_run(mode, direction, src, want, [])
+            if ranks is None:
+                continue
+            # Both ranks on this one node: each one's node rank is its rank.
+            for rank, r in enumerate(ranks):
+                self.check((r.get("backend"), r.get("device")) == ("opencl", rank % count),
+                           f"{cmd}: rank {rank} ran {r.get('backend')!r} on device {r.get('device')!r}, "
+                           f"expected opencl on device {rank % count} of {count}")
+                self.check(f"paes: rank {rank}: opencl device {rank % count}" in lines,
+                           f"{cmd}: -v does not name rank {rank}'s device: {lines!r}")
+        self.finish()
+
+    def test_device_option_for_every_rank(self):
+        device = len(self.devices) - 1
+        for mode, direction, src, want in self.jobs():
+            cmd, ranks, _ = self.check_run(mode, direction, src, want, ["--device", device])
+            if ranks is None:
+                continue
+            self.check([(r.get("backend"), r.get("device")) for r in ranks] == [("opencl", device)] * self.RANKS,
+                       f"{cmd}: expected every rank on opencl device {device}: {ranks!r}")
+        self.finish()
+
+    def test_rank_without_device_runs_the_cpu(self):
+        hidden = [("OCL_ICD_VENDORS", self.path("no-vendors"))]
+        devices, _ = opencl_devices(dict(self.env, **dict(hidden)))
+        if devices is not None:
+            self.skipTest("SKIPPED: OCL_ICD_VENDORS does not hide this machine's OpenCL devices")
+        for mode, direction, src, want in self.jobs():
+            cmd, ranks, _ = self.check_run(mode, direction, src, want, [], rank1_env=hidden)
+            if ranks is None:
+                continue
+            self.check((ranks[0].get("backend"), ranks[0].get("device")) == ("opencl", 0),
+                       f"{cmd}: rank 0 did not run opencl device 0: {ranks[0]!r}")
+            self.check(ranks[1].get("backend") not in (None, "opencl") and "device" not in ranks[1],
+                       f"{cmd}: rank 1, without a device, did not run the CPU's backend: {ranks[1]!r}")
+        self.finish()
 
 
 # --------------------------------------------------------------------------- main

@@ -221,6 +221,11 @@ void GpuCipherBackend::set_device(std::optional<unsigned> index) {
   device_index_ = index;
 }
 
+std::optional<unsigned> GpuCipherBackend::device_index() const {
+  const std::lock_guard lock(mutex_);
+  return device_index_;
+}
+
 void GpuCipherBackend::set_geometry(const GpuGeometry& geometry) {
   const std::lock_guard lock(mutex_);
   if (device_) throw usage_error(name_ + ": the device is open already");

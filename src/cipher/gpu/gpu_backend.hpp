@@ -84,11 +84,11 @@ class GpuCipherBackend final : public CipherBackend {
   void* allocate_chunk_memory(std::size_t bytes) const override;
   void free_chunk_memory(void* data, std::size_t bytes) const noexcept override;
 
-  // The device to open at first use (--device; unset: the API's default, or
-  // for an MPI rank the one select_backend_device chose), and the launch
-  // geometry (paes bench). Only before the device opened; throws a usage
-  // Error after.
+  // The device to open at first use (--device; unset: the API's default; an
+  // MPI rank's: see engine/mpi/mpi_engine.cpp), and the launch geometry
+  // (paes bench). Only before the device opened; throws a usage Error after.
   void set_device(std::optional<unsigned> index);
+  std::optional<unsigned> device_index() const;
   void set_geometry(const GpuGeometry& geometry);
   // Whether the device is open (it was used, or opened for a measurement).
   bool device_open() const;

@@ -35,6 +35,11 @@
 // threads took 1.59x the threads engine's time, 2 ranks x 1 thread 1.13x.
 // MPI-IO's collective buffering only pays for small, interleaved accesses;
 // a rank's are large and contiguous.
+// GPUs: each rank drives its own device of rank 0's GPU backend: the one
+// rank 0 was given (every rank the same), or else its rank among its node's
+// ranks modulo the node's device count, so that a node's ranks spread over
+// its GPUs. The ticket carries the backend's name and the given device, and
+// each rank opens its device itself (select_rank_backend).
 // A sequential job (CBC/CFB encryption, OFB) has one chain of state through
 // the whole message, so rank 0 runs all of it, in order, and says so; the
 // other ranks open and close the files and wait.
@@ -62,6 +67,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <optional>
 #include <string>
 
 #include "engine/engines.hpp"
@@ -109,6 +115,7 @@ struct Assignment {
   FileIdentity input_identity;  // the input file as rank 0 saw it
   unsigned threads = 0;         // per rank; 0: the node's CPUs over its ranks
   std::string backend;          // rank 0's --backend (select_cipher_backend)
+  std::optional<unsigned> device;  // rank 0's --device, for every rank; unset: each rank's own
 };
 
 // The assignment travels in the job ticket's encoding (job/ticket.hpp): key
@@ -130,6 +137,7 @@ SecretBytes encode(const Assignment& a) {
   w.u64(a.threads);
   w.u64(a.backend.size());
   w.raw(reinterpret_cast<const std::uint8_t*>(a.backend.data()), a.backend.size());
+  w.u64(a.device ? std::uint64_t{*a.device} + 1 : 0);
   return w.finish();
 }
 
@@ -150,6 +158,7 @@ Assignment decode(const SecretBytes& bytes) {
   a.threads = static_cast<unsigned>(r.u64());
   const auto backend_len = static_cast<std::size_t>(r.u64());
   a.backend.assign(reinterpret_cast<const char*>(r.take(backend_len)), backend_len);
+  if (const std::uint64_t device = r.u64(); device != 0) a.device = static_cast<unsigned>(device - 1);
   return a;
 }
 
@@ -194,12 +203,36 @@ void settle(const std::exception_ptr& local_error) {
 }
 
 unsigned default_threads_per_rank() {
-  MPI_Comm node;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  int local_ranks = 1;
-  MPI_Comm_size(node, &local_ranks);
-  MPI_Comm_free(&node);
-  return std::max(1u, online_cpus() / static_cast<unsigned>(std::max(1, local_ranks)));
+  return std::max(1u, online_cpus() / static_cast<unsigned>(std::max(1, MpiSession::current()->node_size())));
+}
+
+// Selects rank 0's backend on this rank, with a GPU backend's device (see
+// the comment at the top of the file). Returns the device, unset where this
+// rank runs no GPU. Every backend gives the same bytes, so a rank whose host
+// can't run rank 0's choice (no ipsec-mb there, no AES-NI, no device of that
+// GPU API) runs auto's instead; a device index its host lacks fails the job
+// when the device opens.
+std::optional<unsigned> select_rank_backend(const Assignment& a) {
+  const unsigned devices = cipher_device_count(a.backend);
+  std::optional<unsigned> device = a.device;
+  if (devices == 0) {
+    device.reset();
+  } else if (!device) {
+    device = static_cast<unsigned>(MpiSession::current()->node_rank()) % devices;
+  }
+  try {
+    select_cipher_backend(a.backend, device);
+  } catch (const Error&) {
+    select_cipher_backend(kAutoBackend);
+    return std::nullopt;
+  }
+  return device;
+}
+
+// What ran this rank's AES: the raw job's backend, else the segments'.
+std::string job_backend_name(const Job& job) {
+  const std::string_view raw = job.backend_name();
+  return raw.empty() ? segment_backend_name() : std::string(raw);
 }
 
 struct RankResult {
@@ -261,8 +294,8 @@ void check_same_input(const Assignment& a, const InputFile& in) {
 
 // Every rank: open, run this rank's range, close, combine. Returns the total
 // output bytes and, on rank 0, every rank's timing.
-std::uint64_t run_everywhere(const Job& job, const Assignment& a, const ProgressCallback& progress,
-                             std::vector<Engine::RankTiming>& timings) {
+std::uint64_t run_everywhere(const Job& job, const Assignment& a, std::optional<unsigned> device,
+                             const ProgressCallback& progress, std::vector<Engine::RankTiming>& timings) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -308,14 +341,28 @@ std::uint64_t run_everywhere(const Job& job, const Assignment& a, const Progress
 
   std::uint64_t total = 0;
   MPI_Allreduce(&mine.bytes_out, &total, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-  double row[4] = {mine.timing.compute_seconds, mine.timing.io_seconds,
-                   static_cast<double>(mine.timing.bytes_in), static_cast<double>(mine.timing.threads)};
-  std::vector<double> all(rank == 0 ? 4 * static_cast<std::size_t>(size) : 0);
-  MPI_Gather(row, 4, MPI_DOUBLE, all.data(), 4, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  // Each rank's numbers, and the device it ran (its index plus one; 0: none).
+  const std::string backend = job_backend_name(job);
+  const bool on_device = device && backend == a.backend;
+  double row[5] = {mine.timing.compute_seconds, mine.timing.io_seconds, static_cast<double>(mine.timing.bytes_in),
+                   static_cast<double>(mine.timing.threads), on_device ? *device + 1.0 : 0.0};
+  std::vector<double> all(rank == 0 ? 5 * static_cast<std::size_t>(size) : 0);
+  MPI_Gather(row, 5, MPI_DOUBLE, all.data(), 5, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  // And the backend each ran, by name: a rank whose host lacked rank 0's ran another.
+  const int backend_len = static_cast<int>(backend.size());
+  std::vector<int> lens(rank == 0 ? static_cast<std::size_t>(size) : 0);
+  MPI_Gather(&backend_len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  std::vector<int> starts(lens.size());
+  for (std::size_t r = 1; r < lens.size(); ++r) starts[r] = starts[r - 1] + lens[r - 1];
+  std::string names(lens.empty() ? 0 : static_cast<std::size_t>(starts.back() + lens.back()), '\0');
+  MPI_Gatherv(backend.data(), backend_len, MPI_CHAR, names.data(), lens.data(), starts.data(), MPI_CHAR, 0,
+              MPI_COMM_WORLD);
   timings.clear();
   for (std::size_t r = 0; rank == 0 && r < static_cast<std::size_t>(size); ++r) {
-    timings.push_back({all[4 * r], all[4 * r + 1], static_cast<std::uint64_t>(all[4 * r + 2]),
-                       static_cast<unsigned>(all[4 * r + 3])});
+    const double* t = &all[5 * r];
+    timings.push_back({t[0], t[1], static_cast<std::uint64_t>(t[2]), static_cast<unsigned>(t[3]),
+                       names.substr(static_cast<std::size_t>(starts[r]), static_cast<std::size_t>(lens[r])),
+                       t[4] != 0 ? std::optional<unsigned>(static_cast<unsigned>(t[4]) - 1) : std::nullopt});
   }
   return total;
 }
@@ -382,6 +429,11 @@ MpiSession::MpiSession(int* argc, char*** argv) {
   MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  MPI_Comm_rank(node, &node_rank_);
+  MPI_Comm_size(node, &node_size_);
+  MPI_Comm_free(&node);
   // Only the main thread calls MPI, but OpenMP threads run beside it: an MPI
   // that can't promise even that is not one paes may use. Every rank sees the
   // same library, so every rank stops here alike.
@@ -424,23 +476,18 @@ int MpiSession::serve() {
   try {
     std::exception_ptr error;
     Assignment a;
+    std::optional<unsigned> device;
     std::unique_ptr<Job> job;
     try {
       a = decode(payload);
-      // Every backend gives the same bytes, so a rank whose host can't run
-      // rank 0's choice (no ipsec-mb there, no AES-NI) runs auto's instead.
-      try {
-        select_cipher_backend(a.backend);
-      } catch (const Error&) {
-        select_cipher_backend(kAutoBackend);
-      }
+      device = select_rank_backend(a);  // before the job, which takes the process's backend
       job = job_from_ticket(a.ticket);
     } catch (...) {
       error = std::current_exception();
     }
     settle(error);  // rank 0 settles its side in MpiEngine::run
     std::vector<Engine::RankTiming> unused;
-    run_everywhere(*job, a, nullptr, unused);
+    run_everywhere(*job, a, device, nullptr, unused);
   } catch (const Error&) {
     // Rank 0 prints the message every rank agreed on, and sends its status.
   }
@@ -474,13 +521,16 @@ std::uint64_t MpiEngine::run(const Job& job, Source& in, Sink& out) {
   // The file behind the descriptor this rank read (a sealed header, a salt),
   // not the one its name gives now.
   Assignment a{job.ticket(), *input, *output, in.size(), FileIdentity::of(input->fd, input->path), threads_,
-               selected_cipher_backend()};
+               selected_cipher_backend(), selected_cipher_device()};
+  // Rank 0's own device, before its workers open it (the job's backend is
+  // the process's, already selected: this only picks the device).
+  const std::optional<unsigned> device = select_rank_backend(a);
   const SecretBytes payload = encode(a);
   session.watch_temporary(output->path);
   session.job_sent();
   broadcast_message(Message::job, &payload, 0);
   settle(nullptr);  // the other ranks' decoding of the job (MpiSession::serve)
-  return run_everywhere(job, a, [this](std::uint64_t bytes) { report(bytes); }, timings_);
+  return run_everywhere(job, a, device, [this](std::uint64_t bytes) { report(bytes); }, timings_);
 }
 
 std::uint64_t MpiEngine::run_stream(const Job&, StreamReader&, StreamWriter&) {
