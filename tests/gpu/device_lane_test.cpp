@@ -280,6 +280,28 @@ TEST(CudaDevice, LanesFromThreadsAtOnceMatchOpenSsl) {
   const std::unique_ptr<gpu::Device> device = api.open(std::nullopt, GpuGeometry{});
   check_lanes_against_openssl(*device);
 }
+
+// A batch longer than the lane's buffers is refused before anything is
+// enqueued (the runtime need not bound a copy by the allocation it writes),
+// and the lane works on.
+TEST(CudaDevice, RefusesABatchLongerThanTheLane) {
+  const GpuApi api = cuda_api();
+  if (api.list_devices().empty()) GTEST_SKIP() << "no CUDA device (no NVIDIA driver or GPU on this machine)";
+  const std::unique_ptr<gpu::Device> device = api.open(std::nullopt, GpuGeometry{});
+  const std::unique_ptr<gpu::Lane> lane = device->open_lane(kBatch, false);
+  const CipherSpec spec = spec_for(Kernel::ecb_encrypt, 128, 11);
+  lane->set_keys(gpu::expand_encrypt_key(spec.key.data(), spec.key.size()));
+  auto* pinned = static_cast<std::uint8_t*>(device->allocate_pinned(2 * kBatch));
+  ASSERT_NE(pinned, nullptr);
+  gpu::Launch launch;
+  launch.kernel = Kernel::ecb_encrypt;
+  launch.bytes = 2 * kBatch;
+  EXPECT_THROW(lane->enqueue(launch, pinned, pinned), Error);
+  lane->drain_quietly();
+  device->free_pinned(pinned);
+  const std::vector<std::uint8_t> in = test::random_bytes(kBatch, 12);
+  EXPECT_EQ(run_message(*lane, spec, Kernel::ecb_encrypt, in, nullptr), openssl_oneshot(spec, in));
+}
 #endif
 
 }  // namespace

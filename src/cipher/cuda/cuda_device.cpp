@@ -165,8 +165,13 @@ class CudaLane final : public Lane {
   void set_keys(const RoundKeys& keys) override { keys_ = keys; }
 
   void enqueue(const Launch& launch, const std::uint8_t* from, std::uint8_t* to) override {
-    use_device(device_);
     const std::size_t n = launch.bytes;
+    // The runtime need not bound a copy by the device allocation it writes:
+    // a longer batch could overrun dev_in_ into other memory.
+    if (n > batch_bytes_) {
+      throw Error("CUDA: a batch of " + std::to_string(n) + " bytes exceeds the lane's " + std::to_string(batch_bytes_));
+    }
+    use_device(device_);
     if (profile_) check(cudaEventRecord(events_[0], stream_), "cudaEventRecord");
     check(cudaMemcpyAsync(dev_in_, from, n, cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync (host to device)");
     if (profile_) check(cudaEventRecord(events_[1], stream_), "cudaEventRecord");
