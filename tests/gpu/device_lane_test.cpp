@@ -31,6 +31,8 @@
 #include "cipher/opencl/opencl_device.hpp"
 #endif
 #ifdef PAES_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
 #include "cipher/cuda/cuda_device.hpp"
 #endif
 
@@ -300,6 +302,21 @@ TEST(CudaDevice, RefusesABatchLongerThanTheLane) {
   lane->drain_quietly();
   device->free_pinned(pinned);
   const std::vector<std::uint8_t> in = test::random_bytes(kBatch, 12);
+  EXPECT_EQ(run_message(*lane, spec, Kernel::ecb_encrypt, in, nullptr), openssl_oneshot(spec, in));
+}
+
+// The runtime's last error belongs to the host thread, not the lane: one
+// that the caller's own CUDA call left on the worker's thread is no failed
+// launch of the lane's.
+TEST(CudaDevice, ALaunchIgnoresAnErrorLeftOnTheThread) {
+  const GpuApi api = cuda_api();
+  if (api.list_devices().empty()) GTEST_SKIP() << "no CUDA device (no NVIDIA driver or GPU on this machine)";
+  const std::unique_ptr<gpu::Device> device = api.open(std::nullopt, GpuGeometry{});
+  const std::unique_ptr<gpu::Lane> lane = device->open_lane(kBatch, false);
+  const CipherSpec spec = spec_for(Kernel::ecb_encrypt, 256, 13);
+  const std::vector<std::uint8_t> in = test::random_bytes(kBatch, 14);
+  // Not sticky: it stays the thread's last error until cudaGetLastError().
+  ASSERT_EQ(cudaSetDevice(-1), cudaErrorInvalidDevice);
   EXPECT_EQ(run_message(*lane, spec, Kernel::ecb_encrypt, in, nullptr), openssl_oneshot(spec, in));
 }
 #endif
