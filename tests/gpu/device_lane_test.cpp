@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstring>
 #include <exception>
 #include <functional>
@@ -318,6 +319,29 @@ TEST(CudaDevice, ALaunchIgnoresAnErrorLeftOnTheThread) {
   // Not sticky: it stays the thread's last error until cudaGetLastError().
   ASSERT_EQ(cudaSetDevice(-1), cudaErrorInvalidDevice);
   EXPECT_EQ(run_message(*lane, spec, Kernel::ecb_encrypt, in, nullptr), openssl_oneshot(spec, in));
+}
+
+// After an enqueue() that failed at the launch, the upload it had queued
+// still reads the caller's memory: drain_quietly() waits for it too. Timed:
+// what the device still has to do once drain_quietly() returns is far less
+// than the upload (a quarter GiB, milliseconds at any link's rate).
+TEST(CudaDevice, DrainWaitsForWhatAFailedEnqueueQueued) {
+  const GpuApi api = cuda_api();
+  if (api.list_devices().empty()) GTEST_SKIP() << "no CUDA device (no NVIDIA driver or GPU on this machine)";
+  const std::unique_ptr<gpu::Device> device = api.open(std::nullopt, GpuGeometry{});
+  constexpr std::size_t kBig = std::size_t{256} << 20;
+  const double upload_seconds = static_cast<double>(kBig) / device->measure_link(kBig, 1).up;
+  const std::unique_ptr<gpu::Lane> lane = device->open_lane(kBig, false);
+  gpu::Launch launch;
+  launch.kernel = Kernel::ecb_encrypt;
+  launch.bytes = kBig;
+  lane->set_keys(gpu::RoundKeys{});  // no AES: the launch is refused after the upload is queued
+  EXPECT_THROW(lane->enqueue(launch, lane->host_buffer(), lane->host_buffer()), Error);
+  lane->drain_quietly();
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const std::chrono::duration<double> left = std::chrono::steady_clock::now() - start;
+  EXPECT_LT(left.count(), upload_seconds / 4) << "the upload alone takes " << upload_seconds << " s";
 }
 #endif
 

@@ -201,7 +201,16 @@ class CudaLane final : public Lane {
 
   void drain_quietly() noexcept override {
     (void)cudaSetDevice(device_);
-    if (done_ != nullptr) (void)cudaEventSynchronize(done_);
+    if (stream_ != nullptr) {
+      // Recorded again rather than waited for as it is: an enqueue() that
+      // failed part way (say, at the launch) left its upload on the stream
+      // after the event's last record, still reading the caller's memory.
+      if (done_ != nullptr && cudaEventRecord(done_, stream_) == cudaSuccess) {
+        (void)cudaEventSynchronize(done_);
+      } else {
+        (void)cudaStreamSynchronize(stream_);
+      }
+    }
     (void)cudaGetLastError();
   }
 
