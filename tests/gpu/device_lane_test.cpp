@@ -276,10 +276,15 @@ TEST(OpenClDevice, ErrorNames) {
 #endif
 
 #ifdef PAES_HAVE_CUDA
+// Why the CUDA tests skip: no device listed, with the versions, which say
+// whether there is a driver and whether it is older than the runtime needs
+// (the runtime lists no device then either).
+std::string no_cuda_device(const GpuApi& api) { return "no CUDA device (" + api.versions() + ")"; }
+
 TEST(CudaDevice, LanesFromThreadsAtOnceMatchOpenSsl) {
   const GpuApi api = cuda_api();
   EXPECT_EQ(api.name, "cuda");
-  if (api.list_devices().empty()) GTEST_SKIP() << "no CUDA device (no NVIDIA driver or GPU on this machine)";
+  if (api.list_devices().empty()) GTEST_SKIP() << no_cuda_device(api);
   const std::unique_ptr<gpu::Device> device = api.open(std::nullopt, GpuGeometry{});
   check_lanes_against_openssl(*device);
 }
@@ -289,7 +294,7 @@ TEST(CudaDevice, LanesFromThreadsAtOnceMatchOpenSsl) {
 // and the lane works on.
 TEST(CudaDevice, RefusesABatchLongerThanTheLane) {
   const GpuApi api = cuda_api();
-  if (api.list_devices().empty()) GTEST_SKIP() << "no CUDA device (no NVIDIA driver or GPU on this machine)";
+  if (api.list_devices().empty()) GTEST_SKIP() << no_cuda_device(api);
   const std::unique_ptr<gpu::Device> device = api.open(std::nullopt, GpuGeometry{});
   const std::unique_ptr<gpu::Lane> lane = device->open_lane(kBatch, false);
   const CipherSpec spec = spec_for(Kernel::ecb_encrypt, 128, 11);
@@ -311,7 +316,7 @@ TEST(CudaDevice, RefusesABatchLongerThanTheLane) {
 // launch of the lane's.
 TEST(CudaDevice, ALaunchIgnoresAnErrorLeftOnTheThread) {
   const GpuApi api = cuda_api();
-  if (api.list_devices().empty()) GTEST_SKIP() << "no CUDA device (no NVIDIA driver or GPU on this machine)";
+  if (api.list_devices().empty()) GTEST_SKIP() << no_cuda_device(api);
   const std::unique_ptr<gpu::Device> device = api.open(std::nullopt, GpuGeometry{});
   const std::unique_ptr<gpu::Lane> lane = device->open_lane(kBatch, false);
   const CipherSpec spec = spec_for(Kernel::ecb_encrypt, 256, 13);
@@ -327,7 +332,7 @@ TEST(CudaDevice, ALaunchIgnoresAnErrorLeftOnTheThread) {
 // than the upload (a quarter GiB, milliseconds at any link's rate).
 TEST(CudaDevice, DrainWaitsForWhatAFailedEnqueueQueued) {
   const GpuApi api = cuda_api();
-  if (api.list_devices().empty()) GTEST_SKIP() << "no CUDA device (no NVIDIA driver or GPU on this machine)";
+  if (api.list_devices().empty()) GTEST_SKIP() << no_cuda_device(api);
   const std::unique_ptr<gpu::Device> device = api.open(std::nullopt, GpuGeometry{});
   constexpr std::size_t kBig = std::size_t{256} << 20;
   const double upload_seconds = static_cast<double>(kBig) / device->measure_link(kBig, 1).up;
