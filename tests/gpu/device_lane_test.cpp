@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstring>
 #include <exception>
 #include <functional>
@@ -31,6 +32,8 @@
 #include "cipher/opencl/opencl_device.hpp"
 #endif
 #ifdef PAES_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
 #include "cipher/cuda/cuda_device.hpp"
 #endif
 
@@ -273,12 +276,77 @@ TEST(OpenClDevice, ErrorNames) {
 #endif
 
 #ifdef PAES_HAVE_CUDA
+// Why the CUDA tests skip: no device listed, with the versions, which say
+// whether there is a driver and whether it is older than the runtime needs
+// (the runtime lists no device then either).
+std::string no_cuda_device(const GpuApi& api) { return "no CUDA device (" + api.versions() + ")"; }
+
 TEST(CudaDevice, LanesFromThreadsAtOnceMatchOpenSsl) {
   const GpuApi api = cuda_api();
   EXPECT_EQ(api.name, "cuda");
-  if (api.list_devices().empty()) GTEST_SKIP() << "no CUDA device (no NVIDIA driver or GPU on this machine)";
+  if (api.list_devices().empty()) GTEST_SKIP() << no_cuda_device(api);
   const std::unique_ptr<gpu::Device> device = api.open(std::nullopt, GpuGeometry{});
   check_lanes_against_openssl(*device);
+}
+
+// A batch longer than the lane's buffers is refused before anything is
+// enqueued (the runtime need not bound a copy by the allocation it writes),
+// and the lane works on.
+TEST(CudaDevice, RefusesABatchLongerThanTheLane) {
+  const GpuApi api = cuda_api();
+  if (api.list_devices().empty()) GTEST_SKIP() << no_cuda_device(api);
+  const std::unique_ptr<gpu::Device> device = api.open(std::nullopt, GpuGeometry{});
+  const std::unique_ptr<gpu::Lane> lane = device->open_lane(kBatch, false);
+  const CipherSpec spec = spec_for(Kernel::ecb_encrypt, 128, 11);
+  lane->set_keys(gpu::expand_encrypt_key(spec.key.data(), spec.key.size()));
+  auto* pinned = static_cast<std::uint8_t*>(device->allocate_pinned(2 * kBatch));
+  ASSERT_NE(pinned, nullptr);
+  gpu::Launch launch;
+  launch.kernel = Kernel::ecb_encrypt;
+  launch.bytes = 2 * kBatch;
+  EXPECT_THROW(lane->enqueue(launch, pinned, pinned), Error);
+  lane->drain_quietly();
+  device->free_pinned(pinned);
+  const std::vector<std::uint8_t> in = test::random_bytes(kBatch, 12);
+  EXPECT_EQ(run_message(*lane, spec, Kernel::ecb_encrypt, in, nullptr), openssl_oneshot(spec, in));
+}
+
+// The runtime's last error belongs to the host thread, not the lane: one
+// that the caller's own CUDA call left on the worker's thread is no failed
+// launch of the lane's.
+TEST(CudaDevice, ALaunchIgnoresAnErrorLeftOnTheThread) {
+  const GpuApi api = cuda_api();
+  if (api.list_devices().empty()) GTEST_SKIP() << no_cuda_device(api);
+  const std::unique_ptr<gpu::Device> device = api.open(std::nullopt, GpuGeometry{});
+  const std::unique_ptr<gpu::Lane> lane = device->open_lane(kBatch, false);
+  const CipherSpec spec = spec_for(Kernel::ecb_encrypt, 256, 13);
+  const std::vector<std::uint8_t> in = test::random_bytes(kBatch, 14);
+  // Not sticky: it stays the thread's last error until cudaGetLastError().
+  ASSERT_EQ(cudaSetDevice(-1), cudaErrorInvalidDevice);
+  EXPECT_EQ(run_message(*lane, spec, Kernel::ecb_encrypt, in, nullptr), openssl_oneshot(spec, in));
+}
+
+// After an enqueue() that failed at the launch, the upload it had queued
+// still reads the caller's memory: drain_quietly() waits for it too. Timed:
+// what the device still has to do once drain_quietly() returns is far less
+// than the upload (a quarter GiB, milliseconds at any link's rate).
+TEST(CudaDevice, DrainWaitsForWhatAFailedEnqueueQueued) {
+  const GpuApi api = cuda_api();
+  if (api.list_devices().empty()) GTEST_SKIP() << no_cuda_device(api);
+  const std::unique_ptr<gpu::Device> device = api.open(std::nullopt, GpuGeometry{});
+  constexpr std::size_t kBig = std::size_t{256} << 20;
+  const double upload_seconds = static_cast<double>(kBig) / device->measure_link(kBig, 1).up;
+  const std::unique_ptr<gpu::Lane> lane = device->open_lane(kBig, false);
+  gpu::Launch launch;
+  launch.kernel = Kernel::ecb_encrypt;
+  launch.bytes = kBig;
+  lane->set_keys(gpu::RoundKeys{});  // no AES: the launch is refused after the upload is queued
+  EXPECT_THROW(lane->enqueue(launch, lane->host_buffer(), lane->host_buffer()), Error);
+  lane->drain_quietly();
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const std::chrono::duration<double> left = std::chrono::steady_clock::now() - start;
+  EXPECT_LT(left.count(), upload_seconds / 4) << "the upload alone takes " << upload_seconds << " s";
 }
 #endif
 

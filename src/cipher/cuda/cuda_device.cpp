@@ -165,8 +165,13 @@ class CudaLane final : public Lane {
   void set_keys(const RoundKeys& keys) override { keys_ = keys; }
 
   void enqueue(const Launch& launch, const std::uint8_t* from, std::uint8_t* to) override {
-    use_device(device_);
     const std::size_t n = launch.bytes;
+    // The runtime need not bound a copy by the device allocation it writes:
+    // a longer batch could overrun dev_in_ into other memory.
+    if (n > batch_bytes_) {
+      throw Error("CUDA: a batch of " + std::to_string(n) + " bytes exceeds the lane's " + std::to_string(batch_bytes_));
+    }
+    use_device(device_);
     if (profile_) check(cudaEventRecord(events_[0], stream_), "cudaEventRecord");
     check(cudaMemcpyAsync(dev_in_, from, n, cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync (host to device)");
     if (profile_) check(cudaEventRecord(events_[1], stream_), "cudaEventRecord");
@@ -196,7 +201,16 @@ class CudaLane final : public Lane {
 
   void drain_quietly() noexcept override {
     (void)cudaSetDevice(device_);
-    if (done_ != nullptr) (void)cudaEventSynchronize(done_);
+    if (stream_ != nullptr) {
+      // Recorded again rather than waited for as it is: an enqueue() that
+      // failed part way (say, at the launch) left its upload on the stream
+      // after the event's last record, still reading the caller's memory.
+      if (done_ != nullptr && cudaEventRecord(done_, stream_) == cudaSuccess) {
+        (void)cudaEventSynchronize(done_);
+      } else {
+        (void)cudaStreamSynchronize(stream_);
+      }
+    }
     (void)cudaGetLastError();
   }
 

@@ -129,7 +129,13 @@ using KernelFn = void (*)(const uint4*, uint4*, std::uint64_t, std::uint64_t, ui
 
 // Launches one of the three instantiations of a kernel template and returns
 // cudaGetLastError(): launch-configuration errors (too many threads, too many
-// resources) show up there, not as a return value of <<<>>>.
+// resources) show up there, not as a return value of <<<>>>. That last error
+// is the calling host thread's, so lanes on other threads never see this
+// launch's error nor this one theirs; but it keeps any error an earlier
+// call on the thread left unread (the caller's own CUDA code, a failure some
+// cleanup ignored), which is read and dropped before the launch so that
+// what comes back is this launch's alone. A sticky error (a kernel fault)
+// survives that and fails the launch, as it should: the context is gone.
 cudaError_t launch(KernelFn k10, KernelFn k12, KernelFn k14, unsigned grid, unsigned threads,
                    cudaStream_t stream, const void* in, void* out, std::uint64_t nbytes,
                    std::uint64_t first_block, const std::uint32_t* state,
@@ -139,6 +145,7 @@ cudaError_t launch(KernelFn k10, KernelFn k12, KernelFn k14, unsigned grid, unsi
   RoundKeyParam rk{};
   for (int i = 0; i < 4 * (rounds + 1); ++i) rk.w[i] = round_keys[i];
   const uint4 st = make_uint4(state[0], state[1], state[2], state[3]);
+  (void)cudaGetLastError();
   k<<<grid, threads, 0, stream>>>(static_cast<const uint4*>(in), static_cast<uint4*>(out), nbytes,
                                   first_block, st, rk, tables);
   // The host copy of the keys is stack memory: wipe it the way the compiler
