@@ -259,8 +259,10 @@ gpu::Device& GpuCipherBackend::device() const {
   try {
     self_test();
   } catch (...) {
+    // Every range recorded so far is this device's (its self-test lane).
     const std::lock_guard lock(mutex_);
     free_lanes_.clear();
+    pinned_.clear();
     device_.reset();
     throw;
   }
