@@ -19,6 +19,7 @@ enum class Remedy {
   none,
   force,            // allow replacing an existing output (the `force` option)
   output_file,      // send the output to a file or pipe, not a terminal
+  files,            // name the input and the output as files, not streams
   key,              // open with the raw key the file was sealed with
   passphrase,       // open with the passphrase the file was sealed with
   identity,         // open with an X25519 identity of one of the file's recipients

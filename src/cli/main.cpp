@@ -49,6 +49,7 @@ std::string in_flags(paes::Remedy remedy) {
     case paes::Remedy::none: return "";
     case paes::Remedy::force: return " (use -f to overwrite)";
     case paes::Remedy::output_file: return ": give -o FILE or redirect stdout";
+    case paes::Remedy::files: return " (give INPUT and -o OUTPUT as files)";
     case paes::Remedy::key: return " (give --key-file or --key-env)";
     case paes::Remedy::passphrase: return " (give --passphrase-file or --passphrase-env, or type it at the prompt)";
     case paes::Remedy::identity: return " (give -i IDENTITY-FILE)";

@@ -37,7 +37,7 @@ std::atomic<MpiEngineMaker> g_mpi_engine{nullptr};
 
 constexpr std::string_view kMpiRefusesStreams =
     "streams (stdin, stdout, pipes, /proc files) are refused under MPI: every rank opens the input and "
-    "output files itself (give the input and output as files)";
+    "output files itself";
 
 constexpr EngineRow kEngines[] = {
     {EngineKind::serial, "serial", [](unsigned) -> std::unique_ptr<Engine> {
@@ -98,7 +98,7 @@ std::string_view compiled_engines() {
 
 void check_streams(EngineKind kind) {
   const std::string_view why = row_of(kind).refuses_streams;
-  if (!why.empty()) throw usage_error(std::string(why));
+  if (!why.empty()) throw usage_error(std::string(why), Remedy::files);
 }
 
 unsigned online_cpus() {
