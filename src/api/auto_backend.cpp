@@ -178,8 +178,8 @@ std::vector<AutoVerdict> kept_auto_verdicts() {
     constexpr std::string_view kDevice = " device ";
     if (!device.empty() && device.rfind(kDevice, 0) != 0) continue;
     AutoVerdict v;
-    v.job = parts[3] + " AES-" + parts[4] + ", " + parts[1] + ", --backend " + parts[0] +
-            (device.empty() ? "" : ", --device " + device.substr(kDevice.size()));
+    v.job = parts[3] + " AES-" + parts[4] + ", " + parts[1] + ", backend " + parts[0] +
+            (device.empty() ? "" : ", device " + device.substr(kDevice.size()));
     v.gpu_backend = rates.gpu;
     v.device = rates.device;
     v.gpu_bytes_per_s = rates.gpu_bytes_per_s;

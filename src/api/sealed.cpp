@@ -41,24 +41,26 @@ std::vector<std::uint8_t> associated_data(const SealedSpec& spec, std::span<cons
 // scrypt derives from the passphrase with the preamble's parameters.
 SecretBytes input_key(const SealedSpec& spec, const Preamble& preamble, const std::string& name) {
   if (preamble.key_source == KeySource::recipient_stanzas) {
-    throw usage_error(name + " was sealed to public-key recipients: give the identity with -i "
-                      "(--identity), not a key or passphrase");
+    throw usage_error(name + " was sealed to public-key recipients: open it with an identity, not a key or passphrase",
+                      Remedy::identity);
   }
   if (!spec.identities.empty()) {
-    throw usage_error(name + " was sealed with a " +
-                      (preamble.key_source == KeySource::scrypt_passphrase ? "passphrase" : "key") +
-                      ", not to recipients: drop -i and give the key or passphrase");
+    const bool passphrase = preamble.key_source == KeySource::scrypt_passphrase;
+    throw usage_error(name + " was sealed with a " + (passphrase ? "passphrase" : "key") +
+                          ", not to recipients: open it with its " + (passphrase ? "passphrase" : "key") +
+                          ", not identities",
+                      passphrase ? Remedy::passphrase : Remedy::key);
   }
   if (!spec.passphrase.empty() && !spec.key.empty()) {  // one would be ignored, as sealing refuses too
     throw usage_error("a file is opened with a key or with a passphrase, not both");
   }
   const bool file_wants_passphrase = preamble.key_source == KeySource::scrypt_passphrase;
   if (file_wants_passphrase && spec.passphrase.empty()) {
-    throw usage_error(name + " was sealed with a passphrase: give --passphrase-file, "
-                      "--passphrase-env, or type it at the prompt");
+    throw usage_error(name + " was sealed with a passphrase, not a key: open it with its passphrase",
+                      Remedy::passphrase);
   }
   if (!file_wants_passphrase && !spec.passphrase.empty()) {
-    throw usage_error(name + " was sealed with a key, not a passphrase: give --key-file or --key-env");
+    throw usage_error(name + " was sealed with a key, not a passphrase: open it with its key", Remedy::key);
   }
   if (file_wants_passphrase) {
     return scrypt_key(spec.passphrase, preamble.scrypt_salt, preamble.scrypt, preamble.key_len);
@@ -76,20 +78,20 @@ TransformReport seal(const SealedSpec& spec, const std::string& input_path,
   const bool with_recipients = !spec.recipients.empty();
   if (!spec.identities.empty()) throw usage_error("identities open files; sealing takes recipients");
   if (with_recipients && (with_passphrase || !spec.key.empty())) {
-    throw usage_error("recipients (-r, -R) seal with a random file key: give no key or passphrase with them");
+    throw usage_error("recipients seal with a random file key: give no key or passphrase with them");
   }
   if (with_passphrase && !spec.key.empty()) {  // the key was ignored: opening with it would fail
     throw usage_error("a file is sealed with a key or with a passphrase, not both");
   }
   if (with_recipients && spec.format == SealedFormat::tink) {
-    throw usage_error("--format tink takes a raw key; recipients (-r, -R) need the paes format");
+    throw usage_error("the Tink format takes a raw key; recipients need the paes format");
   }
   if (spec.recipients.size() > kMaxStanzas) {
     throw usage_error("at most " + std::to_string(kMaxStanzas) + " recipients, got " +
                       std::to_string(spec.recipients.size()));
   }
   if (with_passphrase && spec.format == SealedFormat::tink) {
-    throw usage_error("--format tink takes a raw key (--key-file or --key-env), not a passphrase");
+    throw usage_error("the Tink format takes a raw key, not a passphrase", Remedy::key);
   }
   if (with_passphrase && (spec.scrypt_log2_n == 0 || spec.scrypt_log2_n > kMaxScryptLog2N)) {
     throw usage_error("scrypt cost log2 N must be between 1 and " + std::to_string(kMaxScryptLog2N) + ", got " +
@@ -169,8 +171,9 @@ OpenedHeader read_header(const SealedSpec& spec, InputEndpoint& in) {
     bound = preamble_bytes;
     if (preamble.key_source == KeySource::recipient_stanzas) {
       if (spec.identities.empty()) {
-        throw usage_error(in.name() + " was sealed to public-key recipients: give the identity with -i "
-                          "(--identity), not a key or passphrase");
+        throw usage_error(in.name() + " was sealed to public-key recipients: open it with an identity, not a key "
+                          "or passphrase",
+                          Remedy::identity);
       }
       const OpenedStanzas opened = open_stanzas(spec.identities, preamble_bytes, in);
       stanzas_len = opened.header.length;
@@ -180,9 +183,9 @@ OpenedHeader read_header(const SealedSpec& spec, InputEndpoint& in) {
     }
   } else {
     if (!spec.passphrase.empty()) {
-      throw usage_error("--format tink takes a raw key (--key-file or --key-env), not a passphrase");
+      throw usage_error("the Tink format takes a raw key, not a passphrase", Remedy::key);
     }
-    if (!spec.identities.empty()) throw usage_error("--format tink takes a raw key, not identities (-i)");
+    if (!spec.identities.empty()) throw usage_error("the Tink format takes a raw key, not identities", Remedy::key);
     check_sealed_params(spec.key.size(), spec.segment_len);
     preamble.key_len = static_cast<std::uint8_t>(spec.key.size());
     preamble.segment_len = spec.segment_len;
@@ -228,7 +231,8 @@ TransformReport open(const SealedSpec& spec, const std::string& input_path,
   } catch (const SegmentAuthenticationError& e) {
     if (spec.format != SealedFormat::tink || e.index() != 0) throw;
     throw Error(in.name() + ": authentication failed at segment 0: a bare Tink stream opens only with the key, "
-                "associated data and segment size it was written with (or the data was corrupted)");
+                "associated data and segment size it was written with (or the data was corrupted)",
+                ErrorKind::failure, Remedy::associated_data);
   }
   return report;
 }
@@ -471,7 +475,7 @@ TransformReport read_sealed_range(const SealedSpec& spec, const std::string& inp
   const std::uint64_t offset =
       range.from_end ? reader.size() - std::min(range.offset, reader.size()) : range.offset;
   if (offset > reader.size()) {
-    throw Error("--range starts at byte " + std::to_string(offset) + ", past the end of the plaintext (" +
+    throw Error("the range starts at byte " + std::to_string(offset) + ", past the end of the plaintext (" +
                 std::to_string(reader.size()) + (reader.size() == 1 ? " byte)" : " bytes)"));
   }
   const std::uint64_t end =

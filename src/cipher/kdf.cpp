@@ -117,7 +117,7 @@ SecretBytes scrypt_key(const SecretBytes& passphrase, std::span<const std::uint8
 
 SecretBytes pbkdf2_sha256(const SecretBytes& passphrase, std::span<const std::uint8_t> salt,
                           std::uint32_t iterations, std::size_t out_len) {
-  if (iterations == 0) throw usage_error("--iter must be at least 1");
+  if (iterations == 0) throw usage_error("PBKDF2 needs at least 1 iteration");
   SecretBytes out(out_len);
   if (PKCS5_PBKDF2_HMAC(reinterpret_cast<const char*>(passphrase.data()),
                         static_cast<int>(passphrase.size()), salt.data(), static_cast<int>(salt.size()),

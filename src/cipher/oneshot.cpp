@@ -15,7 +15,7 @@ std::size_t openssl_oneshot_into(const CipherSpec& spec, std::uint8_t* out,
   if (EVP_CipherFinal_ex(ctx.get(), out + produced, &final_len) != 1) {
     throw Error(spec.direction == Direction::decrypt
                     ? "bad decrypt: wrong key or corrupted data"
-                    : "input length is not a multiple of 16, which --no-pad requires");
+                    : "input length is not a multiple of 16, which unpadded encryption requires");
   }
   return produced + static_cast<std::size_t>(final_len);
 }

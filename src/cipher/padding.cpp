@@ -33,8 +33,8 @@ void check_message_length(Mode mode, Direction direction, bool padded, std::uint
                   std::string(mode_name(mode)) + " ciphertext, or truncated");
     }
     if (!padded) {
-      throw Error("input length " + std::to_string(len) + " is not a multiple of 16, which --no-pad requires for " +
-                  std::string(mode_name(mode)));
+      throw Error("input length " + std::to_string(len) + " is not a multiple of 16, which unpadded " +
+                  std::string(mode_name(mode)) + " requires");
     }
   }
   if (padded && direction == Direction::decrypt && len == 0) {

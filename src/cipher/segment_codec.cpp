@@ -37,7 +37,7 @@ std::size_t SegmentCodec::open(std::uint32_t index, bool last, std::uint8_t* out
   if (len < kTagLen) throw Error("truncated: segment " + std::to_string(index) + " is shorter than its tag");
   if (!aead_->open(nonce(index, last), out, in, len)) {
     throw SegmentAuthenticationError("authentication failed at segment " + std::to_string(index) +
-                                         ": wrong key or passphrase, wrong --aad, or the data was corrupted, "
+                                         ": wrong key or passphrase, wrong associated data, or the data was corrupted, "
                                          "truncated or reordered",
                                      index);
   }

@@ -23,7 +23,8 @@ using NoncePrefix = std::array<std::uint8_t, kNoncePrefixLen>;
 // where the reader is told it).
 class SegmentAuthenticationError : public Error {
  public:
-  SegmentAuthenticationError(const std::string& message, std::uint32_t index) : Error(message), index_(index) {}
+  SegmentAuthenticationError(const std::string& message, std::uint32_t index)
+      : Error(message, ErrorKind::failure, Remedy::associated_data), index_(index) {}
   std::uint32_t index() const noexcept { return index_; }
 
  private:

@@ -42,6 +42,22 @@ int fail(const std::string& message, int status) {
   return status;
 }
 
+// The library says what went wrong in its own terms; the options that cure it
+// are the CLI's to name.
+std::string in_flags(paes::Remedy remedy) {
+  switch (remedy) {
+    case paes::Remedy::none: return "";
+    case paes::Remedy::force: return " (use -f to overwrite)";
+    case paes::Remedy::output_file: return ": give -o FILE or redirect stdout";
+    case paes::Remedy::files: return " (give INPUT and -o OUTPUT as files)";
+    case paes::Remedy::key: return " (give --key-file or --key-env)";
+    case paes::Remedy::passphrase: return " (give --passphrase-file or --passphrase-env, or type it at the prompt)";
+    case paes::Remedy::identity: return " (give -i IDENTITY-FILE)";
+    case paes::Remedy::associated_data: return " (--aad or --aad-file gives the associated data)";
+  }
+  return "";
+}
+
 // Whether the command line asks for --engine mpi. Checked before parsing,
 // because every rank must initialise MPI before anything else.
 bool mpi_requested(int argc, char** argv) {
@@ -292,7 +308,7 @@ int run_command_line(int argc, char** argv) {
     paes::cli::flush_standard_output();
     return status;
   } catch (const paes::Error& e) {
-    return fail(e.what(), e.kind() == paes::ErrorKind::usage ? 2 : 1);
+    return fail(e.what() + in_flags(e.remedy()), e.kind() == paes::ErrorKind::usage ? 2 : 1);
   } catch (const std::bad_alloc&) {
     return fail("out of memory", 1);
   } catch (const std::exception& e) {

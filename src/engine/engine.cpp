@@ -37,7 +37,7 @@ std::atomic<MpiEngineMaker> g_mpi_engine{nullptr};
 
 constexpr std::string_view kMpiRefusesStreams =
     "streams (stdin, stdout, pipes, /proc files) are refused under MPI: every rank opens the input and "
-    "output files itself (give INPUT and -o OUTPUT as files)";
+    "output files itself";
 
 constexpr EngineRow kEngines[] = {
     {EngineKind::serial, "serial", [](unsigned) -> std::unique_ptr<Engine> {
@@ -53,7 +53,7 @@ constexpr EngineRow kEngines[] = {
     {EngineKind::mpi, "mpi", [](unsigned threads) -> std::unique_ptr<Engine> {
        const MpiEngineMaker make = g_mpi_engine.load();
        if (!make) {
-         throw usage_error("--engine mpi runs under mpiexec, in paes-mpi (paes hands it the command line): "
+         throw usage_error("the mpi engine runs under mpiexec, in paes-mpi (paes hands it the command line): "
                            "this process started no MPI");
        }
        return make(threads);
@@ -98,7 +98,7 @@ std::string_view compiled_engines() {
 
 void check_streams(EngineKind kind) {
   const std::string_view why = row_of(kind).refuses_streams;
-  if (!why.empty()) throw usage_error(std::string(why));
+  if (!why.empty()) throw usage_error(std::string(why), Remedy::files);
 }
 
 unsigned online_cpus() {

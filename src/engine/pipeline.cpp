@@ -129,7 +129,7 @@ std::uint64_t run_pipeline(const Job& job, ChunkFeed& feed, ChunkDrain& drain, u
   // std::terminate, with the temporary output left behind.
   const auto start_worker = [&](auto&& body) {
     try {
-      pool.push_back(start_thread("worker threads", " (try fewer --threads)", body));
+      pool.push_back(start_thread("worker threads", " (try fewer threads)", body));
     } catch (...) {
       fail();
     }

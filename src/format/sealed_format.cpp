@@ -21,7 +21,7 @@ constexpr std::uint8_t kMagic[4] = {'P', 'A', 'E', 'S'};
 void check_segment_index(std::uint64_t index) {
   if (index >= kMaxSegments) {
     throw Error("too large for the sealed format: more than 2^32 segments at this segment size "
-                "(use a larger --segment-size)");
+                "(use a larger segment size)");
   }
 }
 

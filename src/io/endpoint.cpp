@@ -193,7 +193,7 @@ OutputEndpoint::OutputEndpoint(const std::string& path, const OutputOptions& opt
   }
   closing_on_failure(owned_fd_, [&] {
     if (refuse_terminal && ::isatty(fd)) {
-      throw usage_error("refusing to write binary output to a terminal: give -o FILE or redirect stdout");
+      throw usage_error("refusing to write binary output to a terminal", Remedy::output_file);
     }
     // stdout appended to the input (paes < f >> f) would read its own output.
     refuse_writing_the_input(fd, options.input_fd, name_);

@@ -88,7 +88,7 @@ mode_t current_umask() {
   return mask;
 }
 
-Error exists_error(const std::string& path) { return Error(path + ": already exists (use -f to overwrite)"); }
+Error exists_error(const std::string& path) { return Error(path + ": already exists", ErrorKind::failure, Remedy::force); }
 
 // Opens an existing device to write in place. /dev/null, named so, is the
 // usual way to discard output; any other device takes -f, since what was on
@@ -97,7 +97,7 @@ Error exists_error(const std::string& path) { return Error(path + ": already exi
 // opening it, so a character device is opened, but not written, before a
 // refusal. A block device is never a terminal: it is refused unopened.
 Error device_needs_force_error(const std::string& path) {
-  return Error(path + ": is a device; use -f to write to it in place");
+  return Error(path + ": is a device, written in place only when forced", ErrorKind::failure, Remedy::force);
 }
 
 int open_device(const std::string& path, const struct stat& seen, bool force) {
@@ -175,7 +175,8 @@ bool existing_output_is_device(const std::string& path, const struct stat& st, b
   if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) throw Error(path + ": not a regular file, device or pipe");
   if (!force) {
     if (S_ISLNK(st.st_mode)) {
-      throw Error(path + ": already exists as a symbolic link (use -f to replace the link, not what it points to)");
+      throw Error(path + ": already exists as a symbolic link, which forcing replaces, not what it points to",
+                  ErrorKind::failure, Remedy::force);
     }
     throw exists_error(path);
   }
@@ -236,11 +237,13 @@ void refuse_writing_the_input(int fd, int input_fd, const std::string& name) {
                          out.st_ino == in.st_ino;
   if (same_pipe) throw Error(name + " is also the input: a pipe paes wrote into itself would never end");
   if (same_file || same_device) {
-    throw Error(name + " is also the input: written in place, it would be overwritten before it is read (" +
-                (same_device ? std::string("write to another device or file")
-                             : std::string("name the output as a file; -f replaces even the input, once the "
-                                           "output is complete")) +
-                ")");
+    if (same_device) {
+      throw Error(name + " is also the input: written in place, it would be overwritten before it is read (write "
+                  "to another device or file)");
+    }
+    throw Error(name + " is also the input: written in place, it would be overwritten before it is read; named as "
+                "a file and forced, the output replaces even the input, once it is complete",
+                ErrorKind::failure, Remedy::force);
   }
 }
 

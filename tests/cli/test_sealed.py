@@ -1291,6 +1291,29 @@ class BadInputTest(PaesTestCase):
         # No key option: a file sealed with a key is named so, rather than a passphrase asked for.
         self.fails(["decrypt", self.sealed, "-o", self.out], 2, "sealed with a raw key: give --key-file")
 
+    def test_library_errors_worded_in_flags(self):
+        """The library's errors name no flag (paes::Remedy says what would cure one); the CLI
+        words each cure in its own flags, with the exit status the library's kind gives."""
+        identity = self.path("id")
+        proc = run(["keygen", "--x25519", "-o", identity])
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        to_recipient = write_file(self.path("r.paes"), self.seal(self.data, ["-r", proc.stdout.decode().strip()]))
+        self.fails(["decrypt", "--key-file", self.key, to_recipient, "-o", self.out], 2,
+                   ("open it with an identity, not a key or passphrase (give -i IDENTITY-FILE)",))
+        self.fails(["decrypt", "-i", identity, self.sealed, "-o", self.out], 2,
+                   ("open it with its key, not identities (give --key-file or --key-env)",))
+        self.fails(["decrypt", "--passphrase-file", self.pw, self.sealed, "-o", self.out], 2,
+                   ("open it with its key (give --key-file or --key-env)",))
+        self.fails(["decrypt", "--key-file", self.key, self.pw_sealed, "-o", self.out], 2,
+                   ("(give --passphrase-file or --passphrase-env, or type it at the prompt)",))
+        self.fails(["decrypt", "--key-file", self.key, "--aad", "other", self.sealed, "-o", self.out], 1,
+                   ("wrong associated data, or the data was corrupted, truncated or reordered "
+                    "(--aad or --aad-file gives the associated data)",))
+        existing = write_file(os.path.join(self.out_dir, "existing"), b"kept")
+        self.fails(["decrypt", "--key-file", self.key, self.sealed, "-o", existing], 1,
+                   (": already exists (use -f to overwrite)",))
+        self.assertEqual(read_file(existing), b"kept")
+
     def test_tink_with_passphrase(self):
         self.fails(["encrypt", "--format", "tink", "--passphrase-file", self.pw, self.inp,
                     "-o", self.out], 2, "passphrase")

@@ -389,7 +389,7 @@ class FaultyOpenClDeviceTest(ScratchTestCase):
         self.assertEqual(info.returncode, 0, describe(info))
         kept = json.loads(info.stdout)["auto_kept"]
         self.assertEqual(len(kept), 1, kept)
-        self.assertRegex(kept[0]["job"], r"^ctr encrypt AES-256, [0-9]+ threads, --backend [a-z-]+$")
+        self.assertRegex(kept[0]["job"], r"^ctr encrypt AES-256, [0-9]+ threads, backend [a-z-]+$")
         self.assertEqual((kept[0]["gpu_backend"], kept[0]["device"], kept[0]["gpu_from_bytes"]),
                          ("opencl", device, None), kept)
         self.assertAlmostEqual(kept[0]["gpu_bytes_per_s"], float(gpu), delta=float(gpu) * 1e-5)

@@ -725,7 +725,9 @@ class PipeRefusedTest(MpiTestCase):
             for opts in (raw, sealed):
                 for direction in DIRECTIONS:
                     for tail in (["-", "-o", out], ["-o", out], [inp, "-o", "-"], [inp]):
-                        self.expect_failure(ranks, [direction] + opts + tail, out_dir, "MPI", code=2)
+                        self.expect_failure(ranks, [direction] + opts + tail, out_dir,
+                                            "refused under MPI: every rank opens the input and output files "
+                                            "itself (give INPUT and -o OUTPUT as files)", code=2)
         # Streams named as files: a /proc file (read to its end, its size is made up), and
         # /dev/stdout; refused up front, as stdin and stdout are.
         for tail in (["/proc/self/status", "-o", out], [inp, "-o", "/dev/stdout"]):

@@ -165,11 +165,11 @@ TEST(AutoBackend, KeptVerdictsAreThisMachinesAsItIs) {
   ASSERT_EQ(kept.size(), 2u);
   std::sort(kept.begin(), kept.end(), [](const auto& a, const auto& b) { return a.job < b.job; });
   const std::string backend = selected_cipher_backend();
-  EXPECT_EQ(kept[0].job, "ctr encrypt AES-128, 16 threads, --backend " + backend);
+  EXPECT_EQ(kept[0].job, "ctr encrypt AES-128, 16 threads, backend " + backend);
   EXPECT_EQ(kept[0].gpu_backend, "opencl");
   EXPECT_EQ(kept[0].device, "a GPU");
   EXPECT_EQ(kept[0].gpu_from_bytes, std::optional<std::uint64_t>(20'000'000'001));
-  EXPECT_EQ(kept[1].job, "ecb decrypt AES-256, 4 threads, --backend " + backend + ", --device 1");
+  EXPECT_EQ(kept[1].job, "ecb decrypt AES-256, 4 threads, backend " + backend + ", device 1");
   EXPECT_EQ(kept[1].gpu_backend, "");
   // Another GPU stack (libraries found elsewhere): nothing kept for it yet.
   const char* library_path = std::getenv("LD_LIBRARY_PATH");
