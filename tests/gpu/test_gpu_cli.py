@@ -183,7 +183,7 @@ class OpenClCliTest(ScratchTestCase):
         self.assertEqual(proc.returncode, 0, describe(proc))
         os.unlink(self.path("out"))
         count = len(INFO["opencl_devices"])
-        for extra, needle in ((["--engine", "opencl", "--device", str(count)], f"--device {count}: this machine has"),
+        for extra, needle in ((["--engine", "opencl", "--device", str(count)], f"no OpenCL device {count}: this machine has"),
                               (["--engine", "threads", "--device", "0"], "--device picks a GPU"),
                               (["--backend", "openssl", "--device", "0"], "--device picks a GPU"),
                               (["--engine", "opencl", "--backend", "openssl"], "drop --backend openssl")):

@@ -20,6 +20,7 @@ from pathlib import Path
 
 FLAG = re.compile(r"--[a-z][a-z0-9-]*|(?:^|[\s(,])-[A-Za-z](?![A-Za-z0-9])")
 SOURCES = {".cpp", ".hpp", ".h", ".cu", ".cl"}
+NOT_A_MESSAGE = "// a command line, not a message"
 
 
 def string_literals(text):
@@ -72,7 +73,13 @@ def main():
         for path in sorted((args.root / top).rglob("*")):
             if path.suffix not in SOURCES or any(path.is_relative_to(s) for s in skipped):
                 continue
-            for line, literal in string_literals(path.read_text(encoding="utf-8")):
+            text = path.read_text(encoding="utf-8")
+            lines = text.split("\n")
+            for line, literal in string_literals(text):
+                # A literal that is another program's command line (a shell
+                # script and its arguments) is no message: its line says so.
+                if NOT_A_MESSAGE in lines[line - 1]:
+                    continue
                 if FLAG.search(literal):
                     found.append(f'{path.relative_to(args.root)}:{line}: "{literal}"')
     for entry in found:

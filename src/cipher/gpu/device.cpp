@@ -5,10 +5,11 @@
 namespace paes::gpu {
 
 Error no_such_device(const char* api, unsigned index, std::size_t count) {
-  const std::string which = count == 1 ? "one " + std::string(api) + " device, --device 0"
-                                       : std::to_string(count) + " " + api + " devices, --device 0 to " +
+  const std::string which = count == 1 ? "one " + std::string(api) + " device, numbered 0"
+                                       : std::to_string(count) + " " + api + " devices, numbered 0 to " +
                                              std::to_string(count - 1);
-  return usage_error("--device " + std::to_string(index) + ": this machine has " + which + " (see paes info)");
+  return usage_error("no " + std::string(api) + " device " + std::to_string(index) + ": this machine has " + which +
+                     " (see paes info)");
 }
 
 std::array<std::uint32_t, 4> state_words(const Block& block) {

@@ -387,9 +387,11 @@ struct MpiSession::Watch {
     posix_spawn_file_actions_adddup2(&actions, ends[0], STDIN_FILENO);
     posix_spawnattr_init(&attributes);
     posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSID);
-    const char* script = "IFS= read -r word; [ \"$word\" = done ] || rm -f -- \"$1\"";
-    char* const argv[] = {const_cast<char*>("sh"), const_cast<char*>("-c"), const_cast<char*>(script),
-                          const_cast<char*>("paes-watch"), const_cast<char*>(path.c_str()), nullptr};
+    const char* script = "IFS= read -r word; [ \"$word\" = done ] || rm -f -- \"$1\"";  // a command line, not a message
+    char* const argv[] = {const_cast<char*>("sh"),
+                          const_cast<char*>("-c"),  // a command line, not a message
+                          const_cast<char*>(script), const_cast<char*>("paes-watch"), const_cast<char*>(path.c_str()),
+                          nullptr};
     if (::posix_spawn(&pid_, "/bin/sh", &actions, &attributes, argv, environ) == 0) {
       fd_ = ends[1];
     } else {
@@ -501,7 +503,7 @@ int MpiSession::wait_for_status() {
 }
 
 MpiEngine::MpiEngine(unsigned threads) : threads_(threads) {
-  if (!MpiSession::current()) throw usage_error("--engine mpi needs MPI initialised (run under mpiexec)");
+  if (!MpiSession::current()) throw usage_error("the mpi engine needs MPI initialised (run under mpiexec)");
 }
 
 unsigned MpiEngine::workers_for(const Job& job, std::uint64_t) const {
