@@ -209,7 +209,7 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
                       : "--pbkdf2: the AES size the file was encrypted with, 128, 192 or 256 (default 256); a "
                         "sealed file records its own")
       ->type_name("BITS")
-      ->check(CLI::IsMember({128u, 192u, 256u}).description(""));
+      ->check(key_bits_validator());
   CLI::Option* aad = cmd->add_option("--aad", args.aad, "Sealed: associated data, authenticated but not stored")
                          ->type_name("TEXT");
   cmd->add_option("--aad-file", args.aad_file,
@@ -224,7 +224,7 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
              : "--format tink: the segment size the stream was written with (default 1M); a paes file "
                "records its own")
       ->type_name("SIZE")
-      ->check(size_validator());
+      ->check(segment_size_validator());
   CLI::Option* scrypt_cost =
       cmd->add_option("--scrypt-log-n", args.scrypt_log2_n,
                       "Sealed, passphrase: scrypt cost as log2 N, 10 to " + std::to_string(kMaxScryptLog2N) +
@@ -243,7 +243,7 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
   cmd->add_flag("--pbkdf2", args.pbkdf2, "Raw modes: openssl enc -pbkdf2's format (Salted__, key and IV from the passphrase)");
   cmd->add_option("--iter", args.iterations, "PBKDF2 iterations, 1 to 2^30 (default 10000, as openssl)")
       ->type_name("N")
-      ->check(CLI::Range(1u, 1u << 30).description(""));
+      ->check(whole_number_validator(1u, 1u << 30));
 
   cmd->add_option("--device", args.device,
                   "A GPU backend's device, by its index in 'paes info' (default: the first GPU; under mpi, each "
@@ -260,7 +260,7 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
                   "Worker threads, 1 to 4096 (default: online CPUs); on a GPU backend each drives its own lane "
                   "of the device")
       ->type_name("N")
-      ->check(CLI::Range(1u, 4096u).description(""));
+      ->check(whole_number_validator(1u, 4096u));
   add_backend_option(*cmd, args.backend);
   cmd->add_option_function<std::string>(
          "--chunk-size", [&args](const std::string& text) { args.chunk_len = size_value(text); },

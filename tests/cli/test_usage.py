@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""How paes answers a wrong invocation: messages that name the mistake, and exit statuses
+that follow README's rule (2: the invocation was wrong; 1: the data or the system failed).
+
+Run as:  python3 tests/cli/test_usage.py --paes build/release/paes --openssl /usr/bin/openssl
+
+Python 3.11 standard library only. Exits non-zero when any test fails; every skip
+says why.
+"""
+
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import ScratchTestCase, describe, random_raw_key, run_unittest, tool_paths, write_file  # noqa: E402
+
+PAES = "paes"
+
+
+def run(args, cwd, input_bytes=b"", env=None):
+    return subprocess.run([PAES] + [str(a) for a in args], cwd=cwd, input=input_bytes, capture_output=True,
+                          timeout=60, env=env)
+
+
+class UsageTestCase(ScratchTestCase):
+    def setUp(self):
+        super().setUp()
+        write_file(self.path("d.txt"), b"hello\n")
+        write_file(self.path("key.bin"), random_raw_key(32), 0o600)
+
+    def refused(self, args, *wanted, status=2, env=None):
+        """Runs paes; checks the exit status, that stderr is one line holding each of `wanted`,
+        and that nothing new was written. Returns stderr."""
+        before = set(os.listdir(self.tmp))
+        proc = run(args, self.tmp, env=env)
+        err = proc.stderr.decode(errors="replace")
+        self.check(proc.returncode == status, f"{args}: wanted exit {status}, got {describe(proc)}")
+        self.check(err.count("\n") == 1 and err.startswith("paes: "), f"{args}: not one 'paes: ' line: {err!r}")
+        for text in wanted:
+            self.check(text in err, f"{args}: {text!r} not in {err!r}")
+        self.check(set(os.listdir(self.tmp)) == before, f"{args}: left {set(os.listdir(self.tmp)) - before}")
+        return err
+
+
+class OptionValueMessageTest(UsageTestCase):
+    """A wrong option value is named for what it is (issue 32, item 1)."""
+
+    def test_numbers_and_sizes(self):
+        enc = ["encrypt", "--key-file", "key.bin", "d.txt", "-o", "out"]
+        self.refused(enc + ["--segment-size", "4G"], "--segment-size", "at most 64M", "got 4G")
+        err = self.refused(enc + ["--segment-size", "4G"])
+        self.check("4294967295" not in err, f"the clamped value shown: {err!r}")
+        self.refused(enc + ["--iter", "10K"], "--iter", "'10K' is not a whole number")
+        self.refused(enc + ["--threads", "2.0"], "--threads", "'2.0' is not a whole number")
+        self.refused(enc + ["--threads", "5000"], "--threads", "5000 is out of range: 1 to 4096")
+        self.refused(enc + ["--key-bits", "abc"], "--key-bits", "'abc' is not an AES key size: 128, 192 or 256")
+        self.refused(["keygen", "--key-bits", "abc", "-o", "k"], "'abc' is not an AES key size")
+        self.refused(["bench", "--thread-counts", "1,2.0"], "'2.0' is not a whole number")
+        self.finish()
+
+    def test_option_of_another_command(self):
+        for args, wanted in [
+                (["encrypt", "d.txt", "-i", "key.bin"], "-i (--identity) is an option of decrypt"),
+                (["encrypt", "d.txt", "--identity=key.bin"], "--identity (-i) is an option of decrypt"),
+                (["decrypt", "d.txt", "-r", "age1x"], "-r (--recipient) is an option of encrypt")]:
+            err = self.refused(args, wanted, "not of " + args[0])
+            self.check("not expected" not in err, f"{args}: CLI11's words: {err!r}")
+        self.finish()
+
+
+def main():
+    global PAES
+    PAES, _, rest = tool_paths(__doc__)
+    return run_unittest(rest)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
