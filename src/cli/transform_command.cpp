@@ -257,8 +257,8 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
       ->check(name_validator(valid_engine, "engine", engine_choices()))
       ->capture_default_str();
   cmd->add_option("--threads,-t", args.threads,
-                  "Worker threads, 1 to 4096 (default: online CPUs); on a GPU backend each drives its own lane "
-                  "of the device")
+                  "Worker threads, 1 to 4096 (default: online CPUs; more than 1 is refused with --engine serial, "
+                  "which has one worker); on a GPU backend each drives its own lane of the device")
       ->type_name("N")
       ->check(whole_number_validator(1u, 4096u));
   add_backend_option(*cmd, args.backend);
@@ -659,6 +659,11 @@ void warn_if_input_grew(const InputFile& input, const std::string& path, std::ui
 int run_transform(Direction direction, const TransformArgs& args, const CLI::App& command) {
   std::string backend;
   const EngineKind engine = resolve_engine(args, backend);
+  // Taken as given, the serial engine ran one worker and said nothing of the others.
+  if (engine == EngineKind::serial && args.threads > 1) {
+    throw usage_error("--threads " + std::to_string(args.threads) +
+                      " doesn't go with --engine serial, which runs one worker: drop one of them");
+  }
   check_transform_usage(args, engine);
   std::vector<SecretFile> secrets{{"--key-file", args.keys.key_file}, {"--passphrase-file", args.keys.passphrase_file}};
   for (const std::string& path : args.identities) secrets.push_back({"-i", path});

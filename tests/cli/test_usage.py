@@ -69,6 +69,21 @@ class OptionValueMessageTest(UsageTestCase):
         self.finish()
 
 
+class SerialEngineThreadsTest(UsageTestCase):
+    """--engine serial runs one worker: more threads are refused, not dropped unsaid (issue 32, item 1)."""
+
+    def test_serial_with_threads(self):
+        for direction in ["encrypt", "decrypt"]:
+            self.refused([direction, "--engine", "serial", "--threads", "2", "--key-file", "key.bin", "d.txt",
+                          "-o", "out"], "--threads 2", "--engine serial", "one worker")
+        proc = run(["encrypt", "--engine", "serial", "--threads", "1", "--key-file", "key.bin", "d.txt", "-o", "out"],
+                   self.tmp)
+        self.check(proc.returncode == 0, f"--threads 1 with serial: {describe(proc)}")
+        help_text = run(["encrypt", "--help"], self.tmp).stdout.decode()
+        self.check("refused with --engine serial" in " ".join(help_text.split()), "--help doesn't say it")
+        self.finish()
+
+
 def main():
     global PAES
     PAES, _, rest = tool_paths(__doc__)
