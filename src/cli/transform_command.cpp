@@ -454,6 +454,13 @@ SealedSpec sealed_spec(Direction direction, const TransformArgs& args, const CLI
                   std::to_string(spec.key.size()) + " bytes");
     }
   } else {
+    // Before any passphrase is read or prompted for: a prompt (twice, when
+    // encrypting) would only end in this refusal.
+    if (spec.format == SealedFormat::tink) {
+      const bool passphrase_given = !args.keys.passphrase_file.empty() || !args.keys.passphrase_env.empty();
+      throw usage_error(std::string("the Tink format takes a raw key") + (passphrase_given ? ", not a passphrase" : "") +
+                        ": give --key-file or --key-env");
+    }
     if (args.key_bits == 192) throw usage_error("the sealed format takes --key-bits 128 or 256");
     spec.key_len = args.key_bits == 0 ? 32 : args.key_bits / 8;
     const bool would_prompt = args.keys.passphrase_file.empty() && args.keys.passphrase_env.empty();

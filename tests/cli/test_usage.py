@@ -84,6 +84,21 @@ class SerialEngineThreadsTest(UsageTestCase):
         self.finish()
 
 
+class TinkKeyBeforePromptTest(UsageTestCase):
+    """--format tink without a raw key is refused before any passphrase is read or asked for,
+    naming the options Tink takes (issue 32, item 1)."""
+
+    def test_refused_before_passphrase(self):
+        write_file(self.path("pw.txt"), b"secret words\n", 0o644)  # its mode warning would be a second line
+        for direction in ["encrypt", "decrypt"]:
+            tink = [direction, "--format", "tink", "d.txt", "-o", "out"]
+            for extra, wanted in [([], "takes a raw key: give --key-file or --key-env"),
+                                  (["--passphrase-file", "pw.txt"], "not a passphrase: give --key-file or --key-env")]:
+                err = self.refused(tink + extra, wanted)
+                self.check("terminal" not in err, f"{direction} {extra}: {err!r}")
+        self.finish()
+
+
 def main():
     global PAES
     PAES, _, rest = tool_paths(__doc__)
