@@ -17,7 +17,9 @@ Every raw mode gives exactly the bytes of
 whatever the engine, thread count or chunk size.
 
 Exit status: 0 success, 1 a failed operation (bad input data, I/O error,
-bad decrypt), 2 a usage error. Errors are one line on stderr.
+bad decrypt), 2 a wrong invocation (an option or its value, a file in the
+wrong role, a bad recipient, binary output to a terminal). Errors are one
+line on stderr.
 Run 'paes <command> --help' for each command's options.)";
 
 }  // namespace

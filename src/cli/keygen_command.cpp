@@ -8,6 +8,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/descriptors.hpp"
+#include "cli/key_source.hpp"
 #include "cli/passphrase.hpp"
 #include "paes/age_keys.hpp"
 #include "paes/endpoint.hpp"
@@ -124,6 +125,7 @@ int print_recipients(const std::string& path) {
   const std::string name = secret_file_name("identity file", "-y", path);
   const SecretBytes text =
       read_secret_file(path, kMaxIdentityFileLen, name, "an identity is not typed: give a file or a pipe");
+  refuse_raw_key_as_identity(text, name);
   for (const SecretBytes& identity : parse_identity_file(text, name)) {
     std::cout << format_age_recipient(x25519_public_key(identity)) << '\n';
   }

@@ -9,6 +9,8 @@ says why.
 """
 
 import os
+import shlex
+import shutil
 import subprocess
 import sys
 
@@ -96,6 +98,44 @@ class TinkKeyBeforePromptTest(UsageTestCase):
                                   (["--passphrase-file", "pw.txt"], "not a passphrase: give --key-file or --key-env")]:
                 err = self.refused(tink + extra, wanted)
                 self.check("terminal" not in err, f"{direction} {extra}: {err!r}")
+        self.finish()
+
+
+class ExitStatusRuleTest(UsageTestCase):
+    """README's rule: 2 for a wrong invocation (a file in the wrong role, binary output to a
+    terminal by any route), 1 for the data or the system (issue 32, item 1)."""
+
+    def setUp(self):
+        super().setUp()
+        proc = run(["keygen", "--x25519", "-o", "id.txt"], self.tmp)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        proc = run(["encrypt", "--key-file", "key.bin", "d.txt", "-o", "s.paes"], self.tmp)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+
+    def test_files_in_the_wrong_role(self):
+        self.refused(["encrypt", "--key-file", "id.txt", "d.txt", "-o", "out"], "is an age identity")
+        write_file(self.path("hex.key"), os.urandom(32).hex().encode() + b"\n", 0o600)
+        for key in ["key.bin", "hex.key"]:
+            self.refused(["decrypt", "-i", key, "s.paes", "-o", "out"], "holds a raw AES key", "--key-file")
+            self.refused(["keygen", "-y", key], "holds a raw AES key")
+        write_file(self.path("id.pub"), b"age1" + b"q" * 58 + b"\n", 0o600)
+        self.refused(["decrypt", "-i", "id.pub", "s.paes", "-o", "out"], "is a recipient")
+        # Not a wrong role: a damaged identity file is the data's failure.
+        write_file(self.path("bad.id"), b"AGE-SECRET-KEY-1QQQ\n", 0o600)
+        self.refused(["decrypt", "-i", "bad.id", "s.paes", "-o", "out"], "not an age identity", status=1)
+        self.finish()
+
+    def test_binary_output_to_a_terminal(self):
+        if shutil.which("script") is None:
+            self.skipTest("util-linux script not found: no terminal to write to")
+        for output in [[], ["-o", "/dev/tty"], ["-o", "/dev/stdout"]]:
+            cmd = shlex.join([PAES, "encrypt", "--key-file", "key.bin", "d.txt", *output])
+            # script -e: its status is the command's; the command's stdout and /dev/tty are its terminal.
+            proc = subprocess.run(["script", "-qec", cmd, "/dev/null"], cwd=self.tmp, capture_output=True,
+                                  stdin=subprocess.DEVNULL, timeout=60)
+            said = proc.stdout.decode(errors="replace")
+            self.check(proc.returncode == 2 and "refusing to write binary output to a terminal" in said,
+                       f"{output}: exit {proc.returncode}, {said!r}")
         self.finish()
 
 
