@@ -69,7 +69,7 @@ constexpr const char* kDecryptFooter = R"TXT(Examples:
   paes decrypt --format tink --key-file tink.key --aad-file context.bin in.tink -o in.bin
   paes decrypt --mode ctr --key-file aes256.key --iv 00112233445566778899aabbccddeeff big.ctr -o big.bin
   openssl enc -aes-256-ctr -pbkdf2 -pass env:PASS -in a -out a.enc
-  paes decrypt --mode ctr --pbkdf2 --passphrase-env PASS a.enc -o a
+  paes decrypt --mode ctr --pbkdf2 --passphrase-env PASS a.enc -o a.dec
 
   paes decrypt --key-file backup.key --range 2G:1M data.tar.paes -o part.bin
   paes decrypt --key-file backup.key --range -1M data.tar.paes -o tail.bin   # the last MiB
@@ -295,7 +295,7 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
                 "work), parallel, chunk_size, bytes_in, bytes_out, seconds, gbps (10^9 bytes/s); on a GPU, the "
                 "pipeline's stages");
   cmd->add_flag("-v,--verbose", args.verbose, "Print a one-line summary on stderr");
-  auto* progress = cmd->add_flag("--progress", args.progress, "Show progress on stderr even when it is not a terminal");
+  auto* progress = cmd->add_flag("--progress", args.progress, "Show progress on stderr even when it is not a terminal (there: plain lines, one each tenth of the work)");
   auto* no_progress = cmd->add_flag("--no-progress", args.no_progress, "Never show progress");
   progress->excludes(no_progress);
   cmd->add_option("input", args.input,

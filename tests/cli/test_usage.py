@@ -13,6 +13,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import ScratchTestCase, describe, random_raw_key, run_unittest, tool_paths, write_file  # noqa: E402
@@ -137,6 +138,33 @@ class ExitStatusRuleTest(UsageTestCase):
             self.check(proc.returncode == 2 and "refusing to write binary output to a terminal" in said,
                        f"{output}: exit {proc.returncode}, {said!r}")
         self.finish()
+
+
+class ProgressIntoALogTest(UsageTestCase):
+    """--progress with stderr not a terminal writes plain lines, no "\\r" or escape sequences
+    (issue 32, item 1)."""
+
+    def test_plain_lines(self):
+        size = 64 << 20
+        with open(self.path("zeros.bin"), "wb") as f:
+            f.truncate(size)
+        # Its output read at about 24 MiB/s: a known total, and over a second of work whatever the CPU.
+        with subprocess.Popen([PAES, "encrypt", "--progress", "--key-file", "key.bin", "zeros.bin"], cwd=self.tmp,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+            got = 0
+            while chunk := proc.stdout.read(1 << 20):
+                got += len(chunk)
+                time.sleep(1 / 24)
+            err = proc.stderr.read()
+        self.assertEqual(proc.returncode, 0, err)
+        self.assertGreater(got, size)
+        self.assertNotIn(b"\r", err)
+        self.assertNotIn(b"\x1b", err)
+        lines = err.decode().splitlines()
+        self.assertTrue(err.endswith(b"\n") and lines, err)
+        self.assertTrue(all(line.startswith("encrypting ") and "%" in line for line in lines), err)
+        self.assertIn("100%", lines[-1], "the last line is not the end")
+        self.assertLessEqual(len(lines), 12, "more than a line each tenth")
 
 
 def main():
