@@ -4,11 +4,18 @@ that follow README's rule (2: the invocation was wrong; 1: the data or the syste
 
 Run as:  python3 tests/cli/test_usage.py --paes build/release/paes --openssl /usr/bin/openssl
 
+Covers (issue 32, item 1): option values named for what is wrong with them, an option of
+another command named as such, --engine serial with --threads, --format tink refused before
+any passphrase prompt, the exit-status rule (files in the wrong role, binary output to a
+terminal by any route), --progress into a log as plain lines, and README's Usage block and
+decrypt --help's pbkdf2 example run as written (with bash, tar and openssl on PATH).
+
 Python 3.11 standard library only. Exits non-zero when any test fails; every skip
 says why.
 """
 
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -165,6 +172,82 @@ class ProgressIntoALogTest(UsageTestCase):
         self.assertTrue(all(line.startswith("encrypting ") and "%" in line for line in lines), err)
         self.assertIn("100%", lines[-1], "the last line is not the end")
         self.assertLessEqual(len(lines), 12, "more than a line each tenth")
+
+
+README = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "README.md")
+
+# Lines of README's Usage block this test can't run, by a word in them, and why.
+README_SKIPS = [("mpiexec", "needs a cluster (mpiexec)"), ("cuda", "needs a GPU"), ("big.ctr", "needs a GPU"),
+                ("asks for the passphrase", "needs a terminal to type on"),
+                ("paes bench", "minutes of timing (the bench tests run it)"),
+                ("encrypt ...", "a placeholder, not a command")]
+
+# The stand-in files the block expects, made first (the key it makes itself).
+README_SETUP = """
+set -e
+head -c 3145728 /dev/urandom > payload.bin && tar cf data.tar payload.bin
+paes keygen --x25519 -o bob.key 2>/dev/null
+paes keygen --x25519 -o carol.key 2>/dev/null
+paes keygen -y carol.key > more-recipients.txt
+mkdir photos && echo photo > photos/a.jpg
+printf 'correct horse\\n' > pass.txt && chmod 600 pass.txt
+pg_dump() { echo "-- a stand-in for pg_dump $*"; }
+echo 'select 1;' > dump.sql
+paes keygen -o tink.key
+head -c 100000 /dev/urandom > in.bin && echo context > context.bin
+head -c 100000 /dev/urandom > data.bin
+echo notes > notes.txt
+head -c 4096 /dev/urandom > blocks.bin
+"""
+
+# Stand-ins that need what an earlier line of the block made, before the first line holding the word.
+README_BEFORE = {"backup.tar.cbc": 'paes encrypt --mode cbc --key-file aes.key --iv "$IV" data.tar -o backup.tar.cbc'}
+
+
+class ReadmeUsageTest(UsageTestCase):
+    """README's Usage block runs as written, in a scratch directory with paes on PATH and
+    stand-ins for its files; the lines it can't run are skipped, each saying why (issue 32,
+    items 1 and 9)."""
+
+    def test_usage_block_runs(self):
+        with open(README, encoding="utf-8") as f:
+            readme = f.read()
+        block = re.search(r"^## Usage\n+```sh\n(.*?)^```", readme, re.M | re.S)
+        self.assertIsNotNone(block, "no ```sh block under '## Usage' in README")
+        script = [README_SETUP, "trap 'echo \"failed: $BASH_COMMAND\" >&2' ERR"]
+        before = dict(README_BEFORE)
+        for line in block.group(1).splitlines():
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            skip = next((why for word, why in README_SKIPS if word in line), None)
+            if skip:
+                print(f"README Usage: skipped ({skip}): {line}", file=sys.stderr)
+                continue
+            for word in [w for w in before if w in line]:
+                script.append(before.pop(word))
+            # age1...: the recipients of the identities the block and the set-up made.
+            line = line.replace("age1...bob", "$(paes keygen -y bob.key)").replace(
+                "age1...", "$(paes keygen -y alice.key)")
+            script.append(line)
+        env = dict(os.environ, PATH=os.path.dirname(PAES) + os.pathsep + os.environ.get("PATH", ""))
+        proc = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", "\n".join(script)], cwd=self.tmp, env=env,
+                              stdin=subprocess.DEVNULL, capture_output=True, timeout=300)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+
+    def test_decrypt_help_pbkdf2_example_runs(self):
+        """decrypt --help's openssl-then-paes pair, as written, gives back the plaintext."""
+        lines = run(["decrypt", "--help"], self.tmp).stdout.decode().splitlines()
+        first = next(i for i, line in enumerate(lines) if line.strip().startswith("openssl enc -aes-256-ctr -pbkdf2"))
+        pair = [lines[first].strip(), lines[first + 1].strip()]
+        self.assertTrue(pair[1].startswith("paes decrypt"), pair)
+        write_file(self.path("a"), os.urandom(5000))
+        env = dict(os.environ, PASS="secret", PATH=os.path.dirname(PAES) + os.pathsep + os.environ.get("PATH", ""))
+        proc = subprocess.run(["bash", "-e", "-c", "\n".join(pair)], cwd=self.tmp, env=env, capture_output=True,
+                              timeout=60)
+        self.assertEqual(proc.returncode, 0, f"{pair}: {describe(proc)}")
+        out = pair[1].split("-o ")[-1].split()[0]
+        with open(self.path("a"), "rb") as f, open(self.path(out), "rb") as g:
+            self.assertEqual(f.read(), g.read(), pair)
 
 
 def main():
