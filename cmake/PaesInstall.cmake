@@ -1,9 +1,10 @@
 # Installing libpaes: the library, its public headers (include/paes, never
 # src/), the paes tool, a CMake package (find_package(paes) gives paes::paes,
 # and paes::paes_mpi, the mpi engine, where MPI was found) and a pkg-config
-# file (paes.pc, libpaes without MPI). libpaes is a static library, so whatever
-# it links, PRIVATE or PUBLIC, a consumer links too: the package config finds
-# those dependencies again (find_dependency) and paes.pc names them.
+# file (paes.pc, libpaes without MPI), and paes' man page and completions.
+# libpaes is a static library, so whatever it links, PRIVATE or PUBLIC, a
+# consumer links too: the package config finds those dependencies again
+# (find_dependency) and paes.pc names them.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -24,6 +25,13 @@ install(TARGETS paes_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 if(TARGET paes_mpi_cli)  # beside paes, which execs it for --engine mpi
   install(TARGETS paes_mpi_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
+
+# paes' man page and shell completions (PaesDocs.cmake), where man, bash-completion
+# and zsh look for them.
+install(FILES ${PAES_DOCS_DIR}/paes.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+install(FILES ${PAES_DOCS_DIR}/paes.bash DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
+        RENAME paes)
+install(FILES ${PAES_DOCS_DIR}/_paes DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/site-functions)
 
 install(EXPORT paesTargets NAMESPACE paes:: DESTINATION ${PAES_INSTALL_CMAKEDIR})
 

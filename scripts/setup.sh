@@ -17,6 +17,7 @@ packages=(
   python3 python3-venv               # end-to-end CLI tests; a venv for PyPI tools
   util-linux                         # setpriv: the CLI tests' permission cases as root
   age                                # a peer in the sealed-format benchmark
+  groff-base man-db zsh               # the man page's checks (groff -ww, man), the zsh completion's
   mpich libmpich-dev                 # the mpi engine (runs as root, oversubscribes)
   gnupg                              # gpg --symmetric: a peer in the benchmark suite
   ocl-icd-opencl-dev opencl-headers  # the opencl engine: ICD loader and headers

@@ -142,11 +142,11 @@ or bit.)");
   cmd->add_option("--key-bits", args.key_bits, "Key sizes, comma-separated: 128, 192, 256 (default all three)")
       ->type_name("BITS")
       ->delimiter(',')
-      ->check(key_bits_validator());
+      ->check(with_choices(key_bits_validator(), {"128", "192", "256"}));
   cmd->add_option("--directions", args.directions, "encrypt, decrypt, or encrypt,decrypt (the default)")
       ->type_name("LIST")
       ->delimiter(',')
-      ->check(CLI::IsMember({"encrypt", "decrypt"}).description(""));
+      ->check(with_choices(CLI::IsMember({"encrypt", "decrypt"}).description(""), {"encrypt", "decrypt"}));
   cmd->add_option("--thread-counts", args.thread_counts,
                   "Exact thread counts to measure, each 1 to 4096, e.g. 1,2,4 (overrides --threads)")
       ->type_name("N")
@@ -168,7 +168,7 @@ or bit.)");
                   "CPU AES libraries to time, comma-separated: auto (default), openssl, ipsec-mb (a GPU backend: --engine)")
       ->type_name("NAMES")
       ->delimiter(',')
-      ->check(CLI::IsMember(cpu_backend_choices()).description(""));
+      ->check(with_choices(CLI::IsMember(cpu_backend_choices()).description(""), cpu_backend_choices()));
   cmd->add_option("--engine", args.engine,
                   "A GPU backend (paes info): the GPU's page-locked link, then per work size kernel-only, with transfers "
                   "(staged, and where the device can pin, with the caller's memory pinned, and the pinning's "

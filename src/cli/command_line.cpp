@@ -35,6 +35,8 @@ CommandLine::CommandLine() : app_("paes: parallel AES for bulk data, byte-identi
   keygen_ = add_keygen_command(app_, keygen_args_);
   rekey_ = add_rekey_command(app_, rekey_args_);
   inspect_ = add_inspect_command(app_, inspect_args_);
+  completion_ = add_completion_command(app_, docs_args_);
+  man_ = add_man_command(app_);
 }
 
 namespace {
@@ -105,7 +107,9 @@ ParseOutcome CommandLine::parse(int argc, const char* const* argv) {
     // CLI11 says "A subcommand is required" for a mistyped one: name it.
     if (app_.get_subcommands().empty() && argc > 1 && argv[1][0] != '-') {
       std::string commands;
-      for (const CLI::App* sub : app_.get_subcommands({})) commands += (commands.empty() ? "" : ", ") + sub->get_name();
+      for (const CLI::App* sub : app_.get_subcommands({})) {
+        if (!sub->get_group().empty()) commands += (commands.empty() ? "" : ", ") + sub->get_name();  // not hidden ones
+      }
       outcome.error = "unknown command '" + std::string(argv[1]) + "': the commands are " + commands +
                       " (see 'paes --help')";
       return outcome;
@@ -136,6 +140,8 @@ ParseOutcome CommandLine::parse(int argc, const char* const* argv) {
   else if (keygen_->parsed()) outcome.command = Command::keygen;
   else if (rekey_->parsed()) outcome.command = Command::rekey;
   else if (inspect_->parsed()) outcome.command = Command::inspect;
+  else if (completion_->parsed()) outcome.command = Command::completion;
+  else if (man_->parsed()) outcome.command = Command::man;
   else {
     outcome.exit_status = 2;
     outcome.error = "no command given (see 'paes --help')";
@@ -152,6 +158,8 @@ int CommandLine::run(Command command) {
     case Command::keygen: return run_keygen(keygen_args_);
     case Command::rekey: return run_rekey(rekey_args_);
     case Command::inspect: return run_inspect(inspect_args_);
+    case Command::completion: return run_completion(docs_args_, app_);
+    case Command::man: return run_man(app_);
     case Command::none: break;
   }
   return 2;

@@ -12,7 +12,7 @@
 
 namespace paes::cli {
 
-enum class Command { none, encrypt, decrypt, bench, info, keygen, rekey, inspect };
+enum class Command { none, encrypt, decrypt, bench, info, keygen, rekey, inspect, completion, man };
 
 struct ParseOutcome {
   // The subcommand to run; none when parsing ended without one (help,
@@ -48,6 +48,7 @@ class CommandLine {
   KeygenArgs keygen_args_;
   RekeyArgs rekey_args_;
   InspectArgs inspect_args_;
+  DocsArgs docs_args_;
   CLI::App* encrypt_;
   CLI::App* decrypt_;
   CLI::App* bench_;
@@ -55,6 +56,8 @@ class CommandLine {
   CLI::App* keygen_;
   CLI::App* rekey_;
   CLI::App* inspect_;
+  CLI::App* completion_;
+  CLI::App* man_;
 };
 
 }  // namespace paes::cli

@@ -102,6 +102,16 @@ struct RekeyArgs {
 CLI::App* add_rekey_command(CLI::App& app, RekeyArgs& args);
 int run_rekey(const RekeyArgs& args);
 
+struct DocsArgs {
+  std::string shell;  // completion: bash or zsh
+};
+// `paes completion SHELL` (a completion script) and the hidden `paes man` (the
+// man page, roff), both written from the app's own options (cli/docs_command.cpp).
+CLI::App* add_completion_command(CLI::App& app, DocsArgs& args);
+CLI::App* add_man_command(CLI::App& app);
+int run_completion(const DocsArgs& args, CLI::App& app);
+int run_man(CLI::App& app);
+
 struct InspectArgs {
   std::string input;
   bool json = false;
@@ -114,6 +124,13 @@ CLI::Option* add_backend_option(CLI::App& command, std::string& backend);
 // Whether `name` is a GPU backend's (--engine NAME is short for --engine
 // threads --backend NAME).
 bool names_gpu_backend(std::string_view name);
+
+// `check`, which accepts only the words in `choices`, carrying them for the
+// man page and the completions (option_choices): CLI11 keeps no list of what
+// an option accepts once --help's "{a,b}" is blanked.
+CLI::Validator with_choices(CLI::Validator check, const std::vector<std::string>& choices);
+// The words with_choices gave the option's check; empty for a free value.
+std::vector<std::string> option_choices(CLI::Option& option);
 
 // Validators shared by the subcommands.
 CLI::Validator size_validator();        // "64K", "4M", "1G"

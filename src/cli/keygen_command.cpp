@@ -51,7 +51,7 @@ goes to stderr. Other streams are refused as outputs: a named pipe, or
                                    "128, 192 or 256 (default 256); the sealed format takes 128 or 256, "
                                    "192 is for the raw modes (--mode)")
                        ->type_name("BITS")
-                       ->check(key_bits_validator());
+                       ->check(with_choices(key_bits_validator(), {"128", "192", "256"}));
   cmd->add_flag("--x25519", args.x25519,
                 "An X25519 identity for public-key recipients (encrypt -r, decrypt -i); prints its recipient")
       ->excludes(key_bits);

@@ -1,12 +1,41 @@
 #include "cli/commands.hpp"
 
 #include <algorithm>
+#include <sstream>
 #include <string_view>
 
 #include "paes/backend.hpp"
 #include "util/size.hpp"
 
 namespace paes::cli {
+namespace {
+
+// The choices ride in the validator's CLI11 name, which nothing prints.
+constexpr std::string_view kChoicesName = "choices:";
+
+}  // namespace
+
+CLI::Validator with_choices(CLI::Validator check, const std::vector<std::string>& choices) {
+  std::string name(kChoicesName);
+  for (const std::string& choice : choices) name += " " + choice;
+  check.name(name);
+  return check;
+}
+
+std::vector<std::string> option_choices(CLI::Option& option) {
+  try {
+    for (int i = 0;; ++i) {
+      const std::string& name = option.get_validator(i)->get_name();
+      if (!name.starts_with(kChoicesName)) continue;
+      std::vector<std::string> choices;
+      std::istringstream words(name.substr(kChoicesName.size()));
+      for (std::string word; words >> word;) choices.push_back(word);
+      return choices;
+    }
+  } catch (const CLI::OptionNotFound&) {  // CLI11 2.1 tells the validators' count only this way: past the last
+  }
+  return {};
+}
 
 CLI::Validator size_validator() {
   return CLI::Validator(
@@ -87,7 +116,7 @@ CLI::Option* add_backend_option(CLI::App& command, std::string& backend) {
                   "Same bytes either way")
       ->type_name("NAME")
       ->envname("PAES_BACKEND")
-      ->check(CLI::IsMember(choices).description(""))  // the text names the choices
+      ->check(with_choices(CLI::IsMember(choices).description(""), choices))  // the text names the choices
       ->capture_default_str();
 }
 

@@ -132,6 +132,19 @@ std::string engine_choices() {
   }
   return names;
 }
+std::vector<std::string> mode_names() {
+  std::vector<std::string> names;
+  for (const Mode mode : kAllModes) names.emplace_back(mode_name(mode));
+  return names;
+}
+
+std::vector<std::string> words(const std::string& text) {
+  std::vector<std::string> list;
+  std::istringstream in(text);
+  for (std::string word; in >> word;) list.push_back(word);
+  return list;
+}
+
 bool valid_format(std::string_view name) { return name == "paes" || name == "tink"; }
 
 // Options that belong to the other kind of job are refused, not ignored.
@@ -153,10 +166,10 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
   cmd->add_option("--mode,-m", args.mode,
                   "A raw AES mode instead of the sealed format: ecb, cbc, cfb, cfb8, cfb1, ofb or ctr")
       ->type_name("MODE")
-      ->check(name_validator(valid_mode, "mode", "ecb, cbc, cfb, cfb8, cfb1, ofb or ctr"));
+      ->check(with_choices(name_validator(valid_mode, "mode", "ecb, cbc, cfb, cfb8, cfb1, ofb or ctr"), mode_names()));
   cmd->add_option("--format", args.format, "Sealed format: paes (default) or tink (a bare Tink stream)")
       ->type_name("FORMAT")
-      ->check(name_validator(valid_format, "format", "paes or tink"));
+      ->check(with_choices(name_validator(valid_format, "format", "paes or tink"), {"paes", "tink"}));
 
   // Plain options under a help heading, at most one checked once parsing is
   // done, rather than a CLI11 option group: a group is an unnamed subcommand,
@@ -209,7 +222,7 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
                       : "--pbkdf2: the AES size the file was encrypted with, 128, 192 or 256 (default 256); a "
                         "sealed file records its own")
       ->type_name("BITS")
-      ->check(key_bits_validator());
+      ->check(with_choices(key_bits_validator(), {"128", "192", "256"}));
   CLI::Option* aad = cmd->add_option("--aad", args.aad, "Sealed: associated data, authenticated but not stored")
                          ->type_name("TEXT");
   cmd->add_option("--aad-file", args.aad_file,
@@ -254,7 +267,7 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
                   "large jobs), mpi (under mpiexec); a GPU backend's name is short for threads on that backend. "
                   "Where built in: paes info")
       ->type_name("ENGINE")
-      ->check(name_validator(valid_engine, "engine", engine_choices()))
+      ->check(with_choices(name_validator(valid_engine, "engine", engine_choices()), words(engine_choices())))
       ->capture_default_str();
   cmd->add_option("--threads,-t", args.threads,
                   "Worker threads, 1 to 4096 (default: online CPUs; more than 1 is refused with --engine serial, "

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # libpaes as another project sees it: install the build tree into a scratch
 # prefix, check the installed headers stand alone (nothing from src/) and that
-# paes.hpp names them all, build and run examples/seal_file through
+# paes.hpp names them all, that man finds paes' page and the completions are
+# where bash-completion and zsh look, build and run examples/seal_file through
 # find_package(paes), and build and run a one-file program through pkg-config.
 #
 #   test_install.sh <cmake> <build dir> <source dir> <c++ compiler> <pkg-config>
@@ -21,6 +22,17 @@ step "cmake --install into $prefix"
   || { cat "$scratch/install.log"; fail "cmake --install"; }
 [[ -x $prefix/bin/paes ]] || fail "the paes tool was not installed"
 "$prefix/bin/paes" --version >/dev/null || fail "the installed paes does not run"
+
+step "man page and shell completions"
+for file in share/man/man1/paes.1 share/bash-completion/completions/paes share/zsh/site-functions/_paes; do
+  [[ -s $prefix/$file ]] || fail "$file was not installed"
+done
+grep -q '^complete .* paes$' "$prefix/share/bash-completion/completions/paes" \
+  || fail "the installed bash completion does not complete paes"
+if command -v man >/dev/null; then
+  MANPATH=$prefix/share/man man -w paes | grep -qx "$prefix/share/man/man1/paes.1" \
+    || fail "man does not find the installed page"
+fi
 
 step "public headers: each compiles alone from the install tree; paes.hpp names each"
 headers=("$prefix"/include/paes/*.hpp)
