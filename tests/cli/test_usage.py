@@ -179,6 +179,7 @@ README = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "R
 # Lines of README's Usage block this test can't run, by a word in them, and why.
 README_SKIPS = [("mpiexec", "needs a cluster (mpiexec)"), ("cuda", "needs a GPU"), ("big.ctr", "needs a GPU"),
                 ("asks for the passphrase", "needs a terminal to type on"),
+                ("man paes", "needs paes installed (cmake --install); test_docs checks the page"),
                 ("paes bench", "minutes of timing (the bench tests run it)"),
                 ("encrypt ...", "a placeholder, not a command")]
 
