@@ -72,6 +72,8 @@ std::string option_of_another_command(const CLI::App& app, const CLI::App& comma
     for (const CLI::App* other : app.get_subcommands({})) {
       const CLI::Option* option = other->get_option_no_throw(name);
       if (option == nullptr || other == &command) continue;
+      // The same option, not another one under that name (bench's -r is --repeat).
+      if (known != nullptr && option->get_name() != known->get_name()) continue;
       known = option;
       owners += (owners.empty() ? "" : ", ") + other->get_name();
     }

@@ -76,6 +76,7 @@ class OptionValueMessageTest(UsageTestCase):
                 (["decrypt", "d.txt", "-r", "age1x"], "-r (--recipient) is an option of encrypt")]:
             err = self.refused(args, wanted, "not of " + args[0])
             self.check("not expected" not in err, f"{args}: CLI11's words: {err!r}")
+            self.check("bench" not in err, f"{args}: bench's -r is --repeat: {err!r}")
         self.finish()
 
 
