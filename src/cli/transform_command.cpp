@@ -308,7 +308,9 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
                 "work), parallel, chunk_size, bytes_in, bytes_out, seconds, gbps (10^9 bytes/s); on a GPU, the "
                 "pipeline's stages");
   cmd->add_flag("-v,--verbose", args.verbose, "Print a one-line summary on stderr");
-  auto* progress = cmd->add_flag("--progress", args.progress, "Show progress on stderr even when it is not a terminal (there: plain lines, one each tenth of the work)");
+  auto* progress = cmd->add_flag("--progress", args.progress,
+                                 "Show progress on stderr even when it is not a terminal (there: plain lines, one "
+                                 "each tenth of the work)");
   auto* no_progress = cmd->add_flag("--no-progress", args.no_progress, "Never show progress");
   progress->excludes(no_progress);
   cmd->add_option("input", args.input,
@@ -471,8 +473,8 @@ SealedSpec sealed_spec(Direction direction, const TransformArgs& args, const CLI
     // encrypting) would only end in this refusal.
     if (spec.format == SealedFormat::tink) {
       const bool passphrase_given = !args.keys.passphrase_file.empty() || !args.keys.passphrase_env.empty();
-      throw usage_error(std::string("the Tink format takes a raw key") + (passphrase_given ? ", not a passphrase" : "") +
-                        ": give --key-file or --key-env");
+      throw usage_error(std::string("the Tink format takes a raw key") +
+                        (passphrase_given ? ", not a passphrase" : "") + ": give --key-file or --key-env");
     }
     if (args.key_bits == 192) throw usage_error("the sealed format takes --key-bits 128 or 256");
     spec.key_len = args.key_bits == 0 ? 32 : args.key_bits / 8;
