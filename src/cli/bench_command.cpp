@@ -142,7 +142,7 @@ or bit.)");
   cmd->add_option("--key-bits", args.key_bits, "Key sizes, comma-separated: 128, 192, 256 (default all three)")
       ->type_name("BITS")
       ->delimiter(',')
-      ->check(with_choices(CLI::IsMember({128u, 192u, 256u}).description(""), {"128", "192", "256"}));
+      ->check(with_choices(key_bits_validator(), {"128", "192", "256"}));
   cmd->add_option("--directions", args.directions, "encrypt, decrypt, or encrypt,decrypt (the default)")
       ->type_name("LIST")
       ->delimiter(',')
@@ -151,13 +151,13 @@ or bit.)");
                   "Exact thread counts to measure, each 1 to 4096, e.g. 1,2,4 (overrides --threads)")
       ->type_name("N")
       ->delimiter(',')
-      ->check(CLI::Range(1u, 4096u).description(""));
+      ->check(whole_number_validator(1u, 4096u));
   cmd->add_option("--threads,-t", args.threads, "Sweep the threads engine from 1 to N, at most 4096 (default: online CPUs)")
       ->type_name("N")
-      ->check(CLI::Range(1u, 4096u).description(""));
+      ->check(whole_number_validator(1u, 4096u));
   cmd->add_option("--repeat,-r", args.repeat, "Timed runs per figure, 1 to 1000; the median is reported")
       ->type_name("N")
-      ->check(CLI::Range(1u, 1000u).description(""))
+      ->check(whole_number_validator(1u, 1000u))
       ->capture_default_str();
   cmd->add_option_function<std::string>(
          "--chunk-size", [&args](const std::string& text) { args.chunk_len = size_value(text); },
@@ -181,13 +181,13 @@ or bit.)");
                   "work-group sizes (multiples of 32 up to 1024 on some APIs), e.g. 128,256,512,1024")
       ->type_name("N")
       ->delimiter(',')
-      ->check(CLI::Range(1u, 1024u).description(""));
+      ->check(whole_number_validator(1u, 1024u));
   cmd->add_option("--blocks-per-item", args.blocks_per_item,
                   "With --engine: kernel-only figures (nothing else) for each of these counts of 16-byte blocks "
                   "per GPU thread, 1 to 4096, e.g. 1,4,8,32 (with --group-sizes, every pair)")
       ->type_name("N")
       ->delimiter(',')
-      ->check(CLI::Range(1u, 4096u).description(""));
+      ->check(whole_number_validator(1u, 4096u));
   cmd->add_flag("--json", args.json, "Print a JSON array of records instead of the table");
   return cmd;
 }

@@ -17,7 +17,9 @@ Every raw mode gives exactly the bytes of
 whatever the engine, thread count or chunk size.
 
 Exit status: 0 success, 1 a failed operation (bad input data, I/O error,
-bad decrypt), 2 a usage error. Errors are one line on stderr.
+bad decrypt), 2 a wrong invocation (an option or its value, a file in the
+wrong role, a bad recipient, binary output to a terminal). Errors are one
+line on stderr.
 Run 'paes <command> --help' for each command's options.)";
 
 }  // namespace
@@ -54,6 +56,42 @@ std::string first_empty_value(const CLI::App& command) {
   return {};
 }
 
+// For CLI11's "arguments were not expected: notes.txt -i", which blames the
+// value of an option the command doesn't have: the first such option that
+// another command has, named with the commands that take it; "" if none.
+std::string option_of_another_command(const CLI::App& app, const CLI::App& command, int argc,
+                                      const char* const* argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--") break;
+    if (arg.size() < 2 || arg[0] != '-') continue;
+    const std::string name = arg.substr(0, arg.find('='));
+    if (command.get_option_no_throw(name) != nullptr) continue;
+    std::string owners;
+    const CLI::Option* known = nullptr;
+    for (const CLI::App* other : app.get_subcommands({})) {
+      const CLI::Option* option = other->get_option_no_throw(name);
+      if (option == nullptr || other == &command) continue;
+      // The same option, not another one under that name (bench's -r is --repeat).
+      if (known != nullptr && option->get_name() != known->get_name()) continue;
+      known = option;
+      owners += (owners.empty() ? "" : ", ") + other->get_name();
+    }
+    if (known == nullptr) continue;
+    std::string aliases;  // its other names: "-i (--identity)"
+    for (const std::string& n : known->get_snames()) {
+      if ("-" + n != name) aliases += (aliases.empty() ? "-" : ", -") + n;
+    }
+    for (const std::string& n : known->get_lnames()) {
+      if ("--" + n != name) aliases += (aliases.empty() ? "--" : ", --") + n;
+    }
+    if (const std::size_t comma = owners.rfind(", "); comma != std::string::npos) owners.replace(comma, 2, " and ");
+    return name + (aliases.empty() ? "" : " (" + aliases + ")") + " is an option of " + owners + ", not of " +
+           command.get_name();
+  }
+  return {};
+}
+
 }  // namespace
 
 ParseOutcome CommandLine::parse(int argc, const char* const* argv) {
@@ -79,6 +117,11 @@ ParseOutcome CommandLine::parse(int argc, const char* const* argv) {
       return outcome;
     }
     for (const CLI::App* sub : app_.get_subcommands()) {
+      if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+        if (std::string other = option_of_another_command(app_, *sub, argc, argv); !other.empty()) {
+          outcome.error = std::move(other);
+        }
+      }
       outcome.error += " (see 'paes " + sub->get_name() + " --help')";
     }
     if (app_.get_subcommands().empty()) outcome.error += " (see 'paes --help')";

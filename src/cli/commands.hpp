@@ -135,6 +135,9 @@ std::vector<std::string> option_choices(CLI::Option& option);
 // Validators shared by the subcommands.
 CLI::Validator size_validator();        // "64K", "4M", "1G"
 CLI::Validator chunk_size_validator();  // a size from 16 bytes to 1G
+CLI::Validator segment_size_validator();  // a size up to 64M
+CLI::Validator whole_number_validator(std::uint64_t low, std::uint64_t high);
+CLI::Validator key_bits_validator();  // 128, 192 or 256
 std::uint64_t size_value(const std::string& text);
 // --range's "[-]OFFSET[:LENGTH]", each a size (4096, 64K, 1G), the OFFSET after
 // a '-' counted back from the end; nullopt when malformed.

@@ -225,12 +225,24 @@ std::vector<X25519PublicKey> load_recipients(const std::vector<std::string>& rec
   return keys;
 }
 
+void refuse_raw_key_as_identity(const SecretBytes& content, const std::string& name) {
+  std::string_view text(reinterpret_cast<const char*>(content.data()), content.size());
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+  const bool raw_key = looks_like_text(content.view())
+                           ? (text.size() == 32 || text.size() == 48 || text.size() == 64) &&
+                                 std::all_of(text.begin(), text.end(),
+                                             [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; })
+                           : content.size() == 16 || content.size() == 24 || content.size() == 32;
+  if (raw_key) throw usage_error(name + " holds a raw AES key, not an age identity: give it with --key-file");
+}
+
 std::vector<SecretBytes> load_identities(const std::vector<std::string>& paths) {
   std::vector<SecretBytes> identities;
   for (const std::string& path : paths) {
     const std::string name = secret_file_name("identity file", "-i", path);
     const SecretBytes text =
         read_secret_file(path, kMaxIdentityFileLen, name, "an identity is not typed: give a file or a pipe");
+    refuse_raw_key_as_identity(text, name);
     for (SecretBytes& key : parse_identity_file(text, name)) {
       identities.push_back(std::move(key));
     }

@@ -53,6 +53,10 @@ std::vector<X25519PublicKey> load_recipients(const std::vector<std::string>& rec
 // file, never quoting its content, and a usage Error for a terminal.
 std::vector<SecretBytes> load_identities(const std::vector<std::string>& paths);
 
+// Refuses, as a usage error (a file in the wrong role, as an identity given
+// as a key file is), an identity file `name` that holds what a key file does.
+void refuse_raw_key_as_identity(const SecretBytes& content, const std::string& name);
+
 // The IV for `mode` from --iv: required (32 hex digits) unless the mode is ECB,
 // which refuses one. Throws a usage Error.
 Block parse_iv(Mode mode, const std::string& iv_hex);

@@ -8,6 +8,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/descriptors.hpp"
+#include "cli/key_source.hpp"
 #include "cli/passphrase.hpp"
 #include "paes/age_keys.hpp"
 #include "paes/endpoint.hpp"
@@ -50,7 +51,7 @@ goes to stderr. Other streams are refused as outputs: a named pipe, or
                                    "128, 192 or 256 (default 256); the sealed format takes 128 or 256, "
                                    "192 is for the raw modes (--mode)")
                        ->type_name("BITS")
-                       ->check(with_choices(CLI::IsMember({128u, 192u, 256u}).description(""), {"128", "192", "256"}));
+                       ->check(with_choices(key_bits_validator(), {"128", "192", "256"}));
   cmd->add_flag("--x25519", args.x25519,
                 "An X25519 identity for public-key recipients (encrypt -r, decrypt -i); prints its recipient")
       ->excludes(key_bits);
@@ -124,6 +125,7 @@ int print_recipients(const std::string& path) {
   const std::string name = secret_file_name("identity file", "-y", path);
   const SecretBytes text =
       read_secret_file(path, kMaxIdentityFileLen, name, "an identity is not typed: give a file or a pipe");
+  refuse_raw_key_as_identity(text, name);
   for (const SecretBytes& identity : parse_identity_file(text, name)) {
     std::cout << format_age_recipient(x25519_public_key(identity)) << '\n';
   }

@@ -1,5 +1,6 @@
 #include "cli/commands.hpp"
 
+#include <algorithm>
 #include <sstream>
 #include <string_view>
 
@@ -55,6 +56,47 @@ CLI::Validator chunk_size_validator() {
           return "chunk size must be between 16 bytes and 1G, got " + text;
         }
         return {};
+      },
+      "");
+}
+
+CLI::Validator segment_size_validator() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const auto value = parse_size(text);
+        if (!value) return "'" + text + "' is not a size (examples: 64K, 1M, 4M)";
+        // The format's own bound; the lower one depends on the key size and is
+        // the library's to check. Above 4G the value would not even fit the
+        // format's field, and the library would be shown a clamped one.
+        if (*value > (std::uint64_t{64} << 20)) return "segment size must be at most 64M, got " + text;
+        return {};
+      },
+      "");
+}
+
+CLI::Validator whole_number_validator(std::uint64_t low, std::uint64_t high) {
+  return CLI::Validator(
+      [low, high](std::string& text) -> std::string {
+        // CLI11's Range calls "10K" and "2.0" out of range: say they are not numbers.
+        const bool digits = !text.empty() && text.size() <= 19 &&
+                            std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+        if (!digits) {
+          return "'" + text + "' is not a whole number from " + std::to_string(low) + " to " + std::to_string(high);
+        }
+        const std::uint64_t value = std::stoull(text);
+        if (value < low || value > high) {
+          return text + " is out of range: " + std::to_string(low) + " to " + std::to_string(high);
+        }
+        return {};
+      },
+      "");
+}
+
+CLI::Validator key_bits_validator() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (text == "128" || text == "192" || text == "256") return {};
+        return "'" + text + "' is not an AES key size: 128, 192 or 256 (bits)";
       },
       "");
 }

@@ -19,6 +19,8 @@ namespace {
 constexpr auto kRedrawInterval = std::chrono::milliseconds(200);
 // Work done within this many seconds never shows a line.
 constexpr double kQuietSeconds = 1.0;
+// Without a terminal and with the total unknown, a plain line this often.
+constexpr double kPlainLineSeconds = 10.0;
 // The longest ETA worth showing exactly (99:59:59); a stalled input would
 // otherwise give absurd, line-widening figures.
 constexpr double kLongestShownEtaSeconds = 100 * 3600.0;
@@ -143,16 +145,36 @@ void Progress::finish() {
 }
 
 void Progress::redraw_until_finished() {
+  // Into a log or a pipe (--progress without a terminal), "\r" and "\x1b[K"
+  // would be litter: plain lines instead, the first, then one each tenth of
+  // the total (each kPlainLineSeconds when the total is unknown), and the
+  // last state at the end.
+  const bool terminal = ::isatty(STDERR_FILENO) != 0;
   bool drawn = false;
+  unsigned plain_tenth = 0;
+  double plain_at = 0;
+  std::uint64_t plain_done = 0;
+  double elapsed = 0;
   std::unique_lock lock(mutex_);
   while (!wake_.wait_for(lock, kRedrawInterval, [this] { return finishing_; })) {
     const auto started = started_.load(std::memory_order_acquire);
     if (started == 0) continue;  // no data yet: maybe a prompt on the terminal
     const auto since = std::chrono::steady_clock::now().time_since_epoch() - std::chrono::steady_clock::duration(started);
-    const double elapsed = std::chrono::duration<double>(since).count();
+    elapsed = std::chrono::duration<double>(since).count();
     if (elapsed < kQuietSeconds) continue;
     const std::uint64_t done = done_.load(std::memory_order_relaxed);
     std::string line = label_ + format_progress_line(done, total_, elapsed);
+    if (!terminal) {
+      const unsigned tenth = total_ != 0 ? percent_done(done, total_) / 10 : 0;
+      const bool due = total_ != 0 ? tenth != plain_tenth : elapsed - plain_at >= kPlainLineSeconds;
+      if (drawn && !due) continue;
+      plain_tenth = tenth;
+      plain_at = elapsed;
+      plain_done = done;
+      write_stderr(line + "\n");
+      drawn = true;
+      continue;
+    }
     // A line as wide as the terminal wraps, and "\r" returns only to the
     // start of its last row: every redraw would leave a row behind.
     if (const std::size_t columns = terminal_columns(); columns > 1 && line.size() > columns - 1) {
@@ -162,9 +184,12 @@ void Progress::redraw_until_finished() {
     write_stderr("\r" + line + "\x1b[K");
     drawn = true;
   }
-  if (drawn) {
+  if (!drawn) return;
+  if (terminal) {
     write_stderr("\r\x1b[K");
     g_line_drawn.store(false);
+  } else if (const std::uint64_t done = done_.load(std::memory_order_relaxed); done != plain_done) {
+    write_stderr(label_ + format_progress_line(done, total_, elapsed) + "\n");
   }
 }
 

@@ -1,7 +1,8 @@
 // A one-line progress display on stderr for long encryptions and decryptions.
 // Workers report bytes with one relaxed atomic add; a background thread
 // redraws the line every 200 ms, and only once the work has moved data for a
-// second, so short runs and scripts see nothing.
+// second, so short runs and scripts see nothing. Without a terminal (--progress
+// into a log) it writes plain lines instead: one each tenth of the work.
 #pragma once
 
 #include <atomic>

@@ -69,7 +69,7 @@ constexpr const char* kDecryptFooter = R"TXT(Examples:
   paes decrypt --format tink --key-file tink.key --aad-file context.bin in.tink -o in.bin
   paes decrypt --mode ctr --key-file aes256.key --iv 00112233445566778899aabbccddeeff big.ctr -o big.bin
   openssl enc -aes-256-ctr -pbkdf2 -pass env:PASS -in a -out a.enc
-  paes decrypt --mode ctr --pbkdf2 --passphrase-env PASS a.enc -o a
+  paes decrypt --mode ctr --pbkdf2 --passphrase-env PASS a.enc -o a.dec
 
   paes decrypt --key-file backup.key --range 2G:1M data.tar.paes -o part.bin
   paes decrypt --key-file backup.key --range -1M data.tar.paes -o tail.bin   # the last MiB
@@ -222,7 +222,7 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
                       : "--pbkdf2: the AES size the file was encrypted with, 128, 192 or 256 (default 256); a "
                         "sealed file records its own")
       ->type_name("BITS")
-      ->check(with_choices(CLI::IsMember({128u, 192u, 256u}).description(""), {"128", "192", "256"}));
+      ->check(with_choices(key_bits_validator(), {"128", "192", "256"}));
   CLI::Option* aad = cmd->add_option("--aad", args.aad, "Sealed: associated data, authenticated but not stored")
                          ->type_name("TEXT");
   cmd->add_option("--aad-file", args.aad_file,
@@ -237,7 +237,7 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
              : "--format tink: the segment size the stream was written with (default 1M); a paes file "
                "records its own")
       ->type_name("SIZE")
-      ->check(size_validator());
+      ->check(segment_size_validator());
   CLI::Option* scrypt_cost =
       cmd->add_option("--scrypt-log-n", args.scrypt_log2_n,
                       "Sealed, passphrase: scrypt cost as log2 N, 10 to " + std::to_string(kMaxScryptLog2N) +
@@ -256,7 +256,7 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
   cmd->add_flag("--pbkdf2", args.pbkdf2, "Raw modes: openssl enc -pbkdf2's format (Salted__, key and IV from the passphrase)");
   cmd->add_option("--iter", args.iterations, "PBKDF2 iterations, 1 to 2^30 (default 10000, as openssl)")
       ->type_name("N")
-      ->check(CLI::Range(1u, 1u << 30).description(""));
+      ->check(whole_number_validator(1u, 1u << 30));
 
   cmd->add_option("--device", args.device,
                   "A GPU backend's device, by its index in 'paes info' (default: the first GPU; under mpi, each "
@@ -270,10 +270,10 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
       ->check(with_choices(name_validator(valid_engine, "engine", engine_choices()), words(engine_choices())))
       ->capture_default_str();
   cmd->add_option("--threads,-t", args.threads,
-                  "Worker threads, 1 to 4096 (default: online CPUs); on a GPU backend each drives its own lane "
-                  "of the device")
+                  "Worker threads, 1 to 4096 (default: online CPUs; more than 1 is refused with --engine serial, "
+                  "which has one worker); on a GPU backend each drives its own lane of the device")
       ->type_name("N")
-      ->check(CLI::Range(1u, 4096u).description(""));
+      ->check(whole_number_validator(1u, 4096u));
   add_backend_option(*cmd, args.backend);
   cmd->add_option_function<std::string>(
          "--chunk-size", [&args](const std::string& text) { args.chunk_len = size_value(text); },
@@ -308,7 +308,9 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
                 "work), parallel, chunk_size, bytes_in, bytes_out, seconds, gbps (10^9 bytes/s); on a GPU, the "
                 "pipeline's stages");
   cmd->add_flag("-v,--verbose", args.verbose, "Print a one-line summary on stderr");
-  auto* progress = cmd->add_flag("--progress", args.progress, "Show progress on stderr even when it is not a terminal");
+  auto* progress = cmd->add_flag("--progress", args.progress,
+                                 "Show progress on stderr even when it is not a terminal (there: plain lines, one "
+                                 "each tenth of the work)");
   auto* no_progress = cmd->add_flag("--no-progress", args.no_progress, "Never show progress");
   progress->excludes(no_progress);
   cmd->add_option("input", args.input,
@@ -467,6 +469,13 @@ SealedSpec sealed_spec(Direction direction, const TransformArgs& args, const CLI
                   std::to_string(spec.key.size()) + " bytes");
     }
   } else {
+    // Before any passphrase is read or prompted for: a prompt (twice, when
+    // encrypting) would only end in this refusal.
+    if (spec.format == SealedFormat::tink) {
+      const bool passphrase_given = !args.keys.passphrase_file.empty() || !args.keys.passphrase_env.empty();
+      throw usage_error(std::string("the Tink format takes a raw key") +
+                        (passphrase_given ? ", not a passphrase" : "") + ": give --key-file or --key-env");
+    }
     if (args.key_bits == 192) throw usage_error("the sealed format takes --key-bits 128 or 256");
     spec.key_len = args.key_bits == 0 ? 32 : args.key_bits / 8;
     const bool would_prompt = args.keys.passphrase_file.empty() && args.keys.passphrase_env.empty();
@@ -672,6 +681,11 @@ void warn_if_input_grew(const InputFile& input, const std::string& path, std::ui
 int run_transform(Direction direction, const TransformArgs& args, const CLI::App& command) {
   std::string backend;
   const EngineKind engine = resolve_engine(args, backend);
+  // Taken as given, the serial engine ran one worker and said nothing of the others.
+  if (engine == EngineKind::serial && args.threads > 1) {
+    throw usage_error("--threads " + std::to_string(args.threads) +
+                      " doesn't go with --engine serial, which runs one worker: drop one of them");
+  }
   check_transform_usage(args, engine);
   std::vector<SecretFile> secrets{{"--key-file", args.keys.key_file}, {"--passphrase-file", args.keys.passphrase_file}};
   for (const std::string& path : args.identities) secrets.push_back({"-i", path});

@@ -165,8 +165,9 @@ std::vector<SecretBytes> parse_identity_file(const SecretBytes& text, const std:
     const std::string where = name + ", line " + std::to_string(number);
     if (line.starts_with(kPluginIdentityPrefix)) throw Error(where + ": an age plugin identity; plugins are not supported");
     if (starts_with_ignoring_case(line, "age1")) {
-      throw Error(where + " is a recipient (a public key, for encrypting): decrypting takes the identity "
-                  "(AGE-SECRET-KEY-1...)");
+      // A file in the wrong role: the caller's mistake, not the data's.
+      throw usage_error(where + " is a recipient (a public key, for encrypting): decrypting takes the identity "
+                        "(AGE-SECRET-KEY-1...)");
     }
     if (line.starts_with(kPreReleaseIdentityPrefix)) {
       throw Error(where + ": an identity of paes' unreleased version-2 format, which version 3 does not read");

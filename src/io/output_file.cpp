@@ -118,7 +118,8 @@ int open_device(const std::string& path, const struct stat& seen, bool force) {
   if ((st.st_mode & S_IFMT) != (seen.st_mode & S_IFMT) || st.st_rdev != seen.st_rdev) {
     fail(Error(path + ": changed while being opened"));
   }
-  if (::isatty(fd)) fail(Error(path + ": refusing to write binary output to a terminal"));
+  // A usage error, as binary output to a terminal on stdout is (io/endpoint.cpp).
+  if (::isatty(fd)) fail(usage_error(path + ": refusing to write binary output to a terminal"));
   if (needs_force) fail(needs_force_error);
   if (::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) fail(system_error(path));
   return fd;

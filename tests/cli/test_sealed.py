@@ -1858,9 +1858,9 @@ class RecipientsTest(RecipientsCase):
         self.assertEqual(proc.returncode, 0, describe(proc))
         self.assertNotIn(secret.encode(), read_file(path), "-f kept the old identity")
         self.assert_fails(["keygen", "--x25519", "--key-bits", "128", "-o", self.path("k")], 2, "key-bits")
-        proc = self.assert_fails(["keygen", "-y", self.keygen(256)], 1, "not an age identity")
+        proc = self.assert_fails(["keygen", "-y", self.keygen(256)], 2, "holds a raw AES key, not an age identity")
         pub = write_file(self.path("id.pub"), f"{recipient}\n".encode(), 0o600)
-        self.assert_fails(["keygen", "-y", pub], 1, "id.pub, line 1 is a recipient")
+        self.assert_fails(["keygen", "-y", pub], 2, "id.pub, line 1 is a recipient")
 
     def test_round_trip_to_two_recipients(self):
         (a, ra, sa), (b, rb, sb) = self.identity("a.key"), self.identity("b.key")
@@ -1918,7 +1918,7 @@ class RecipientsTest(RecipientsCase):
             self.no_secret_in(proc, (sa,), "-r identity")
         # The reverse: a recipients file given to decrypt as an identity.
         pub = write_file(self.path("b.pub"), f"{rb}\n".encode(), 0o600)
-        self.assert_fails(["decrypt", "-i", pub, write_file(self.path("s.paes"), sealed), "-o", self.path("y")], 1,
+        self.assert_fails(["decrypt", "-i", pub, write_file(self.path("s.paes"), sealed), "-o", self.path("y")], 2,
                           "b.pub, line 1 is a recipient", out_dir=self.tmp)
         proc = self.assert_fails(["encrypt", "-r", bech32_decode(sa)[1].hex(), rfile, "-o", self.path("x")], 2,
                                  "recipient 1 (-r) is not an age recipient", out_dir=self.tmp)
@@ -1988,7 +1988,7 @@ class RecipientsTest(RecipientsCase):
             self.assertNotIn(read_file(key).strip(), proc.stderr.lower(), "the key in the output")
         proc = self.assert_fails(["decrypt", "--key-file", a, rec_sealed, "-o", out], 2, "-i", out_dir=out_dir)
         self.no_secret_in(proc, (sa,), "identity as --key-file")
-        self.assert_fails(["decrypt", "-i", key, rec_sealed, "-o", out], 1, "identity file", out_dir=out_dir)
+        self.assert_fails(["decrypt", "-i", key, rec_sealed, "-o", out], 2, "identity file", out_dir=out_dir)
 
     def test_too_many_recipients(self):
         (a, ra, _) = self.identity("a.key")

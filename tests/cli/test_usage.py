@@ -1,0 +1,262 @@
+#!/usr/bin/env python3
+"""How paes answers a wrong invocation: messages that name the mistake, and exit statuses
+that follow README's rule (2: the invocation was wrong; 1: the data or the system failed).
+
+Run as:  python3 tests/cli/test_usage.py --paes build/release/paes --openssl /usr/bin/openssl
+
+Covers (issue 32, item 1): option values named for what is wrong with them, an option of
+another command named as such, --engine serial with --threads, --format tink refused before
+any passphrase prompt, the exit-status rule (files in the wrong role, binary output to a
+terminal by any route), --progress into a log as plain lines, and README's Usage block and
+decrypt --help's pbkdf2 example run as written (with bash, tar and openssl on PATH).
+
+Python 3.11 standard library only. Exits non-zero when any test fails; every skip
+says why.
+"""
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import ScratchTestCase, describe, random_raw_key, run_unittest, tool_paths, write_file  # noqa: E402
+
+PAES = "paes"
+
+
+def run(args, cwd, input_bytes=b"", env=None):
+    return subprocess.run([PAES] + [str(a) for a in args], cwd=cwd, input=input_bytes, capture_output=True,
+                          timeout=60, env=env)
+
+
+class UsageTestCase(ScratchTestCase):
+    def setUp(self):
+        super().setUp()
+        write_file(self.path("d.txt"), b"hello\n")
+        write_file(self.path("key.bin"), random_raw_key(32), 0o600)
+
+    def refused(self, args, *wanted, status=2, env=None):
+        """Runs paes; checks the exit status, that stderr is one line holding each of `wanted`,
+        and that nothing new was written. Returns stderr."""
+        before = set(os.listdir(self.tmp))
+        proc = run(args, self.tmp, env=env)
+        err = proc.stderr.decode(errors="replace")
+        self.check(proc.returncode == status, f"{args}: wanted exit {status}, got {describe(proc)}")
+        self.check(err.count("\n") == 1 and err.startswith("paes: "), f"{args}: not one 'paes: ' line: {err!r}")
+        for text in wanted:
+            self.check(text in err, f"{args}: {text!r} not in {err!r}")
+        self.check(set(os.listdir(self.tmp)) == before, f"{args}: left {set(os.listdir(self.tmp)) - before}")
+        return err
+
+
+class OptionValueMessageTest(UsageTestCase):
+    """A wrong option value is named for what it is (issue 32, item 1)."""
+
+    def test_numbers_and_sizes(self):
+        enc = ["encrypt", "--key-file", "key.bin", "d.txt", "-o", "out"]
+        self.refused(enc + ["--segment-size", "4G"], "--segment-size", "at most 64M", "got 4G")
+        err = self.refused(enc + ["--segment-size", "4G"])
+        self.check("4294967295" not in err, f"the clamped value shown: {err!r}")
+        self.refused(enc + ["--iter", "10K"], "--iter", "'10K' is not a whole number")
+        self.refused(enc + ["--threads", "2.0"], "--threads", "'2.0' is not a whole number")
+        self.refused(enc + ["--threads", "5000"], "--threads", "5000 is out of range: 1 to 4096")
+        self.refused(enc + ["--key-bits", "abc"], "--key-bits", "'abc' is not an AES key size: 128, 192 or 256")
+        self.refused(["keygen", "--key-bits", "abc", "-o", "k"], "'abc' is not an AES key size")
+        self.refused(["bench", "--thread-counts", "1,2.0"], "'2.0' is not a whole number")
+        self.finish()
+
+    def test_option_of_another_command(self):
+        for args, wanted in [
+                (["encrypt", "d.txt", "-i", "key.bin"], "-i (--identity) is an option of decrypt"),
+                (["encrypt", "d.txt", "--identity=key.bin"], "--identity (-i) is an option of decrypt"),
+                (["decrypt", "d.txt", "-r", "age1x"], "-r (--recipient) is an option of encrypt")]:
+            err = self.refused(args, wanted, "not of " + args[0])
+            self.check("not expected" not in err, f"{args}: CLI11's words: {err!r}")
+            self.check("bench" not in err, f"{args}: bench's -r is --repeat: {err!r}")
+        self.finish()
+
+
+class SerialEngineThreadsTest(UsageTestCase):
+    """--engine serial runs one worker: more threads are refused, not dropped unsaid (issue 32, item 1)."""
+
+    def test_serial_with_threads(self):
+        for direction in ["encrypt", "decrypt"]:
+            self.refused([direction, "--engine", "serial", "--threads", "2", "--key-file", "key.bin", "d.txt",
+                          "-o", "out"], "--threads 2", "--engine serial", "one worker")
+        proc = run(["encrypt", "--engine", "serial", "--threads", "1", "--key-file", "key.bin", "d.txt", "-o", "out"],
+                   self.tmp)
+        self.check(proc.returncode == 0, f"--threads 1 with serial: {describe(proc)}")
+        help_text = run(["encrypt", "--help"], self.tmp).stdout.decode()
+        self.check("refused with --engine serial" in " ".join(help_text.split()), "--help doesn't say it")
+        self.finish()
+
+
+class TinkKeyBeforePromptTest(UsageTestCase):
+    """--format tink without a raw key is refused before any passphrase is read or asked for,
+    naming the options Tink takes (issue 32, item 1)."""
+
+    def test_refused_before_passphrase(self):
+        write_file(self.path("pw.txt"), b"secret words\n", 0o644)  # its mode warning would be a second line
+        for direction in ["encrypt", "decrypt"]:
+            tink = [direction, "--format", "tink", "d.txt", "-o", "out"]
+            for extra, wanted in [([], "takes a raw key: give --key-file or --key-env"),
+                                  (["--passphrase-file", "pw.txt"], "not a passphrase: give --key-file or --key-env")]:
+                err = self.refused(tink + extra, wanted)
+                self.check("terminal" not in err, f"{direction} {extra}: {err!r}")
+        self.finish()
+
+
+class ExitStatusRuleTest(UsageTestCase):
+    """README's rule: 2 for a wrong invocation (a file in the wrong role, binary output to a
+    terminal by any route), 1 for the data or the system (issue 32, item 1)."""
+
+    def setUp(self):
+        super().setUp()
+        proc = run(["keygen", "--x25519", "-o", "id.txt"], self.tmp)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        proc = run(["encrypt", "--key-file", "key.bin", "d.txt", "-o", "s.paes"], self.tmp)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+
+    def test_files_in_the_wrong_role(self):
+        self.refused(["encrypt", "--key-file", "id.txt", "d.txt", "-o", "out"], "is an age identity")
+        write_file(self.path("hex.key"), os.urandom(32).hex().encode() + b"\n", 0o600)
+        for key in ["key.bin", "hex.key"]:
+            self.refused(["decrypt", "-i", key, "s.paes", "-o", "out"], "holds a raw AES key", "--key-file")
+            self.refused(["keygen", "-y", key], "holds a raw AES key")
+        write_file(self.path("id.pub"), b"age1" + b"q" * 58 + b"\n", 0o600)
+        self.refused(["decrypt", "-i", "id.pub", "s.paes", "-o", "out"], "is a recipient")
+        # Not a wrong role: a damaged identity file is the data's failure.
+        write_file(self.path("bad.id"), b"AGE-SECRET-KEY-1QQQ\n", 0o600)
+        self.refused(["decrypt", "-i", "bad.id", "s.paes", "-o", "out"], "not an age identity", status=1)
+        self.finish()
+
+    def test_binary_output_to_a_terminal(self):
+        if shutil.which("script") is None:
+            self.skipTest("util-linux script not found: no terminal to write to")
+        for output in [[], ["-o", "/dev/tty"], ["-o", "/dev/stdout"]]:
+            cmd = shlex.join([PAES, "encrypt", "--key-file", "key.bin", "d.txt", *output])
+            # script -e: its status is the command's; the command's stdout and /dev/tty are its terminal.
+            proc = subprocess.run(["script", "-qec", cmd, "/dev/null"], cwd=self.tmp, capture_output=True,
+                                  stdin=subprocess.DEVNULL, timeout=60)
+            said = proc.stdout.decode(errors="replace")
+            self.check(proc.returncode == 2 and "refusing to write binary output to a terminal" in said,
+                       f"{output}: exit {proc.returncode}, {said!r}")
+        self.finish()
+
+
+class ProgressIntoALogTest(UsageTestCase):
+    """--progress with stderr not a terminal writes plain lines, no "\\r" or escape sequences
+    (issue 32, item 1)."""
+
+    def test_plain_lines(self):
+        size = 64 << 20
+        with open(self.path("zeros.bin"), "wb") as f:
+            f.truncate(size)
+        # Its output read at about 24 MiB/s: a known total, and over a second of work whatever the CPU.
+        with subprocess.Popen([PAES, "encrypt", "--progress", "--key-file", "key.bin", "zeros.bin"], cwd=self.tmp,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+            got = 0
+            while chunk := proc.stdout.read(1 << 20):
+                got += len(chunk)
+                time.sleep(1 / 24)
+            err = proc.stderr.read()
+        self.assertEqual(proc.returncode, 0, err)
+        self.assertGreater(got, size)
+        self.assertNotIn(b"\r", err)
+        self.assertNotIn(b"\x1b", err)
+        lines = err.decode().splitlines()
+        self.assertTrue(err.endswith(b"\n") and lines, err)
+        self.assertTrue(all(line.startswith("encrypting ") and "%" in line for line in lines), err)
+        self.assertIn("100%", lines[-1], "the last line is not the end")
+        self.assertLessEqual(len(lines), 12, "more than a line each tenth")
+
+
+README = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "README.md")
+
+# Lines of README's Usage block this test can't run, by a word in them, and why.
+README_SKIPS = [("mpiexec", "needs a cluster (mpiexec)"), ("cuda", "needs a GPU"), ("big.ctr", "needs a GPU"),
+                ("asks for the passphrase", "needs a terminal to type on"),
+                ("man paes", "needs paes installed (cmake --install); test_docs checks the page"),
+                ("paes bench", "minutes of timing (the bench tests run it)"),
+                ("encrypt ...", "a placeholder, not a command")]
+
+# The stand-in files the block expects, made first (the key it makes itself).
+README_SETUP = """
+set -e
+head -c 3145728 /dev/urandom > payload.bin && tar cf data.tar payload.bin
+paes keygen --x25519 -o bob.key 2>/dev/null
+paes keygen --x25519 -o carol.key 2>/dev/null
+paes keygen -y carol.key > more-recipients.txt
+mkdir photos && echo photo > photos/a.jpg
+printf 'correct horse\\n' > pass.txt && chmod 600 pass.txt
+pg_dump() { echo "-- a stand-in for pg_dump $*"; }
+echo 'select 1;' > dump.sql
+paes keygen -o tink.key
+head -c 100000 /dev/urandom > in.bin && echo context > context.bin
+head -c 100000 /dev/urandom > data.bin
+echo notes > notes.txt
+head -c 4096 /dev/urandom > blocks.bin
+"""
+
+# Stand-ins that need what an earlier line of the block made, before the first line holding the word.
+README_BEFORE = {"backup.tar.cbc": 'paes encrypt --mode cbc --key-file aes.key --iv "$IV" data.tar -o backup.tar.cbc'}
+
+
+class ReadmeUsageTest(UsageTestCase):
+    """README's Usage block runs as written, in a scratch directory with paes on PATH and
+    stand-ins for its files; the lines it can't run are skipped, each saying why (issue 32,
+    items 1 and 9)."""
+
+    def test_usage_block_runs(self):
+        with open(README, encoding="utf-8") as f:
+            readme = f.read()
+        block = re.search(r"^## Usage\n+```sh\n(.*?)^```", readme, re.M | re.S)
+        self.assertIsNotNone(block, "no ```sh block under '## Usage' in README")
+        script = [README_SETUP, "trap 'echo \"failed: $BASH_COMMAND\" >&2' ERR"]
+        before = dict(README_BEFORE)
+        for line in block.group(1).splitlines():
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            skip = next((why for word, why in README_SKIPS if word in line), None)
+            if skip:
+                print(f"README Usage: skipped ({skip}): {line}", file=sys.stderr)
+                continue
+            for word in [w for w in before if w in line]:
+                script.append(before.pop(word))
+            # age1...: the recipients of the identities the block and the set-up made.
+            line = line.replace("age1...bob", "$(paes keygen -y bob.key)").replace(
+                "age1...", "$(paes keygen -y alice.key)")
+            script.append(line)
+        env = dict(os.environ, PATH=os.path.dirname(PAES) + os.pathsep + os.environ.get("PATH", ""))
+        proc = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", "\n".join(script)], cwd=self.tmp, env=env,
+                              stdin=subprocess.DEVNULL, capture_output=True, timeout=300)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+
+    def test_decrypt_help_pbkdf2_example_runs(self):
+        """decrypt --help's openssl-then-paes pair, as written, gives back the plaintext."""
+        lines = run(["decrypt", "--help"], self.tmp).stdout.decode().splitlines()
+        first = next(i for i, line in enumerate(lines) if line.strip().startswith("openssl enc -aes-256-ctr -pbkdf2"))
+        pair = [lines[first].strip(), lines[first + 1].strip()]
+        self.assertTrue(pair[1].startswith("paes decrypt"), pair)
+        write_file(self.path("a"), os.urandom(5000))
+        env = dict(os.environ, PASS="secret", PATH=os.path.dirname(PAES) + os.pathsep + os.environ.get("PATH", ""))
+        proc = subprocess.run(["bash", "-e", "-c", "\n".join(pair)], cwd=self.tmp, env=env, capture_output=True,
+                              timeout=60)
+        self.assertEqual(proc.returncode, 0, f"{pair}: {describe(proc)}")
+        out = pair[1].split("-o ")[-1].split()[0]
+        with open(self.path("a"), "rb") as f, open(self.path(out), "rb") as g:
+            self.assertEqual(f.read(), g.read(), pair)
+
+
+def main():
+    global PAES
+    PAES, _, rest = tool_paths(__doc__)
+    return run_unittest(rest)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
