@@ -36,6 +36,8 @@
 namespace paes {
 namespace {
 
+constexpr std::uint64_t kNoChunk = UINT64_MAX;
+
 // A thread, or an Error that says which (and `hint`, what to do): threads
 // can run out (ulimit -u, no address space left for their stacks).
 template <class Body>
@@ -74,8 +76,14 @@ std::uint64_t run_pipeline(const Job& job, ChunkFeed& feed, ChunkDrain& drain, u
   bool stopped = false;
   FirstError error;
 
-  auto fail = [&] {
-    error.capture();
+  // `order`: the chunk a worker failed on; the reader's and the writer's
+  // failures have none (kNoChunk, after every chunk). Workers take chunks in
+  // order, so the one on an earlier chunk is still at work when a later
+  // chunk fails: its failure, captured after, is the one kept (a Tink
+  // stream's wrong segment size is named by segment 0's failure, not
+  // whichever worker lost the race).
+  auto fail = [&](std::uint64_t order) {
+    error.capture(order);
     {
       std::lock_guard lock(mutex);
       stopped = true;
@@ -120,7 +128,7 @@ std::uint64_t run_pipeline(const Job& job, ChunkFeed& feed, ChunkDrain& drain, u
         chunk_queued.notify_one();
       }
     } catch (...) {
-      fail();
+      fail(kNoChunk);
     }
   });
 
@@ -131,11 +139,12 @@ std::uint64_t run_pipeline(const Job& job, ChunkFeed& feed, ChunkDrain& drain, u
     try {
       pool.push_back(start_thread("worker threads", " (try fewer threads)", body));
     } catch (...) {
-      fail();
+      fail(kNoChunk);
     }
   };
   for (unsigned w = 0; w < workers && !error.failed(); ++w) {
     start_worker([&] {
+      std::uint64_t chunk = kNoChunk;  // the one being transformed
       try {
         const auto worker = job.make_worker();
         for (;;) {
@@ -148,7 +157,9 @@ std::uint64_t run_pipeline(const Job& job, ChunkFeed& feed, ChunkDrain& drain, u
             queued.pop_front();
           }
           Slot& s = slots[slot];
+          chunk = s.chunk.index;
           s.produced = worker->transform(s.chunk, s.data(), s.data());
+          chunk = kNoChunk;
           if (progress) progress(s.chunk.in_len);
           bool writer_waits_for_it = false;
           {
@@ -159,7 +170,7 @@ std::uint64_t run_pipeline(const Job& job, ChunkFeed& feed, ChunkDrain& drain, u
           if (writer_waits_for_it) chunk_done.notify_one();
         }
       } catch (...) {
-        fail();
+        fail(chunk);
       }
     });
   }
@@ -184,7 +195,7 @@ std::uint64_t run_pipeline(const Job& job, ChunkFeed& feed, ChunkDrain& drain, u
       slot_freed.notify_one();
     }
   } catch (...) {
-    fail();
+    fail(kNoChunk);
   }
   reader.join();
   for (auto& thread : pool) thread.join();

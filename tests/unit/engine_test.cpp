@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -79,6 +80,31 @@ TEST(ThreadsEngine, ReportsTheFirstBadChunkNotTheFirstToFail) {
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "chunk 5 is bad");
   }
+}
+
+// The same over a stream, through the ordered pipeline: a bare Tink stream
+// with a wrong segment size fails on every segment, and only segment 0's
+// failure says why; the worker that lost the race must not name another.
+TEST(ThreadsEngine, ReportsTheFirstBadChunkOfAStream) {
+  const TwoBadChunks job;
+  int in_pipe[2];
+  ASSERT_EQ(::pipe(in_pipe), 0);
+  const std::vector<std::uint8_t> in(16);
+  ASSERT_EQ(::write(in_pipe[1], in.data(), in.size()), 16);
+  ::close(in_pipe[1]);
+  const int null = ::open("/dev/null", O_WRONLY);
+  ASSERT_GE(null, 0);
+  StreamReader reader(in_pipe[0], "the pipe");
+  StreamWriter writer(null, "/dev/null");
+  const auto engine = make_engine(EngineKind::threads, 4);
+  try {
+    engine->run_stream(job, reader, writer);
+    ADD_FAILURE() << "the bad chunks went unnoticed";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "chunk 5 is bad");
+  }
+  ::close(in_pipe[0]);
+  ::close(null);
 }
 
 // Auto looks for a GPU only for a job a GPU could run and gain from, and
