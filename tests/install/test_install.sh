@@ -54,6 +54,9 @@ step "find_package(paes): build and run examples/seal_file"
   || { cat "$scratch/configure.log"; fail "configuring the example against the install"; }
 grep -q "^paes_DIR:PATH=$prefix/" "$scratch/seal_file/CMakeCache.txt" \
   || fail "the example found a paes other than the one just installed"
+mpi_of() { sed -n 's/^MPI_CXX_COMPILER:FILEPATH=//p' "$1/CMakeCache.txt"; }
+[[ $(mpi_of "$scratch/seal_file") == "$(mpi_of "$build")" ]] \
+  || fail "find_package(paes) found MPI '$(mpi_of "$scratch/seal_file")', not the '$(mpi_of "$build")' paes was built with"
 "$cmake" --build "$scratch/seal_file" || fail "building the example"
 mkdir "$scratch/run"
 "$scratch/seal_file/seal_file" "$scratch/run" || fail "the example's round trips"
