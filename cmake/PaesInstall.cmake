@@ -4,7 +4,9 @@
 # file (paes.pc, libpaes without MPI), and paes' man page and completions.
 # libpaes is a static library, so whatever it links, PRIVATE or PUBLIC, a
 # consumer links too: the package config finds those dependencies again
-# (find_dependency) and paes.pc names them.
+# (find_dependency) and paes.pc names them. Components: tool (paes, its man
+# page and completions), mpi (paes-mpi) and dev (the library); the Debian
+# packages (PaesPackage.cmake) are made of the first two.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -15,25 +17,25 @@ if(TARGET paes_mpi)
   list(APPEND PAES_INSTALLED_LIBRARIES paes_mpi)
 endif()
 install(TARGETS ${PAES_INSTALLED_LIBRARIES} EXPORT paesTargets
-        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/paes
-        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev
         FILES_MATCHING PATTERN "*.hpp")
-install(TARGETS paes_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS paes_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT tool)
 if(TARGET paes_mpi_cli)  # beside paes, which execs it for --engine mpi
-  install(TARGETS paes_mpi_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  install(TARGETS paes_mpi_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT mpi)
 endif()
 
 # paes' man page and shell completions (PaesDocs.cmake), where man, bash-completion
 # and zsh look for them.
-install(FILES ${PAES_DOCS_DIR}/paes.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+install(FILES ${PAES_DOCS_DIR}/paes.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT tool)
 install(FILES ${PAES_DOCS_DIR}/paes.bash DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
-        RENAME paes)
-install(FILES ${PAES_DOCS_DIR}/_paes DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/site-functions)
+        RENAME paes COMPONENT tool)
+install(FILES ${PAES_DOCS_DIR}/_paes DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/site-functions COMPONENT tool)
 
-install(EXPORT paesTargets NAMESPACE paes:: DESTINATION ${PAES_INSTALL_CMAKEDIR})
+install(EXPORT paesTargets NAMESPACE paes:: DESTINATION ${PAES_INSTALL_CMAKEDIR} COMPONENT dev)
 
 # What this build compiled in; paesConfig.cmake finds the same dependencies.
 set(PAES_CONFIG_HAVE_MPI ${MPI_CXX_FOUND})
@@ -53,7 +55,7 @@ configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/paesConfig.cmake.in
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/paesConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/paesConfig.cmake ${PROJECT_BINARY_DIR}/paesConfigVersion.cmake
-        DESTINATION ${PAES_INSTALL_CMAKEDIR})
+        DESTINATION ${PAES_INSTALL_CMAKEDIR} COMPONENT dev)
 
 # paes.pc: the same link interface for builds without CMake. Its prefix is
 # found from the file's own place (${pcfiledir}), so `cmake --install
@@ -80,4 +82,4 @@ endif()
 list(JOIN PAES_PC_DEFINITIONS " " PAES_PC_DEFINITIONS)
 list(JOIN PAES_PC_LIBS " " PAES_PC_LIBS)
 configure_file(${PROJECT_SOURCE_DIR}/cmake/paes.pc.in ${PROJECT_BINARY_DIR}/paes.pc @ONLY)
-install(FILES ${PROJECT_BINARY_DIR}/paes.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+install(FILES ${PROJECT_BINARY_DIR}/paes.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT dev)
