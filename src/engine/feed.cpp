@@ -54,6 +54,11 @@ std::size_t slots_within_budget(const Job& job, std::size_t wanted, std::size_t 
   return static_cast<std::size_t>(std::max<std::uint64_t>(std::min<std::uint64_t>(wanted, fit), at_least));
 }
 
+unsigned workers_within_bytes(unsigned threads, std::uint64_t chunks, std::uint64_t bytes) {
+  const std::uint64_t most = std::min({std::uint64_t{threads}, chunks, bytes / kMinBytesPerWorker});
+  return static_cast<unsigned>(std::max<std::uint64_t>(most, 1));
+}
+
 void read_chunk(const Job& job, Source& in, const Chunk& c, Slot& slot) {
   slot.prepare(job, c);
   if (slot.lookback != 0 && c.index != 0) {
