@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -38,7 +39,7 @@ class ChunkBuffer {
   const Job* job_ = nullptr;  // whose memory data_ is; null: the heap's (heap_)
   std::uint8_t* data_ = nullptr;
   std::size_t size_ = 0;
-  std::vector<std::uint8_t> heap_;
+  std::unique_ptr<std::uint8_t[]> heap_;
 };
 
 // A chunk in flight. The buffer holds the job's lookback bytes, then the

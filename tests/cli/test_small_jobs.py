@@ -13,6 +13,8 @@ Run as:  python3 tests/cli/test_small_jobs.py --paes build/release/paes \\
   - --threads 4096 --chunk-size 16 over a 3 MB file and over a pipe peaks (ru_maxrss
     of that child alone) within 32 MiB of the same job with --threads 2 (the
     workers' memory had grown with the thread count: 870 MB against 10 MB).
+  - A 2 KiB sealed stream faults in no more pages with 1 MiB segments than with
+    64 KiB ones (ru_minflt, within 64 pages): its slots are not zeroed whole.
 
 No test times anything. Python 3.9+ standard library only; Linux only (/proc, LD_PRELOAD).
 """
@@ -34,6 +36,7 @@ KEY = bytes(range(32))
 IV = bytes(range(16, 32))
 RUN_TIMEOUT = 120
 RSS_MARGIN_KIB = 32 * 1024  # 4096 workers took 860 MB more than 2 did
+PAGE_MARGIN = 64  # 4 KiB pages; zeroed slots made 1 MiB segments fault in ~240 more
 
 
 def shim_env(**faults):
@@ -79,8 +82,8 @@ class SmallJobs(ScratchTestCase):
         self.assertEqual(proc.returncode, 0, err)
         return threads
 
-    def peak_rss_kib(self, cmd, stdin_path=None):
-        """Runs `cmd`; its peak resident set (KiB), that child's alone."""
+    def usage(self, cmd, stdin_path=None):
+        """Runs `cmd`; its resource usage (that child's alone)."""
         stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
         try:
             proc = subprocess.Popen(cmd, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -92,7 +95,7 @@ class SmallJobs(ScratchTestCase):
             if stdin_path:
                 stdin.close()
         self.assertEqual(proc.returncode, 0, err)
-        return usage.ru_maxrss
+        return usage
 
     def test_1mib_sealed_decrypt_runs_one_thread(self):
         plain = write_file(self.path("plain"), os.urandom(MIB))
@@ -123,12 +126,23 @@ class SmallJobs(ScratchTestCase):
                                    ("pipe", plain, [])):
             with self.subTest(label):
                 def peak(threads):
-                    return self.peak_rss_kib([PAES, "encrypt", "--mode", "ctr", "--key-file", self.key, "--iv",
+                    return self.usage([PAES, "encrypt", "--mode", "ctr", "--key-file", self.key, "--iv",
                                               IV.hex(), "--chunk-size", "16", "--threads", str(threads), *ends],
-                                             stdin_path=stdin)
+                                      stdin_path=stdin).ru_maxrss
                 few, many = peak(2), peak(4096)
                 self.assertLessEqual(many, few + RSS_MARGIN_KIB,
                                      f"--threads 4096 peaked at {many} KiB, --threads 2 at {few} KiB")
+
+    def test_short_stream_faults_in_no_whole_segment(self):
+        # A stream's slots are sized for a whole segment before its length is known:
+        # zeroing them faulted in its pages (1 MiB per slot) for a 2 KiB stream.
+        plain = write_file(self.path("plain"), os.urandom(2048))
+        faults = {}
+        for segment in ("64K", "1M"):
+            faults[segment] = self.usage([PAES, "encrypt", "--key-file", self.key, "--segment-size", segment],
+                                         stdin_path=plain).ru_minflt
+        self.assertLessEqual(faults["1M"], faults["64K"] + PAGE_MARGIN,
+                             f"page faults with 1 MiB segments against 64 KiB ones: {faults}")
 
 
 def main():
