@@ -6,10 +6,11 @@ Run as:  python3 tests/cli/test_small_jobs.py --paes build/release/paes \\
              --shim build/release/tests/libpaes_fault_inject.so
 
   - A 1 MiB sealed file decrypts on one thread, given --threads 4 or the default:
-    counted in /proc/PID/task while the fault shim (tests/fault/fault_inject.c)
-    holds paes in its read of the final segment, and in --json's "threads".
+    as many threads in /proc/PID/task as --threads 1 has, counted while the fault
+    shim (tests/fault/fault_inject.c) holds paes in its read of the final segment;
+    and "threads": 1 in --json.
   - A 512 KiB stream (stdin to stdout) with --threads 4 runs one cipher worker
-    beside the reader and the writer: three threads, counted while paused.
+    beside the reader and the writer: as many threads as --threads 1, while paused.
   - --threads 4096 --chunk-size 16 over a 3 MB file and over a pipe peaks (ru_maxrss
     of that child alone) within 32 MiB of the same job with --threads 2 (the
     workers' memory had grown with the thread count: 870 MB against 10 MB).
@@ -104,10 +105,15 @@ class SmallJobs(ScratchTestCase):
                               timeout=RUN_TIMEOUT)
         self.assertEqual(proc.returncode, 0, describe(proc))
         final_segment = os.path.getsize(sealed) - 20  # the short last segment, read after the first
+
+        def command(threads):
+            return [PAES, "decrypt", "--key-file", self.key, sealed, "-o", self.path("out"), "-f", *threads]
+        # Counted against --threads 1, so that a sanitizer's own thread (TSan's) counts on both sides.
+        one = self.paused_threads(command(["--threads", "1"]), final_segment, read_path=sealed)
         for threads in (["--threads", "4"], []):
             with self.subTest(threads=threads or "default"):
-                cmd = [PAES, "decrypt", "--key-file", self.key, sealed, "-o", self.path("out"), "-f", *threads]
-                self.assertEqual(self.paused_threads(cmd, final_segment, read_path=sealed), 1,
+                cmd = command(threads)
+                self.assertEqual(self.paused_threads(cmd, final_segment, read_path=sealed), one,
                                  "a 1 MiB job started a thread team it can't use")
                 proc = subprocess.run(cmd + ["--json"], capture_output=True, timeout=RUN_TIMEOUT)
                 self.assertEqual(proc.returncode, 0, describe(proc))
@@ -116,9 +122,11 @@ class SmallJobs(ScratchTestCase):
     def test_short_stream_runs_one_worker(self):
         plain = write_file(self.path("plain"), os.urandom(512 * 1024))
         cmd = [PAES, "encrypt", "--mode", "ctr", "--key-file", self.key, "--iv", IV.hex(), "--chunk-size", "64K",
-               "--threads", "4"]
-        # Paused after seven 64 KiB chunks were read: the reader, one worker and the writer.
-        self.assertEqual(self.paused_threads(cmd, 448 * 1024, stdin_path=plain), 3)
+               "--threads"]
+        # Paused after seven 64 KiB chunks were read: the reader, one worker and the writer,
+        # as with --threads 1 (6 threads had started: every worker at once).
+        one = self.paused_threads(cmd + ["1"], 448 * 1024, stdin_path=plain)
+        self.assertEqual(self.paused_threads(cmd + ["4"], 448 * 1024, stdin_path=plain), one)
 
     def test_memory_does_not_follow_threads(self):
         plain = write_file(self.path("plain"), os.urandom(3_000_000))
