@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "api/auto_backend.hpp"
+#include "engine/feed.hpp"
 #include "paes/error.hpp"
 #include "util/elapsed.hpp"
 
@@ -73,7 +74,10 @@ std::uint64_t chunk_len_for(Mode mode, std::uint64_t requested, EngineKind engin
       (engine != EngineKind::threads && engine != EngineKind::automatic)) {
     return requested;
   }
-  return ChunkPlan::fitted_chunk_len(mode, *input_len, threads != 0 ? threads : online_cpus());
+  // Fitted to the workers the input pays for: a job one worker runs takes
+  // whole chunks, not a quarter of them for workers it won't have.
+  const unsigned workers = workers_within_bytes(threads != 0 ? threads : online_cpus(), UINT64_MAX, *input_len);
+  return ChunkPlan::fitted_chunk_len(mode, *input_len, workers);
 }
 
 const CipherBackend& raw_backend_for(const CipherSpec& spec, const TransformOptions& options,

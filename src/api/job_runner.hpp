@@ -20,8 +20,8 @@ namespace paes {
 // The chunk length of a raw job on `backend`: `requested`, or, where the
 // caller left it to paes (kAutoChunkLen), the backend asks for none (a GPU
 // asks for its batch) and the threads engine (or auto) runs an input of
-// known length, ChunkPlan::fitted_chunk_len for `threads` workers (0: every
-// CPU).
+// known length, ChunkPlan::fitted_chunk_len for the workers of `threads`
+// (0: every CPU) that the input pays for (workers_within_bytes).
 std::uint64_t chunk_len_for(Mode mode, std::uint64_t requested, EngineKind engine, unsigned threads,
                             std::optional<std::uint64_t> input_len, const CipherBackend& backend);
 

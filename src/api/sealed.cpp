@@ -315,8 +315,14 @@ struct SealedReader::State {
   // (engine/feed.hpp): the file's preamble sets the segment size, up to
   // 64 MiB, and 4 of those per thread would be 32 GiB at 128 threads, even
   // for a one-byte range.
+  // And at least a worker's worth of bytes each (kMinBytesPerWorker: 16
+  // segments of 64 KiB), or the engine would run the batch on fewer workers.
   static constexpr std::uint64_t kSegmentsPerWorker = 4;
-  std::uint64_t batch() const { return slots_within_budget(job, kSegmentsPerWorker * threads, 1); }
+  std::uint64_t segments_per_worker() const {
+    const std::uint64_t segment = job.nominal_in_len(1);
+    return std::max(kSegmentsPerWorker, (kMinBytesPerWorker + segment - 1) / segment);
+  }
+  std::uint64_t batch() const { return slots_within_budget(job, segments_per_worker() * threads, 1); }
 
   // Segments [first, first + count), decrypted and verified: their plaintext,
   // which starts at plaintext offset `start`. Its buffer goes back to the
@@ -349,12 +355,15 @@ struct SealedReader::State {
     return plain;
   }
   unsigned workers_for_batch(std::uint64_t count) const {
-    // (Never more than the segments: the engine runs no more workers than chunks.)
-    return static_cast<unsigned>(std::clamp<std::uint64_t>(count * threads / batch(), 1, std::min<std::uint64_t>(threads, count)));
+    // (Never more than the segments, nor than their bytes pay for: the
+    // engine runs no more workers than workers_within_bytes gives.)
+    const auto share = static_cast<unsigned>(
+        std::clamp<std::uint64_t>(count * threads / batch(), 1, std::min<std::uint64_t>(threads, count)));
+    return workers_within_bytes(share, count, count * job.nominal_in_len(1));
   }
   // Segments at a time from `first` with `left` to go (see read_range).
   std::uint64_t batch_from(std::uint64_t left) const {
-    return left < 2 * kSegmentsPerWorker ? 1 : std::min(batch(), left);
+    return left < 2 * segments_per_worker() ? 1 : std::min(batch(), left);
   }
   // Hands plaintext [offset, offset + len) (within the plaintext) to `consume`
   // in order, a few segments per thread at a time: parallel, in bounded memory.

@@ -2,9 +2,10 @@
 
 #include <openssl/core_names.h>
 #include <openssl/evp.h>
-#include <openssl/rand.h>
+#include <sys/random.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <initializer_list>
 #include <memory>
@@ -128,9 +129,14 @@ SecretBytes pbkdf2_sha256(const SecretBytes& passphrase, std::span<const std::ui
   return out;
 }
 
+// The kernel's generator, as age and Go take theirs: OpenSSL's DRBG seeds
+// itself from getrandom all the same, and fetching and instantiating it was
+// an eighth of a small sealed job's CPU time (perf, `paes encrypt -r` of 2 KiB).
 void random_bytes(std::span<std::uint8_t> out) {
-  if (RAND_bytes(out.data(), static_cast<int>(out.size())) != 1) {
-    throw_openssl_error("the random generator failed");
+  for (std::size_t done = 0; done < out.size();) {
+    const ssize_t got = ::getrandom(out.data() + done, out.size() - done, 0);
+    if (got < 0 && errno != EINTR) throw system_error("the random generator (getrandom)");
+    if (got > 0) done += static_cast<std::size_t>(got);
   }
 }
 

@@ -270,8 +270,10 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
       ->check(with_choices(name_validator(valid_engine, "engine", engine_choices()), words(engine_choices())))
       ->capture_default_str();
   cmd->add_option("--threads,-t", args.threads,
-                  "Worker threads, 1 to 4096 (default: online CPUs; more than 1 is refused with --engine serial, "
-                  "which has one worker); on a GPU backend each drives its own lane of the device")
+                  "Worker threads, 1 to 4096 (default: online CPUs; more than the CPUs is honoured; more than 1 is "
+                  "refused with --engine serial, which has one worker); a job runs no more workers than its chunks, "
+                  "nor than one per MiB of input, so a small job runs on one; on a GPU backend each drives its own "
+                  "lane of the device")
       ->type_name("N")
       ->check(whole_number_validator(1u, 4096u));
   add_backend_option(*cmd, args.backend);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 namespace paes {
 
@@ -9,17 +10,14 @@ void ChunkBuffer::reserve(const Job& job, std::size_t bytes) {
   if (bytes <= size_) return;
   auto* grown = static_cast<std::uint8_t*>(job.allocate_chunk_memory(bytes));
   if (grown == nullptr) {
-    if (job_ == nullptr) {
-      heap_.resize(bytes);
-      data_ = heap_.data();
-      size_ = bytes;
-      return;
-    }
-    std::vector<std::uint8_t> heap(bytes);
-    std::memcpy(heap.data(), data_, size_);
+    // Not zeroed: every byte a slot uses is read or written first, and a
+    // stream's slots are reserved for a whole chunk before its length is
+    // known, so zeroing touched 1 MiB of pages for a 2 KiB stream.
+    auto heap = std::make_unique_for_overwrite<std::uint8_t[]>(bytes);
+    if (size_ != 0) std::memcpy(heap.get(), data_, size_);
     release();
     heap_ = std::move(heap);
-    data_ = heap_.data();
+    data_ = heap_.get();
     size_ = bytes;
     return;
   }
@@ -33,7 +31,7 @@ void ChunkBuffer::reserve(const Job& job, std::size_t bytes) {
 void ChunkBuffer::release() noexcept {
   if (job_ != nullptr) job_->free_chunk_memory(data_, size_);
   job_ = nullptr;
-  heap_.clear();
+  heap_.reset();
   data_ = nullptr;
   size_ = 0;
 }
@@ -52,6 +50,11 @@ std::size_t slots_within_budget(const Job& job, std::size_t wanted, std::size_t 
       job.lookback_len() + std::max<std::uint64_t>(in_len, job.out_capacity(job.chunk(1, in_len, false)));
   const std::uint64_t fit = kMaxBytesInFlight / std::max<std::uint64_t>(slot_len, 1);
   return static_cast<std::size_t>(std::max<std::uint64_t>(std::min<std::uint64_t>(wanted, fit), at_least));
+}
+
+unsigned workers_within_bytes(unsigned threads, std::uint64_t chunks, std::uint64_t bytes) {
+  const std::uint64_t most = std::min({std::uint64_t{threads}, chunks, bytes / kMinBytesPerWorker});
+  return static_cast<unsigned>(std::max<std::uint64_t>(most, 1));
 }
 
 void read_chunk(const Job& job, Source& in, const Chunk& c, Slot& slot) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -38,7 +39,7 @@ class ChunkBuffer {
   const Job* job_ = nullptr;  // whose memory data_ is; null: the heap's (heap_)
   std::uint8_t* data_ = nullptr;
   std::size_t size_ = 0;
-  std::vector<std::uint8_t> heap_;
+  std::unique_ptr<std::uint8_t[]> heap_;
 };
 
 // A chunk in flight. The buffer holds the job's lookback bytes, then the
@@ -64,6 +65,26 @@ inline constexpr std::uint64_t kMaxBytesInFlight = std::uint64_t{512} << 20;
 // How many of `wanted` slots for `job`'s chunks fit in kMaxBytesInFlight,
 // but never fewer than `at_least` (what the caller needs to make progress).
 std::size_t slots_within_budget(const Job& job, std::size_t wanted, std::size_t at_least);
+
+// The fewest input bytes that pay for a worker of their own. A worker past
+// the first costs a thread, its ChunkWorker (ipsec-mb's manager is 200 KiB)
+// and its chunk buffer's page faults before it saves anything. Measured on
+// the 2-core VM paes is developed on (raw CTR, files on tmpfs, 41 in-process
+// runs of each of --threads 1 and 2, alternated, `--json` seconds): one
+// worker moves 0.75 MiB/ms; a second added 1.1 ms at best (a 32-byte job in
+// two chunks: 0.08 ms on one thread, 1.2 ms on two), and 5-9 ms at the
+// median, waiting for a core the machine's other work held. The second pays
+// where its share of the input takes longer than it costs: at best 1.1 ms x
+// 0.75 MiB/ms, ~0.8 MiB; 1 MiB is the unit. (At the median cost, on a busy
+// machine, two lost to one up to 4 MiB; a free core is what this sizes for.)
+inline constexpr std::uint64_t kMinBytesPerWorker = std::uint64_t{1} << 20;
+
+// The workers a job of `bytes` input in `chunks` chunks runs given `threads`:
+// no more than its chunks, nor than one per kMinBytesPerWorker; at least one.
+// So a small job runs no thread team it can't use, and what the workers
+// hold besides their chunks (a thread and a ChunkWorker each, ~0.2 MiB with
+// ipsec-mb) stays a fraction of the input's size whatever the thread count.
+unsigned workers_within_bytes(unsigned threads, std::uint64_t chunks, std::uint64_t bytes);
 
 class ChunkFeed {
  public:

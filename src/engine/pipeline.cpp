@@ -1,5 +1,7 @@
 // The ordered pipeline, pigz's design: one reader thread, N cipher workers and
 // one in-order writer (the calling thread), over a fixed ring of 2N + 2 slots.
+// The reader starts the workers as the input grows, one per kMinBytesPerWorker
+// (feed.hpp), up to N: a short stream pays for one worker thread, not N.
 //
 //   reader:  takes a free slot, fills it with the next chunk's input (the feed
 //            decides how: pread from a file, or read a stream and find its
@@ -94,12 +96,48 @@ std::uint64_t run_pipeline(const Job& job, ChunkFeed& feed, ChunkDrain& drain, u
     feed.interrupt();
   };
 
-  // Room for the workers first: once the reader runs, an allocation that
-  // throws would destroy a running thread (std::terminate).
+  const auto worker_body = [&] {
+    std::uint64_t chunk = kNoChunk;  // the one being transformed
+    try {
+      const auto worker = job.make_worker();
+      for (;;) {
+        std::size_t slot = 0;
+        {
+          std::unique_lock lock(mutex);
+          chunk_queued.wait(lock, [&] { return stopped || !queued.empty() || reading_done; });
+          if (stopped || queued.empty()) return;
+          slot = queued.front();
+          queued.pop_front();
+        }
+        Slot& s = slots[slot];
+        chunk = s.chunk.index;
+        s.produced = worker->transform(s.chunk, s.data(), s.data());
+        chunk = kNoChunk;
+        if (progress) progress(s.chunk.in_len);
+        bool writer_waits_for_it = false;
+        {
+          std::lock_guard lock(mutex);
+          finished.emplace(s.chunk.index, slot);
+          writer_waits_for_it = s.chunk.index == next;
+        }
+        if (writer_waits_for_it) chunk_done.notify_one();
+      }
+    } catch (...) {
+      fail(chunk);
+    }
+  };
+
+  // The reader starts the workers as the input calls for them (one per
+  // kMinBytesPerWorker read, as a file's job has): a short stream runs one
+  // worker, however many it may have. Only the reader touches `pool` until
+  // it is joined. Room for the workers first: once the reader runs, an
+  // allocation that throws would destroy a running thread (std::terminate).
+  // A worker that can't be started stops the job like any failure.
   std::vector<std::thread> pool;
   pool.reserve(workers);
   std::thread reader = start_thread("the reader thread", "", [&] {
     try {
+      std::uint64_t bytes_read = 0;
       for (;;) {
         std::size_t slot = 0;
         {
@@ -110,6 +148,7 @@ std::uint64_t run_pipeline(const Job& job, ChunkFeed& feed, ChunkDrain& drain, u
           free_slots.pop_back();
         }
         const bool more = feed.next(slots[slot]);
+        if (more) bytes_read += slots[slot].chunk.in_len;  // before a worker may take the slot
         {
           std::lock_guard lock(mutex);
           if (more) {
@@ -125,55 +164,15 @@ std::uint64_t run_pipeline(const Job& job, ChunkFeed& feed, ChunkDrain& drain, u
           chunk_done.notify_one();    // the writer may have written the last chunk
           return;
         }
+        const std::uint64_t wanted =
+            std::clamp<std::uint64_t>(bytes_read / kMinBytesPerWorker, 1, std::uint64_t{workers});
+        while (pool.size() < wanted) pool.push_back(start_thread("worker threads", " (try fewer threads)", worker_body));
         chunk_queued.notify_one();
       }
     } catch (...) {
       fail(kNoChunk);
     }
   });
-
-  // A worker that can't be started stops the job like any failure: left to
-  // unwind past the running reader, its exception would end paes in
-  // std::terminate, with the temporary output left behind.
-  const auto start_worker = [&](auto&& body) {
-    try {
-      pool.push_back(start_thread("worker threads", " (try fewer threads)", body));
-    } catch (...) {
-      fail(kNoChunk);
-    }
-  };
-  for (unsigned w = 0; w < workers && !error.failed(); ++w) {
-    start_worker([&] {
-      std::uint64_t chunk = kNoChunk;  // the one being transformed
-      try {
-        const auto worker = job.make_worker();
-        for (;;) {
-          std::size_t slot = 0;
-          {
-            std::unique_lock lock(mutex);
-            chunk_queued.wait(lock, [&] { return stopped || !queued.empty() || reading_done; });
-            if (stopped || queued.empty()) return;
-            slot = queued.front();
-            queued.pop_front();
-          }
-          Slot& s = slots[slot];
-          chunk = s.chunk.index;
-          s.produced = worker->transform(s.chunk, s.data(), s.data());
-          chunk = kNoChunk;
-          if (progress) progress(s.chunk.in_len);
-          bool writer_waits_for_it = false;
-          {
-            std::lock_guard lock(mutex);
-            finished.emplace(s.chunk.index, slot);
-            writer_waits_for_it = s.chunk.index == next;
-          }
-          if (writer_waits_for_it) chunk_done.notify_one();
-        }
-      } catch (...) {
-        fail(chunk);
-      }
-    });
-  }
 
   std::uint64_t written = 0;
   try {

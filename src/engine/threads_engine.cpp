@@ -3,7 +3,8 @@
 // Parallel jobs over files and memory (ECB, CTR, CBC/CFB decryption, sealed
 // segments): the chunks are independent, so a team of workers takes them one
 // at a time (dynamic schedule, so a worker stalled on I/O doesn't hold back the
-// others). Each worker has its own ChunkWorker and buffer; it preads its chunk
+// others). The team is no larger than workers_within_bytes allows (feed.hpp):
+// a small job runs on the calling thread alone, with no team to start. Each worker has its own ChunkWorker and buffer; it preads its chunk
 // (plus the bytes before it when the job needs them), transforms it in place
 // and pwrites it at its own output offset. There is no shared queue and no
 // ordering: the file offsets are the order, and reads and writes run in
@@ -12,8 +13,9 @@
 //
 // Sequential jobs over files (CBC/CFB encryption, OFB) and every job over a
 // stream run as the ordered pipeline of pipeline.cpp: a reader, the cipher
-// workers (one for a sequential job) and an in-order writer, with memory
-// bounded by 2N + 2 chunks and by kMaxBytesInFlight (engine/feed.hpp).
+// workers (one for a sequential job, started as the input's size calls for
+// them) and an in-order writer, with memory bounded by 2N + 2 chunks and by
+// kMaxBytesInFlight (engine/feed.hpp).
 //
 // Errors: the exception of the lowest failed chunk is kept (FirstError), the
 // other workers skip their remaining chunks, and run() rethrows it after the
@@ -33,7 +35,7 @@ namespace paes {
 
 unsigned ThreadsEngine::workers_for(const Job& job, std::uint64_t input_len) const {
   if (!job.parallel()) return 1;
-  return static_cast<unsigned>(std::min<std::uint64_t>(threads_, job.chunk_count(input_len)));
+  return workers_within_bytes(threads_, job.chunk_count(input_len), input_len);
 }
 
 std::uint64_t ThreadsEngine::run(const Job& job, Source& in, Sink& out) {

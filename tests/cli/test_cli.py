@@ -363,26 +363,31 @@ class ReportingTest(PaesTestCase):
                                                extra=["--json", "--engine", "threads",
                                                       "--threads", "3", "--chunk-size", chunk]))
             self.assertEqual(report["chunk_size"], want, f"--chunk-size {chunk}: {report}")
-            # "threads" counts the workers that ran: never more than the chunks.
-            chunks = -(-len(data) // want)
+            # "threads" counts the workers that ran: never more than the chunks, nor
+            # than one per MiB of input (300 KiB: one).
             self.assertEqual((report["engine"], report["threads"], report["key_bits"]),
-                             ("threads", min(3, chunks), 192), report)
+                             ("threads", 1, 192), report)
             self.assertEqual(read_file(out), expected, f"--chunk-size {chunk}")
-        # Left to paes, the chunks are fitted to the input and the threads: 300 KiB on
-        # 3 threads would be one 1 MiB chunk, so it takes the smallest fitted ones.
-        out = self.path("out-fitted")
-        report = self.run_json(cipher_args("encrypt", "ctr", key, iv, inp, out,
-                                           extra=["--json", "--threads", "3"]))
-        self.assertEqual((report["chunk_size"], report["threads"]), (262144, 2), report)
-        self.assertEqual(read_file(out), expected, "fitted chunks")
+        # Left to paes, the chunks are fitted to the input and the workers it pays for:
+        # 300 KiB pays for one, which takes a whole 1 MiB chunk; 3 MiB on 3 threads
+        # would be three 1 MiB chunks, so it takes the smallest fitted ones (4 a worker).
+        big = os.urandom(3 * 1024 * 1024)
+        big_expected = openssl_ok("ctr", key, iv, big)
+        write_file(self.path("in-big"), big)
+        for name, want in (("in", (1048576, 1)), ("in-big", (262144, 3))):
+            out = self.path(f"out-fitted-{name}")
+            report = self.run_json(cipher_args("encrypt", "ctr", key, iv, self.path(name), out,
+                                               extra=["--json", "--threads", "3"]))
+            self.assertEqual((report["chunk_size"], report["threads"]), want, report)
+            self.assertEqual(read_file(out), expected if name == "in" else big_expected, f"fitted chunks, {name}")
         # A stream's workers are counted from what it turned out to hold, as a file's from its size.
-        for size, want in [(len(data), 3), (100, 1)]:
+        for size, want in [(len(big), 3), (len(data), 1), (100, 1)]:
             out = self.path(f"out-stream-{size}")
             report = self.run_json(cipher_args("encrypt", "ctr", key, iv, "-", out,
                                                extra=["--json", "--threads", "3", "--chunk-size", "64K"]),
-                                   input_bytes=data[:size])
+                                   input_bytes=big[:size])
             self.assertEqual((report["bytes_in"], report["threads"]), (size, want), report)
-            self.assertEqual(read_file(out), expected[:size], f"a {size}-byte stream")
+            self.assertEqual(read_file(out), big_expected[:size], f"a {size}-byte stream")
 
     def test_size_suffixes_accepted(self):
         key, iv = os.urandom(16), os.urandom(16)

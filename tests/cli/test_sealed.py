@@ -539,7 +539,7 @@ class RangeTest(PaesTestCase):
         # bytes_in counted the final segment twice (over the file's size), threads said
         # --threads where one worker ran, and key_bits said 256 for an AES-128 file.
         key = self.keygen(128)
-        data = os.urandom(20 * 65536 + 5)
+        data = os.urandom(40 * 65536 + 5)  # 2.5 MiB: two workers' worth (one per MiB)
         sealed = write_file(self.path("r.paes"), self.seal(data, ["--key-file", key], ["--segment-size", "64K"]))
         size = os.path.getsize(sealed)
         for spec, threads, want_threads in (("0", "2", 2), ("0:1", "16", 1), (f"{len(data) - 1}", "16", 1)):

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Small files, whole process, where start-up and thread teams weigh most
+# (issue 32): paes' sealed format against age with the same X25519 key, and a
+# 1 MiB sealed decryption with the default threads against --threads 1.
+#   - 2 KiB encrypt: `paes encrypt -r age1...` against `age -r age1...`;
+#   - 2 KiB decrypt: `paes decrypt -i ID` against `age -d -i ID`;
+#   each into a file (-o: paes fsyncs its output before the rename, age does
+#   not) and to standard output (/dev/null: neither syncs, like for like);
+#   - 1 MiB sealed decrypt into a file: default threads against --threads 1.
+# Each pair runs round-robin (bench/suite/paes_bench/runner.py's measure: a
+# warm-up round, then RUNS rounds, `sync` before every run outside the
+# timing), so a shared machine's drift weighs on both alike; figures are
+# medians with min..max, ratios are of medians. It reports and asserts
+# nothing: the goal is paes / age <= 1.0 for the 2 KiB encrypt, and default
+# threads / --threads 1 <= 1.0 for the 1 MiB decrypt.
+#
+#   bench/small_files.sh [RUNS] [DIR]     (defaults: 21 $TMPDIR or /tmp)
+set -euo pipefail
+
+source "$(dirname "$0")/lib.sh"
+bench_setup small 1 "${1:-21}" "${2:-}"
+for tool in age age-keygen; do
+  command -v "$tool" > /dev/null || { echo "$tool is not installed (scripts/setup.sh installs age)" >&2; exit 1; }
+done
+
+head -c 2048 /dev/urandom > "$work/in2k"
+head -c $((1 << 20)) /dev/urandom > "$work/in1m"
+age-keygen -o "$work/age.id" 2> /dev/null
+recipient="$(age-keygen -y "$work/age.id")"
+"$paes" keygen -o "$work/key"
+# Each tool's 2 KiB file, and paes opening age's own key: the same key on both sides.
+"$paes" encrypt -r "$recipient" "$work/in2k" -o "$work/in2k.paes"
+age -r "$recipient" -o "$work/in2k.age" "$work/in2k"
+"$paes" decrypt -i "$work/age.id" "$work/in2k.paes" -o "$work/check"
+cmp "$work/check" "$work/in2k"
+"$paes" encrypt --key-file "$work/key" "$work/in1m" -o "$work/in1m.paes"
+rm -f "$work/check"
+
+echo "paes: $paes ($("$paes" --version | head -1)); age $(age --version)"
+echo "$runs round-robin runs per command after a warm-up round, $(nproc) CPUs, files in $work"
+
+"${PYTHON:-python3}" - "$root/bench/suite" "$paes" "$runs" "$work" "$recipient" <<'EOF'
+import subprocess
+import sys
+
+sys.path.insert(0, sys.argv[1])
+from paes_bench.runner import measure  # noqa: E402
+
+paes, runs, work, recipient = sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+out = f"{work}/out"
+ident = f"{work}/age.id"
+to_file = {"parse_json": False, "stdout": None, "out": out}
+to_null = {"parse_json": False, "stdout": subprocess.DEVNULL, "out": out}
+
+# (case, goal, [(label, argv, src, where the output goes)] with paes first)
+pairs = [
+    ("2 KiB encrypt -o file", "<= 1.0",
+     [("paes encrypt -r", [paes, "encrypt", "-r", recipient, f"{work}/in2k", "-o", out], f"{work}/in2k", to_file),
+      ("age -r", ["age", "-r", recipient, "-o", out, f"{work}/in2k"], f"{work}/in2k", to_file)]),
+    ("2 KiB encrypt to stdout", "<= 1.0",
+     [("paes encrypt -r", [paes, "encrypt", "-r", recipient, f"{work}/in2k"], f"{work}/in2k", to_null),
+      ("age -r", ["age", "-r", recipient, f"{work}/in2k"], f"{work}/in2k", to_null)]),
+    ("2 KiB decrypt -o file", "",
+     [("paes decrypt -i", [paes, "decrypt", "-i", ident, f"{work}/in2k.paes", "-o", out], f"{work}/in2k.paes",
+       to_file),
+      ("age -d -i", ["age", "-d", "-i", ident, "-o", out, f"{work}/in2k.age"], f"{work}/in2k.age", to_file)]),
+    ("2 KiB decrypt to stdout", "",
+     [("paes decrypt -i", [paes, "decrypt", "-i", ident, f"{work}/in2k.paes"], f"{work}/in2k.paes", to_null),
+      ("age -d -i", ["age", "-d", "-i", ident, f"{work}/in2k.age"], f"{work}/in2k.age", to_null)]),
+    ("1 MiB sealed decrypt -o file", "<= 1.0",
+     [("paes, default threads", [paes, "decrypt", "--key-file", f"{work}/key", f"{work}/in1m.paes", "-o", out],
+       f"{work}/in1m.paes", to_file),
+      ("paes --threads 1", [paes, "decrypt", "--key-file", f"{work}/key", "--threads", "1", f"{work}/in1m.paes",
+                            "-o", out], f"{work}/in1m.paes", to_file)]),
+]
+
+ratios = []
+for case, goal, sides in pairs:
+    cands = [dict(where, argv=argv, src=src, rec={"bytes": 1}) for _, argv, src, where in sides]
+    recs = measure(cands, runs)
+    for (label, *_), rec in zip(sides, recs):
+        print(f"{case:30} {label:24} median {rec['seconds'] * 1e3:7.2f} ms  "
+              f"min..max {rec['min_seconds'] * 1e3:.2f}..{rec['max_seconds'] * 1e3:.2f} ms", flush=True)
+    ratios.append((case, f"{sides[0][0]} / {sides[1][0]}", recs[0]["seconds"] / recs[1]["seconds"], goal))
+
+print()
+print("ratios of medians (time / time; lower is faster for the first):")
+for case, what, ratio, goal in ratios:
+    print(f"  {case:30} {what:42} {ratio:5.2f}" + (f"   (goal {goal})" if goal else ""))
+EOF
