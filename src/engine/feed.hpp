@@ -91,6 +91,8 @@ class ChunkFeed {
   virtual ~ChunkFeed() = default;
   // Fills `slot` with the next chunk in order; false when there is none left.
   virtual bool next(Slot& slot) = 0;
+  // Whether next() would return false: the last chunk has been handed out.
+  virtual bool exhausted() const = 0;
   // Makes a next() that waits on its input throw soon, from any thread: the
   // pipeline calls it once a stage failed, so that a stalled producer can't
   // keep paes alive after the error. Reads from files never wait that long.
@@ -112,6 +114,7 @@ class SourceFeed final : public ChunkFeed {
  public:
   SourceFeed(const Job& job, Source& in);
   bool next(Slot& slot) override;
+  bool exhausted() const override { return index_ == count_; }
 
  private:
   const Job& job_;
@@ -127,6 +130,7 @@ class StreamFeed final : public ChunkFeed {
  public:
   StreamFeed(const Job& job, StreamReader& in) : job_(job), in_(in) {}
   bool next(Slot& slot) override;
+  bool exhausted() const override { return done_; }
   void interrupt() override { in_.interrupt(); }
   std::uint64_t bytes_read() const { return total_; }
 

@@ -12,6 +12,9 @@
 //            (the drain decides how: pwrite at its offset, or append to a
 //            stream), and frees the slot.
 //
+// The calling thread reads the first chunk before any thread starts; a stream
+// that ends within it is transformed and written right there, with no thread.
+//
 // Memory stays at 2N + 2 chunks whatever the input size (fewer chunks, and as
 // many fewer workers, where that would pass kMaxBytesInFlight), every chunk is
 // written only after its worker finished with it, and the output order is the
@@ -59,6 +62,19 @@ std::uint64_t run_pipeline(const Job& job, ChunkFeed& feed, ChunkDrain& drain, u
   std::vector<Slot> slots(slots_within_budget(job, 2 * static_cast<std::size_t>(workers) + 2, 3));
   workers = std::min(workers, static_cast<unsigned>(slots.size() - 2));
 
+  // The first chunk is read here, before any thread exists. A stream that
+  // ends within it (a small file through a pipe, the common case of a short
+  // job) is transformed and written on the calling thread alone: a reader, a
+  // worker and a writer cost more to start than one chunk takes.
+  if (!feed.next(slots[0])) return 0;
+  if (feed.exhausted()) {
+    Slot& only = slots[0];
+    only.produced = job.make_worker()->transform(only.chunk, only.data(), only.data());
+    if (progress) progress(only.chunk.in_len);
+    drain.put(only);
+    return only.produced;
+  }
+
   // One mutex guards the queues; each role waits on its own condition, and is
   // woken only when there is something for it: the reader when a slot is
   // freed, one worker per queued chunk, the writer when the chunk it waits for
@@ -69,10 +85,10 @@ std::uint64_t run_pipeline(const Job& job, ChunkFeed& feed, ChunkDrain& drain, u
   std::condition_variable chunk_queued;   // the workers wait here
   std::condition_variable chunk_done;     // the writer waits here
   std::vector<std::size_t> free_slots;
-  for (std::size_t i = 0; i < slots.size(); ++i) free_slots.push_back(i);
-  std::deque<std::size_t> queued;
+  for (std::size_t i = 1; i < slots.size(); ++i) free_slots.push_back(i);
+  std::deque<std::size_t> queued{0};  // the first chunk, read above
   std::map<std::uint64_t, std::size_t> finished;  // chunk index -> slot
-  std::uint64_t chunks_read = 0;
+  std::uint64_t chunks_read = 1;
   std::uint64_t next = 0;  // the chunk the writer waits for
   bool reading_done = false;
   bool stopped = false;
@@ -137,8 +153,13 @@ std::uint64_t run_pipeline(const Job& job, ChunkFeed& feed, ChunkDrain& drain, u
   pool.reserve(workers);
   std::thread reader = start_thread("the reader thread", "", [&] {
     try {
-      std::uint64_t bytes_read = 0;
+      std::uint64_t bytes_read = slots[0].chunk.in_len;
       for (;;) {
+        // Workers for what has been read, before waiting for the next read.
+        const std::uint64_t wanted =
+            std::clamp<std::uint64_t>(bytes_read / kMinBytesPerWorker, 1, std::uint64_t{workers});
+        while (pool.size() < wanted) pool.push_back(start_thread("worker threads", " (try fewer threads)", worker_body));
+        chunk_queued.notify_one();
         std::size_t slot = 0;
         {
           std::unique_lock lock(mutex);
@@ -164,10 +185,6 @@ std::uint64_t run_pipeline(const Job& job, ChunkFeed& feed, ChunkDrain& drain, u
           chunk_done.notify_one();    // the writer may have written the last chunk
           return;
         }
-        const std::uint64_t wanted =
-            std::clamp<std::uint64_t>(bytes_read / kMinBytesPerWorker, 1, std::uint64_t{workers});
-        while (pool.size() < wanted) pool.push_back(start_thread("worker threads", " (try fewer threads)", worker_body));
-        chunk_queued.notify_one();
       }
     } catch (...) {
       fail(kNoChunk);

@@ -65,6 +65,10 @@ class CountingFeed final : public ChunkFeed {
     job_.changed.notify_all();
     return true;
   }
+  bool exhausted() const override {
+    std::lock_guard lock(job_.mutex);
+    return job_.fed == count_;
+  }
   std::set<const Slot*> slots_used;
 
  private:
@@ -98,6 +102,79 @@ TEST(BytesInFlight, BudgetLeavesDefaultChunksAloneAndKeepsAFloor) {
   const ChunkPlan gigabyte_chunks(spec, ChunkPlan::kMaxChunkLen);
   EXPECT_EQ(slots_within_budget(gigabyte_chunks, 34, 3), 3u);  // the caller's floor wins
   EXPECT_EQ(slots_within_budget(gigabyte_chunks, 16, 1), 1u);
+}
+
+// A job whose workers and drain record the threads they ran on.
+class ThreadRecordingJob final : public test::StridedChunksJob {
+ public:
+  ThreadRecordingJob() : StridedChunksJob(16) {}
+  std::unique_ptr<ChunkWorker> make_worker() const override;
+  mutable std::mutex mutex;
+  mutable std::set<std::thread::id> worker_threads;
+};
+
+class RecordThread final : public ChunkWorker {
+ public:
+  explicit RecordThread(const ThreadRecordingJob& job) : job_(job) {}
+  std::size_t transform(const Chunk& c, std::uint8_t*, const std::uint8_t*) override {
+    std::lock_guard lock(job_.mutex);
+    job_.worker_threads.insert(std::this_thread::get_id());
+    return static_cast<std::size_t>(c.in_len);
+  }
+
+ private:
+  const ThreadRecordingJob& job_;
+};
+
+std::unique_ptr<ChunkWorker> ThreadRecordingJob::make_worker() const { return std::make_unique<RecordThread>(*this); }
+
+// `count` chunks of `len` bytes, the last one marked.
+class ListFeed final : public ChunkFeed {
+ public:
+  ListFeed(const Job& job, std::uint64_t count, std::uint64_t len) : job_(job), count_(count), len_(len) {}
+  bool next(Slot& slot) override {
+    if (exhausted()) return false;
+    slot.prepare(job_, job_.chunk(fed_, len_, fed_ + 1 == count_));
+    ++fed_;
+    return true;
+  }
+  bool exhausted() const override { return fed_ == count_; }
+
+ private:
+  const Job& job_;
+  std::uint64_t count_, len_, fed_ = 0;
+};
+
+class RecordingDrain final : public ChunkDrain {
+ public:
+  void put(Slot& slot) override {
+    threads.insert(std::this_thread::get_id());
+    bytes += slot.produced;
+  }
+  std::set<std::thread::id> threads;
+  std::uint64_t bytes = 0;
+};
+
+// A stream that ends within its first chunk (a small file through a pipe) is
+// transformed and written on the calling thread: starting a reader, a worker
+// and a writer cost more than the chunk.
+TEST(PipelineThreads, AJobOfOneChunkRunsOnTheCallingThread) {
+  ThreadRecordingJob job;
+  ListFeed feed(job, 1, 10);
+  RecordingDrain drain;
+  EXPECT_EQ(run_pipeline(job, feed, drain, 4, nullptr), 10u);
+  EXPECT_EQ(job.worker_threads, std::set{std::this_thread::get_id()});
+  EXPECT_EQ(drain.threads, std::set{std::this_thread::get_id()});
+  EXPECT_EQ(drain.bytes, 10u);
+}
+
+TEST(PipelineThreads, AJobOfSeveralChunksRunsItsWorkersOnThreadsOfTheirOwn) {
+  ThreadRecordingJob job;
+  ListFeed feed(job, 5, 16);
+  RecordingDrain drain;
+  EXPECT_EQ(run_pipeline(job, feed, drain, 4, nullptr), 80u);
+  EXPECT_EQ(job.worker_threads.count(std::this_thread::get_id()), 0u);
+  EXPECT_EQ(drain.threads, std::set{std::this_thread::get_id()});  // the writer is the caller
 }
 
 }  // namespace
