@@ -139,12 +139,14 @@ InputEndpoint::InputEndpoint(const std::string& path, bool refuse_terminal, Armo
     file_ = std::make_unique<InputFile>(path);
     fd_ = file_->fd();
     name_ = path;
-    std::array<std::uint8_t, kArmorProbeLen> start{};
-    const auto probe = std::span(start).first(std::min<std::uint64_t>(start.size(), file_->size()));
-    file_->read_at(0, probe);
-    if (armor == Armor::openssl || (armor == Armor::paes && starts_with_armor(probe))) {
-      stream_ = std::make_unique<StreamReader>(fd_, name_, file_->size(), armor);
+    bool armored = armor == Armor::openssl;
+    if (armor == Armor::paes) {
+      std::array<std::uint8_t, kArmorProbeLen> start{};
+      const auto probe = std::span(start).first(std::min<std::uint64_t>(start.size(), file_->size()));
+      file_->read_at(0, probe);
+      armored = starts_with_armor(probe);
     }
+    if (armored) stream_ = std::make_unique<StreamReader>(fd_, name_, file_->size(), armor);
     return;
   }
   fd_ = fd;

@@ -110,9 +110,14 @@ void ArmorDecoder::decode(std::span<const std::uint8_t> text, std::vector<std::u
     const std::size_t upto = newline ? static_cast<std::size_t>(newline - text.data()) : text.size();
     // A line and its '\r', at most: a longer one is no armor's.
     if (line_.size() + upto > kColumns + 1) fail("line " + std::to_string(line_number_ + 1) + " is longer than 64 columns");
-    line_.append(reinterpret_cast<const char*>(text.data()), upto);
-    if (!newline) return;
-    std::string_view line = line_;
+    const std::string_view here(reinterpret_cast<const char*>(text.data()), upto);
+    if (!newline) {
+      line_.append(here);
+      return;
+    }
+    // A line whole in this piece is read where it is; one begun in the last is joined.
+    std::string_view line = here;
+    if (!line_.empty()) line = line_.append(here);
     if (line.ends_with('\r')) line.remove_suffix(1);
     ++line_number_;
     paes_line(line, bytes);
@@ -122,7 +127,7 @@ void ArmorDecoder::decode(std::span<const std::uint8_t> text, std::vector<std::u
 }
 
 void ArmorDecoder::paes_line(std::string_view line, std::vector<std::uint8_t>& bytes) {
-  const std::string where = "line " + std::to_string(line_number_);
+  const auto where = [&] { return "line " + std::to_string(line_number_); };
   if (state_ == State::begin) {
     if (line != kArmorBegin) fail("it doesn't start with the line " + std::string(kArmorBegin));
     state_ = State::body;
@@ -134,26 +139,32 @@ void ArmorDecoder::paes_line(std::string_view line, std::vector<std::uint8_t>& b
     return;
   }
   if (state_ == State::last_line_seen) {
-    fail(where + " follows the last base64 line (one shorter than 64 columns or padded with '='), where the "
-                 "END line belongs");
+    fail(where() + " follows the last base64 line (one shorter than 64 columns or padded with '='), where the "
+                   "END line belongs");
   }
-  if (line.size() > kColumns) fail(where + " is longer than 64 columns");
-  if (line.empty() || line.size() % 4 != 0) fail(where + " is not whole base64 groups of 4 characters");
+  if (line.size() > kColumns) fail(where() + " is longer than 64 columns");
+  if (line.empty() || line.size() % 4 != 0) fail(where() + " is not whole base64 groups of 4 characters");
+  // Padding only at the end, at most 2 characters: EVP_DecodeBlock reads
+  // '=' anywhere as zero bits.
+  const std::size_t first_pad = line.find('=');
+  const std::size_t padding = first_pad == std::string_view::npos ? 0 : line.size() - first_pad;
+  if (padding > 2 || (padding != 0 && line.find_first_not_of('=', first_pad) != std::string_view::npos)) {
+    fail(where() + " is not base64");
+  }
   std::uint8_t decoded[kLineBytes];
   const auto* chars = reinterpret_cast<const unsigned char*>(line.data());
-  int n = EVP_DecodeBlock(decoded, chars, static_cast<int>(line.size()));
-  if (n < 0) fail(where + " is not base64");
-  const auto padding = line.size() - line.substr(0, line.find_last_not_of('=') + 1).size();
-  if (padding > 2) fail(where + " is not base64");
-  n -= static_cast<int>(padding);
-  // Canonical: the line is the one encoding of its bytes (no stray
-  // characters, padding bits zero), so a changed line can't give the same bytes.
-  unsigned char again[kColumns + 1];
-  const int again_len = EVP_EncodeBlock(again, decoded, n);
-  if (again_len != static_cast<int>(line.size()) || std::memcmp(again, chars, line.size()) != 0) {
-    fail(where + " is not canonical base64");
+  // It skips whitespace at either end: a line with some decodes short.
+  const int n = EVP_DecodeBlock(decoded, chars, static_cast<int>(line.size()));
+  if (n != static_cast<int>(line.size() / 4 * 3)) fail(where() + " is not base64");
+  const std::size_t len = static_cast<std::size_t>(n) - padding;
+  if (padding != 0) {
+    // Canonical: a padded group's unused bits are zero, so that the line is
+    // the one encoding of its bytes and can't be changed to give the same.
+    unsigned char again[5];
+    EVP_EncodeBlock(again, decoded + (len / 3) * 3, static_cast<int>(len % 3));
+    if (std::memcmp(again, chars + line.size() - 4, 4) != 0) fail(where() + " is not canonical base64");
   }
-  bytes.insert(bytes.end(), decoded, decoded + n);
+  bytes.insert(bytes.end(), decoded, decoded + len);
   if (line.size() < kColumns || padding != 0) state_ = State::last_line_seen;
 }
 

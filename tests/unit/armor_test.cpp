@@ -112,5 +112,32 @@ TEST(Armor, PaesArmorCutAnywhereFails) {
   EXPECT_EQ(decode(Armor::paes, std::span(text).first(text.size() - 1), 7, rng), bytes);
 }
 
+// Lines that decode (EVP_DecodeBlock reads '=' as zero bits, and skips
+// whitespace at either end) but are not the one encoding of their bytes.
+TEST(Armor, NonCanonicalLinesAreRefused) {
+  const std::string begin = std::string(kArmorBegin) + "\n";
+  const std::string end = std::string(kArmorEnd) + "\n";
+  const std::string full(64, 'Q');
+  for (const std::string& body : std::vector<std::string>{"QQ=Q\n", "Q===\n", "QR==\n", "QUJ=\nQUJD\n", "    " + full.substr(4) + "\n",
+                                 full.substr(0, 60) + "    \n", full + "\nQQ=\n", "QU JD\n", "QUJD \n"}) {
+    const std::string text = begin + body + end;
+    ArmorDecoder decoder(Armor::paes, "test");
+    std::vector<std::uint8_t> out;
+    EXPECT_THROW(
+        {
+          decoder.decode({reinterpret_cast<const std::uint8_t*>(text.data()), text.size()}, out);
+          decoder.finish(out);
+        },
+        Error)
+        << body;
+  }
+  const std::string good = begin + "QQ==\n" + end;
+  ArmorDecoder decoder(Armor::paes, "test");
+  std::vector<std::uint8_t> out;
+  decoder.decode({reinterpret_cast<const std::uint8_t*>(good.data()), good.size()}, out);
+  decoder.finish(out);
+  EXPECT_EQ(out, std::vector<std::uint8_t>{'A'});
+}
+
 }  // namespace
 }  // namespace paes
