@@ -208,6 +208,10 @@ TransformReport open(const SealedSpec& spec, const std::string& input_path,
                      const std::string& output_path, const TransformOptions& options) {
   JobRunner runner(options);
   InputEndpoint in(input_path, true, Armor::paes);
+  if (in.armored() && options.engine == EngineKind::mpi) {
+    throw usage_error(in.name() + " is armored (base64 text), which is decoded in order, as a stream; the mpi "
+                      "engine's ranks read the binary file at offsets: decode it first, or use another engine");
+  }
   const OpenedHeader header = read_header(spec, in);
   const SegmentJob job(Direction::decrypt, header.key_len, header.segment_len, header.segment_key,
                        header.nonce_prefix);

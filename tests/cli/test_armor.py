@@ -260,6 +260,13 @@ class ArmorTest(ScratchTestCase):
                     self.path("x")])
         self.assertEqual(proc.returncode, 2, describe(proc))
         self.assertIn("-a", proc.stderr.decode())
+        # Armor found in the input (no -a) is refused so too, for what it is, not as a stream.
+        armored = self.path("a.txt")
+        self.ok(["encrypt", "-a", "--key-file", self.key, self.plain(10), "-o", armored])
+        proc = run(["decrypt", "--engine", "mpi", "--key-file", self.key, armored, "-o", self.path("y")])
+        self.assertEqual(proc.returncode, 2, describe(proc))
+        self.assertIn("armored", proc.stderr.decode())
+        self.assertFalse(os.path.exists(self.path("y")))
 
     # -- 5. terminals and inspect
     def test_armor_may_go_to_a_terminal(self):
