@@ -67,7 +67,7 @@ std::size_t StreamReader::read_full(std::uint8_t* dst, std::size_t len) {
   if (decoder_) return read_decoded(dst, len);
   // Unarmored: the start read to look for armor, then the rest as it comes.
   const std::size_t held = std::min(len, pending_.size() - pending_at_);
-  std::memcpy(dst, pending_.data() + pending_at_, held);
+  if (held != 0) std::memcpy(dst, pending_.data() + pending_at_, held);  // data() may be null
   pending_at_ += held;
   return held + read_raw(dst + held, len - held);
 }
