@@ -34,14 +34,19 @@ class InputEndpoint {
   // a block device (a named pipe, /dev/fd/N of a process substitution, a
   // character device) is read as a stream, like stdin. Throws Error (missing,
   // unreadable, a directory). `refuse_terminal`: a terminal is refused
-  // (ciphertext is never typed).
-  InputEndpoint(const std::string& path, bool refuse_terminal);
+  // (ciphertext is never typed). `armor`: Armor::openssl's text is decoded;
+  // Armor::paes' is decoded where the input starts with its BEGIN line. An
+  // armored file is read front to back, as a stream.
+  InputEndpoint(const std::string& path, bool refuse_terminal, Armor armor = Armor::none);
   ~InputEndpoint();
   InputEndpoint(const InputEndpoint&) = delete;
   InputEndpoint& operator=(const InputEndpoint&) = delete;
-  bool random_access() const { return file_ != nullptr; }
+  bool random_access() const { return file_ != nullptr && stream_ == nullptr; }
   const std::string& name() const { return name_; }
-  // The input's length, when it is a file.
+  // Whether it is read through an armor decoder: a file found to be armor
+  // when opened, a stream once its first bytes were read.
+  bool armored() const { return stream_ != nullptr && (file_ != nullptr || stream_->armored()); }
+  // The input's length, when it is a file read at offsets.
   std::optional<std::uint64_t> size() const;
   // The input file's permission bits (0777), when it is a file.
   std::optional<unsigned> permissions() const;
@@ -71,16 +76,19 @@ class OutputEndpoint {
   // `refuse_terminal`: stdout that is a terminal is refused (ciphertext is
   // binary; decrypted text may go to a terminal). A stream that is the input
   // file itself (options.input_fd) is refused: it would be overwritten ahead
-  // of the reading.
-  OutputEndpoint(const std::string& path, const OutputOptions& options, bool refuse_terminal);
+  // of the reading. With `armor`, what it is given is written as that
+  // armor's text, in order (a file too), and a terminal is taken.
+  OutputEndpoint(const std::string& path, const OutputOptions& options, bool refuse_terminal,
+                 Armor armor = Armor::none);
   ~OutputEndpoint();
   OutputEndpoint(const OutputEndpoint&) = delete;
   OutputEndpoint& operator=(const OutputEndpoint&) = delete;
-  bool random_access() const { return file_ != nullptr; }
+  bool random_access() const { return file_ != nullptr && stream_ == nullptr; }
   const std::string& name() const { return name_; }
   // Writes the first bytes (a preamble, a header).
   void write_prefix(std::span<const std::uint8_t> src);
-  // Makes a file visible under its name; a stream has nothing to commit.
+  // Ends the armor, if any, and makes a file visible under its name; a
+  // stream has nothing else to commit.
   void commit();
 
   OutputFile& file() { return *file_; }

@@ -5,12 +5,29 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace paes {
+
+// Text armor: a job's bytes written, or read, as base64 lines, so that they
+// pass through channels that carry only text.
+enum class Armor {
+  none,
+  // openssl enc -a's text: 64 columns, each line ending in '\n', no markers.
+  openssl,
+  // Strict PEM (RFC 7468) as age armors its files: the BEGIN PAES ENCRYPTED
+  // FILE line, canonical padded base64 in 64-column lines (the last may be
+  // shorter), the END line (docs/FORMAT.md).
+  paes,
+};
+
+class ArmorEncoder;
+class ArmorDecoder;
 
 // Where a file-backed source or sink lives, for engines that open the file
 // themselves (MPI ranks with MPI-IO).
@@ -130,6 +147,11 @@ class StreamReader {
   // when the job started (as a file job reads). If the file ends sooner (it
   // shrank) read_full throws; bytes appended meanwhile are not read.
   StreamReader(int fd, std::string name, std::uint64_t len);
+  // Either input, read through `armor`: Armor::openssl's text is decoded;
+  // Armor::paes' is decoded where the input starts with its BEGIN line, and
+  // other input is read as it is.
+  StreamReader(int fd, std::string name, Armor armor);
+  StreamReader(int fd, std::string name, std::uint64_t len, Armor armor);
   ~StreamReader();
   StreamReader(const StreamReader&) = delete;
   StreamReader& operator=(const StreamReader&) = delete;
@@ -143,12 +165,25 @@ class StreamReader {
   // never keeps a read waiting.) Safe from any thread.
   void interrupt();
   const std::string& name() const { return name_; }
+  // Whether the bytes read so far were decoded from armor.
+  bool armored() const { return decoder_ != nullptr; }
 
  private:
+  std::size_t read_raw(std::uint8_t* dst, std::size_t len);
+  std::size_t read_decoded(std::uint8_t* dst, std::size_t len);
+  void look_for_armor();
+
   int fd_;
   std::string name_;
   std::optional<std::uint64_t> file_left_;  // set for a file
   int wake_fd_ = -1;                        // an eventfd that interrupt() signals
+  Armor armor_ = Armor::none;
+  bool looked_ = false;                     // Armor::paes: whether the input's start was read
+  std::unique_ptr<ArmorDecoder> decoder_;   // set once the input is known to be armor
+  std::vector<std::uint8_t> pending_;       // read, not yet returned (decoded, or the unarmored start)
+  std::size_t pending_at_ = 0;
+  std::vector<std::uint8_t> text_;          // armor read, to decode
+  bool text_ended_ = false;
 };
 
 // A sequential output (a pipe or a terminal-free stdout). Does not own the
@@ -157,13 +192,23 @@ class StreamWriter {
  public:
   // A pipe is grown to hold a whole chunk where the kernel allows.
   StreamWriter(int fd, std::string name);
+  // Writes what it is given as `armor`'s text (Armor::none: as it is).
+  StreamWriter(int fd, std::string name, Armor armor);
+  ~StreamWriter();
   // Writes all of `src`. Throws Error (a closed pipe, a full disk).
   void write_all(std::span<const std::uint8_t> src);
+  // Ends the armor: its last line and END line. Once, after the last
+  // write_all of a complete output; without armor it writes nothing.
+  void finish();
   const std::string& name() const { return name_; }
 
  private:
+  void write_raw(std::span<const std::uint8_t> src);
+
   int fd_;
   std::string name_;
+  std::unique_ptr<ArmorEncoder> encoder_;
+  std::vector<std::uint8_t> text_;  // the armor of what write_all was given
 };
 
 // A regular file opened for reading. Throws Error naming the path when it is

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "paes/engine.hpp"
+#include "paes/io.hpp"
 #include "paes/mode.hpp"
 #include "paes/plan.hpp"
 
@@ -29,6 +30,12 @@ struct TransformOptions {
   // The GPU auto may choose, by its index in `paes info` (a named backend
   // takes its device from select_cipher_backend).
   std::optional<unsigned> device;
+  // Text armor (Armor in paes/io.hpp). Encrypting: the output is written as
+  // text, Armor::paes for the sealed format (and Tink), openssl enc -a's
+  // for raw modes and the Salted__ format. Decrypting a raw mode: the input
+  // is openssl enc -a's text. A sealed input in paes' armor is recognised
+  // and decoded whatever this says.
+  bool armor = false;
 };
 
 struct TransformReport {

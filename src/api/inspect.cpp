@@ -146,19 +146,30 @@ const char* inspected_key_source_name(InspectedKeySource source) {
 }
 
 SealedFileInfo inspect_sealed_file(const std::string& path) {
-  InputEndpoint in(path, true);
+  // paes' armor is decoded, and what it holds inspected: the sizes are the
+  // binary file's.
+  InputEndpoint in(path, true, Armor::paes);
   std::vector<std::uint8_t> prefix(
       static_cast<std::size_t>(std::min<std::uint64_t>(kPrefixLen, in.size().value_or(kPrefixLen))));
-  prefix.resize(in.read_prefix(prefix));
-  std::uint64_t size = prefix.size();
-  if (const auto file_size = in.size()) {
-    size = *file_size;
-  } else {
-    std::vector<std::uint8_t> rest(std::size_t{1} << 20);
-    while (const std::size_t got = in.read_prefix(rest)) size += got;
+  std::uint64_t size = 0;
+  SealedFileInfo info;
+  try {
+    prefix.resize(in.read_prefix(prefix));
+    size = prefix.size();
+    if (const auto file_size = in.size()) {
+      size = *file_size;
+    } else {
+      std::vector<std::uint8_t> rest(std::size_t{1} << 20);
+      while (const std::size_t got = in.read_prefix(rest)) size += got;
+    }
+  } catch (const Error& e) {
+    if (!in.armored()) throw;  // a read error, not what the bytes hold
+    info.format = InspectedFormat::paes;
+    info.armor = true;
+    info.problem = e.what();
+    return info;
   }
 
-  SealedFileInfo info;
   info.file_size = size;
   const std::string_view text = as_text(prefix);
   const auto look = recognize_foreign_format(prefix);
@@ -191,6 +202,7 @@ SealedFileInfo inspect_sealed_file(const std::string& path) {
   } else {
     info.problem = in.name() + ": not a format paes knows";
   }
+  if (in.armored()) info.armor = true;
   return info;
 }
 

@@ -137,7 +137,8 @@ TransformReport seal(const SealedSpec& spec, const std::string& input_path,
   const SegmentJob job(Direction::encrypt, key_len, spec.segment_len, segment_key, header.nonce_prefix);
   if (const auto size = in.size()) job.chunk_count(*size);  // refuse before creating the output
 
-  OutputEndpoint out(output_path, output_options(options, Direction::encrypt, in), true);
+  OutputEndpoint out(output_path, output_options(options, Direction::encrypt, in), true,
+                     options.armor ? Armor::paes : Armor::none);
   out.write_prefix(bound);
   out.write_prefix({reinterpret_cast<const std::uint8_t*>(stanza_header.data()), stanza_header.size()});
   const auto header_bytes = header.encode();
@@ -206,7 +207,11 @@ OpenedHeader read_header(const SealedSpec& spec, InputEndpoint& in) {
 TransformReport open(const SealedSpec& spec, const std::string& input_path,
                      const std::string& output_path, const TransformOptions& options) {
   JobRunner runner(options);
-  InputEndpoint in(input_path, true);
+  InputEndpoint in(input_path, true, Armor::paes);
+  if (in.armored() && options.engine == EngineKind::mpi) {
+    throw usage_error(in.name() + " is armored (base64 text), which is decoded in order, as a stream; the mpi "
+                      "engine's ranks read the binary file at offsets: decode it first, or use another engine");
+  }
   const OpenedHeader header = read_header(spec, in);
   const SegmentJob job(Direction::decrypt, header.key_len, header.segment_len, header.segment_key,
                        header.nonce_prefix);
@@ -235,6 +240,17 @@ TransformReport open(const SealedSpec& spec, const std::string& input_path,
                 ErrorKind::failure, Remedy::associated_data);
   }
   return report;
+}
+
+// Random access reads segments at their offsets in the binary file; in
+// armor, a segment's place in the text could be computed, but a reader would
+// still have to check the armor's every line before it to trust it.
+InputEndpoint& refuse_armor(InputEndpoint& in) {
+  if (in.armored()) {
+    throw usage_error(in.name() + " is armored (base64 text): reading a part of it needs the binary file; "
+                      "decrypt it whole, or decode it first");
+  }
+  return in;
 }
 
 // Segments [first, first + count) of an opening SegmentJob as a job of their
@@ -278,7 +294,7 @@ TransformReport run_sealed(const SealedSpec& spec, const std::string& input_path
 
 struct SealedReader::State {
   State(const SealedSpec& spec, const std::string& path, unsigned threads_wanted)
-      : in(path, false), header(read_header(spec, in)),
+      : in(path, false, Armor::paes), header(read_header(spec, refuse_armor(in))),
         job(Direction::decrypt, header.key_len, header.segment_len, header.segment_key, header.nonce_prefix),
         threads(threads_wanted != 0 ? threads_wanted : online_cpus()) {}
 
@@ -465,7 +481,7 @@ SealedKeyKind sealed_key_kind(const std::string& path) {
   if (names_stdio(path) || names_stream(path)) {  // the bytes read would be lost to the job that follows
     throw usage_error("sealed_key_kind reads a sealed file's preamble, and needs a file, not a pipe or stdin");
   }
-  InputEndpoint in(path, false);
+  InputEndpoint in(path, false, Armor::paes);
   std::array<std::uint8_t, kPreambleLen> bytes{};
   const std::size_t got = in.read_prefix(bytes);
   switch (Preamble::decode(std::span(bytes).first(got), in.name()).key_source) {

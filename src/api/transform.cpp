@@ -19,15 +19,22 @@ void check_input_len(const ChunkPlan& plan, const InputEndpoint& in, std::uint64
   if (const auto size = in.size()) plan.chunk_count(*size - skip);
 }
 
+// A raw job's armor at one end: openssl enc -a's text, at the end that
+// carries ciphertext (`ciphertext_end`), where asked for.
+Armor raw_armor(const TransformOptions& options, bool ciphertext_end) {
+  return options.armor && ciphertext_end ? Armor::openssl : Armor::none;
+}
+
 }  // namespace
 
 TransformReport transform_file(const CipherSpec& spec, const std::string& input_path,
                                const std::string& output_path, const TransformOptions& options) {
   JobRunner runner(options);
-  InputEndpoint in(input_path, spec.direction == Direction::decrypt);
+  const bool encrypt = spec.direction == Direction::encrypt;
+  InputEndpoint in(input_path, !encrypt, raw_armor(options, !encrypt));
   const ChunkPlan plan = runner.plan_for(spec, in, 0);
   check_input_len(plan, in, 0);
-  OutputEndpoint out(output_path, output_options(options, spec.direction, in), spec.direction == Direction::encrypt);
+  OutputEndpoint out(output_path, output_options(options, spec.direction, in), encrypt, raw_armor(options, encrypt));
   TransformReport report;
   report.chunk_len = plan.chunk_len();
   report.backend = std::string(plan.backend_name());
@@ -41,7 +48,7 @@ TransformReport transform_salted(const CipherSpec& base, const Pbkdf2Key& pbkdf2
   check_key_length(pbkdf2.key_len);
   JobRunner runner(options);
   const bool encrypt = base.direction == Direction::encrypt;
-  InputEndpoint in(input_path, !encrypt);
+  InputEndpoint in(input_path, !encrypt, raw_armor(options, !encrypt));
   SaltedSalt salt;
   if (encrypt) {
     random_bytes(salt);
@@ -55,7 +62,7 @@ TransformReport transform_salted(const CipherSpec& base, const Pbkdf2Key& pbkdf2
   const std::uint64_t in_skip = encrypt ? 0 : kSaltedHeaderLen;
   const ChunkPlan plan = runner.plan_for(spec, in, in_skip);
   check_input_len(plan, in, in_skip);
-  OutputEndpoint out(output_path, output_options(options, base.direction, in), encrypt);
+  OutputEndpoint out(output_path, output_options(options, base.direction, in), encrypt, raw_armor(options, encrypt));
   if (encrypt) out.write_prefix(encode_salted_header(salt));
   TransformReport report;
   report.chunk_len = plan.chunk_len();

@@ -40,6 +40,7 @@ struct TransformArgs {
   std::optional<unsigned> device;
   std::uint64_t chunk_len = 0;  // 0: the mode's default
   bool force = false;
+  bool armor = false;  // -a: text (paes/transform.hpp, TransformOptions::armor)
   bool json = false;
   bool verbose = false;
   bool progress = false;

@@ -300,6 +300,13 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
             },
             ""));
   }
+  cmd->add_flag("-a,--armor", args.armor,
+                enc ? "Write text that may go to a terminal or an email: the sealed format (and --format tink) as "
+                      "base64 lines between '-----BEGIN PAES ENCRYPTED FILE-----' and its END line, which decrypt "
+                      "recognises by itself; raw modes and --pbkdf2 exactly as 'openssl enc -a' (64-column base64, "
+                      "no markers), which decrypt reads only with -a. Not with --engine mpi"
+                    : "Raw modes and --pbkdf2: the input is 'openssl enc -a' base64 text. (Sealed and Tink input "
+                      "in paes' armor is recognised without it; --range needs the binary file)");
   cmd->add_flag("-f,--force", args.force,
                 "Replace an existing output file or symbolic link (ciphertext keeps the file's mode, owner and "
                 "group; plaintext stays private and yours); "
@@ -357,6 +364,10 @@ void check_transform_usage(const TransformArgs& args, EngineKind engine) {
   if ((args.verbose || args.progress) && descriptor_named(args.output) == STDERR_FILENO) {
     throw usage_error("-v and --progress write on stderr, which carries the output: give -o FILE");
   }
+  if (args.armor && engine == EngineKind::mpi) {
+    throw usage_error("-a writes or reads text in order, as a stream, and the mpi engine's ranks write the "
+                      "output at offsets: drop --engine mpi or -a");
+  }
   if (names_stdio(args.input) || names_stream(args.input) || names_stdio(args.output) ||
       names_output_stream(args.output)) {
     check_streams(engine);
@@ -392,6 +403,7 @@ TransformOptions transform_options(const TransformArgs& args, EngineKind engine)
   options.device = args.device;
   options.chunk_len = args.chunk_len;
   options.force = args.force;
+  options.armor = args.armor;
   return options;
 }
 

@@ -6,10 +6,12 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include <array>
 #include <string>
 #include <string_view>
 
 #include "paes/error.hpp"
+#include "util/armor.hpp"
 
 namespace paes {
 
@@ -126,7 +128,7 @@ bool names_output_stream(const std::string& path) {
   return ::lstat(path.c_str(), &st) == 0 && S_ISFIFO(st.st_mode);
 }
 
-InputEndpoint::InputEndpoint(const std::string& path, bool refuse_terminal) {
+InputEndpoint::InputEndpoint(const std::string& path, bool refuse_terminal, Armor armor) {
   int fd = STDIN_FILENO;
   if (names_stdio(path)) {
     name_ = "stdin";
@@ -137,6 +139,14 @@ InputEndpoint::InputEndpoint(const std::string& path, bool refuse_terminal) {
     file_ = std::make_unique<InputFile>(path);
     fd_ = file_->fd();
     name_ = path;
+    bool armored = armor == Armor::openssl;
+    if (armor == Armor::paes) {
+      std::array<std::uint8_t, kArmorProbeLen> start{};
+      const auto probe = std::span(start).first(std::min<std::uint64_t>(start.size(), file_->size()));
+      file_->read_at(0, probe);
+      armored = starts_with_armor(probe);
+    }
+    if (armored) stream_ = std::make_unique<StreamReader>(fd_, name_, file_->size(), armor);
     return;
   }
   fd_ = fd;
@@ -144,7 +154,7 @@ InputEndpoint::InputEndpoint(const std::string& path, bool refuse_terminal) {
     if (refuse_terminal && ::isatty(fd)) {
       throw usage_error("refusing to read ciphertext from a terminal: give an input file or a pipe");
     }
-    stream_ = std::make_unique<StreamReader>(fd, name_);
+    stream_ = std::make_unique<StreamReader>(fd, name_, armor);
   });
 }
 
@@ -154,7 +164,7 @@ InputEndpoint::~InputEndpoint() {
 }
 
 std::optional<std::uint64_t> InputEndpoint::size() const {
-  if (file_) return file_->size();
+  if (random_access()) return file_->size();
   return std::nullopt;
 }
 
@@ -165,7 +175,7 @@ std::optional<unsigned> InputEndpoint::permissions() const {
 
 std::size_t InputEndpoint::read_prefix(std::span<std::uint8_t> dst) {
   std::size_t got = 0;
-  if (file_) {
+  if (random_access()) {
     const std::uint64_t left = file_->size() > prefix_read_ ? file_->size() - prefix_read_ : 0;
     got = static_cast<std::size_t>(std::min<std::uint64_t>(left, dst.size()));
     file_->read_at(prefix_read_, dst.first(got));
@@ -176,7 +186,8 @@ std::size_t InputEndpoint::read_prefix(std::span<std::uint8_t> dst) {
   return got;
 }
 
-OutputEndpoint::OutputEndpoint(const std::string& path, const OutputOptions& options, bool refuse_terminal) {
+OutputEndpoint::OutputEndpoint(const std::string& path, const OutputOptions& options, bool refuse_terminal,
+                               Armor armor) {
   int fd = STDOUT_FILENO;
   if (names_stdio(path)) {
     name_ = "stdout";
@@ -189,15 +200,17 @@ OutputEndpoint::OutputEndpoint(const std::string& path, const OutputOptions& opt
   } else {
     file_ = std::make_unique<OutputFile>(path, options);
     name_ = path;
+    // Text's place in the file depends on all the bytes before it: written in order.
+    if (armor != Armor::none) stream_ = std::make_unique<StreamWriter>(file_->fd(), name_, armor);
     return;
   }
   closing_on_failure(owned_fd_, [&] {
-    if (refuse_terminal && ::isatty(fd)) {
+    if (refuse_terminal && armor == Armor::none && ::isatty(fd)) {
       throw usage_error("refusing to write binary output to a terminal", Remedy::output_file);
     }
     // stdout appended to the input (paes < f >> f) would read its own output.
     refuse_writing_the_input(fd, options.input_fd, name_);
-    stream_ = std::make_unique<StreamWriter>(fd, name_);
+    stream_ = std::make_unique<StreamWriter>(fd, name_, armor);
   });
 }
 
@@ -207,7 +220,7 @@ OutputEndpoint::~OutputEndpoint() {
 }
 
 void OutputEndpoint::write_prefix(std::span<const std::uint8_t> src) {
-  if (file_) {
+  if (random_access()) {
     file_->write_at(prefix_written_, src);
   } else {
     stream_->write_all(src);
@@ -216,6 +229,7 @@ void OutputEndpoint::write_prefix(std::span<const std::uint8_t> src) {
 }
 
 void OutputEndpoint::commit() {
+  if (stream_) stream_->finish();
   if (file_) file_->commit();
 }
 

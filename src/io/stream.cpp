@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 
 #include "paes/error.hpp"
 #include "paes/io.hpp"
+#include "util/armor.hpp"
 
 namespace paes {
 
@@ -42,6 +44,15 @@ StreamReader::StreamReader(int fd, std::string name, std::uint64_t len) : Stream
   file_left_ = len;
 }
 
+StreamReader::StreamReader(int fd, std::string name, Armor armor) : StreamReader(fd, std::move(name)) {
+  armor_ = armor;
+}
+
+StreamReader::StreamReader(int fd, std::string name, std::uint64_t len, Armor armor)
+    : StreamReader(fd, std::move(name), len) {
+  armor_ = armor;
+}
+
 StreamReader::~StreamReader() { ::close(wake_fd_); }
 
 void StreamReader::interrupt() {
@@ -51,6 +62,59 @@ void StreamReader::interrupt() {
 }
 
 std::size_t StreamReader::read_full(std::uint8_t* dst, std::size_t len) {
+  if (armor_ == Armor::none) return read_raw(dst, len);
+  if (!looked_) look_for_armor();
+  if (decoder_) return read_decoded(dst, len);
+  // Unarmored: the start read to look for armor, then the rest as it comes.
+  const std::size_t held = std::min(len, pending_.size() - pending_at_);
+  if (held != 0) std::memcpy(dst, pending_.data() + pending_at_, held);  // data() may be null
+  pending_at_ += held;
+  return held + read_raw(dst + held, len - held);
+}
+
+// Armor::paes is decoded only where the input starts with its BEGIN line:
+// other input (a binary sealed file) is read as it is.
+void StreamReader::look_for_armor() {
+  looked_ = true;
+  if (armor_ == Armor::paes) {
+    pending_.resize(kArmorProbeLen);
+    pending_.resize(read_raw(pending_.data(), pending_.size()));
+    if (!starts_with_armor(pending_)) return;
+    text_ = std::move(pending_);
+    pending_.clear();
+  }
+  decoder_ = std::make_unique<ArmorDecoder>(armor_, name_);
+  decoder_->decode(text_, pending_);
+  text_.clear();
+}
+
+std::size_t StreamReader::read_decoded(std::uint8_t* dst, std::size_t len) {
+  constexpr std::size_t kTextPiece = std::size_t{1} << 20;
+  std::size_t done = 0;
+  while (done < len) {
+    if (pending_at_ == pending_.size()) {
+      if (text_ended_) break;
+      pending_.clear();
+      pending_at_ = 0;
+      text_.resize(kTextPiece);
+      text_.resize(read_raw(text_.data(), text_.size()));
+      if (text_.empty()) {
+        text_ended_ = true;
+        decoder_->finish(pending_);
+      } else {
+        decoder_->decode(text_, pending_);
+      }
+      continue;
+    }
+    const std::size_t take = std::min(len - done, pending_.size() - pending_at_);
+    std::memcpy(dst + done, pending_.data() + pending_at_, take);
+    pending_at_ += take;
+    done += take;
+  }
+  return done;
+}
+
+std::size_t StreamReader::read_raw(std::uint8_t* dst, std::size_t len) {
   if (file_left_) len = static_cast<std::size_t>(std::min<std::uint64_t>(len, *file_left_));
   std::size_t done = 0;
   while (done < len) {
@@ -81,7 +145,27 @@ std::size_t StreamReader::read_full(std::uint8_t* dst, std::size_t len) {
 
 StreamWriter::StreamWriter(int fd, std::string name) : fd_(fd), name_(std::move(name)) { grow_pipe(fd_); }
 
+StreamWriter::StreamWriter(int fd, std::string name, Armor armor) : StreamWriter(fd, std::move(name)) {
+  if (armor != Armor::none) encoder_ = std::make_unique<ArmorEncoder>(armor);
+}
+
+StreamWriter::~StreamWriter() = default;
+
 void StreamWriter::write_all(std::span<const std::uint8_t> src) {
+  if (!encoder_) return write_raw(src);
+  text_.clear();
+  encoder_->encode(src, text_);
+  write_raw(text_);
+}
+
+void StreamWriter::finish() {
+  if (!encoder_) return;
+  text_.clear();
+  encoder_->finish(text_);
+  write_raw(text_);
+}
+
+void StreamWriter::write_raw(std::span<const std::uint8_t> src) {
   std::size_t done = 0;
   while (done < src.size()) {
     const ssize_t n = ::write(fd_, src.data() + done, src.size() - done);

@@ -1,0 +1,77 @@
+// Armor's text, made and read with OpenSSL's base64 (EVP_Encode*, EVP_Decode*,
+// EVP_EncodeBlock): the same lines as openssl enc -a, and for paes' own armor
+// the strict PEM of RFC 7468 that age's armor is (C2SP age.md, "ASCII armor").
+#pragma once
+
+#include <openssl/types.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "paes/io.hpp"
+
+namespace paes {
+
+inline constexpr std::string_view kArmorBegin = "-----BEGIN PAES ENCRYPTED FILE-----";
+inline constexpr std::string_view kArmorEnd = "-----END PAES ENCRYPTED FILE-----";
+
+// Whether `start`, an input's first bytes, is the start of paes' armor: its
+// BEGIN line, then '\n' or "\r\n". Fewer bytes than that are not.
+bool starts_with_armor(std::span<const std::uint8_t> start);
+// How many of an input's first bytes starts_with_armor needs.
+inline constexpr std::size_t kArmorProbeLen = kArmorBegin.size() + 2;
+
+// Bytes to armor, piece by piece.
+class ArmorEncoder {
+ public:
+  explicit ArmorEncoder(Armor armor);
+  ~ArmorEncoder();
+  ArmorEncoder(const ArmorEncoder&) = delete;
+  ArmorEncoder& operator=(const ArmorEncoder&) = delete;
+  // Appends the text of `bytes` to `text` (the BEGIN line before the first):
+  // whole lines only; the bytes of a partial line wait for the next call.
+  void encode(std::span<const std::uint8_t> bytes, std::vector<std::uint8_t>& text);
+  // Appends the last line, and the END line.
+  void finish(std::vector<std::uint8_t>& text);
+
+ private:
+  void begin(std::vector<std::uint8_t>& text);
+  Armor armor_;
+  EVP_ENCODE_CTX* ctx_ = nullptr;
+  bool begun_ = false;
+};
+
+// Armor to bytes, piece by piece. paes' armor is held to the rules FORMAT.md
+// gives (one encoding for each file: a changed line can't decode to the same
+// bytes); openssl's is read as openssl enc -d -a reads it.
+class ArmorDecoder {
+ public:
+  // `name` names the input in errors.
+  ArmorDecoder(Armor armor, std::string name);
+  ~ArmorDecoder();
+  ArmorDecoder(const ArmorDecoder&) = delete;
+  ArmorDecoder& operator=(const ArmorDecoder&) = delete;
+  // Appends the bytes `text` encodes to `bytes`. Throws Error where the text
+  // is not armor.
+  void decode(std::span<const std::uint8_t> text, std::vector<std::uint8_t>& bytes);
+  // At the end of the input: appends what is left, and throws Error where
+  // the armor is incomplete (no END line, a cut line).
+  void finish(std::vector<std::uint8_t>& bytes);
+
+ private:
+  enum class State { begin, body, last_line_seen, end };
+  void paes_line(std::string_view line, std::vector<std::uint8_t>& bytes);
+  [[noreturn]] void fail(const std::string& why) const;
+
+  Armor armor_;
+  std::string name_;
+  EVP_ENCODE_CTX* ctx_ = nullptr;  // Armor::openssl
+  State state_ = State::begin;
+  std::string line_;  // Armor::paes: a line not yet ended
+  std::uint64_t line_number_ = 0;
+};
+
+}  // namespace paes
