@@ -36,7 +36,9 @@ RekeyReport rekey_sealed(const RekeySpec& spec, const std::string& input_path, c
   if (spec.recipients.empty() && !spec.keep_recipients) {
     throw usage_error("re-keying to no recipient would leave a file nobody can open: give the new recipients");
   }
-  InputEndpoint in(input_path, true);
+  // Armor on either side makes that side a stream: the body then goes through
+  // the decoder or encoder (copy_stream) instead of being shared in the kernel.
+  InputEndpoint in(input_path, true, Armor::paes);
   std::array<std::uint8_t, kPreambleLen> preamble_bytes{};
   const std::size_t got = in.read_prefix(preamble_bytes);
   const Preamble preamble = Preamble::decode(std::span(preamble_bytes).first(got), in.name());
@@ -57,7 +59,8 @@ RekeyReport rekey_sealed(const RekeySpec& spec, const std::string& input_path, c
   for (const X25519PublicKey& recipient : spec.recipients) stanzas.push_back(wrap_x25519(opened.file_key, recipient));
   const std::string header = encode_stanza_header(preamble_bytes, stanzas, opened.file_key);
 
-  OutputEndpoint out(output_path, output_options(options, Direction::encrypt, in), true);
+  OutputEndpoint out(output_path, output_options(options, Direction::encrypt, in), true,
+                     options.armor ? Armor::paes : Armor::none);
   out.write_prefix(preamble_bytes);
   out.write_prefix({reinterpret_cast<const std::uint8_t*>(header.data()), header.size()});
   RekeyReport report;

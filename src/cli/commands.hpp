@@ -97,6 +97,7 @@ struct RekeyArgs {
   std::vector<std::string> recipients;
   std::vector<std::string> recipients_files;
   bool add = false;
+  bool armor = false;
   bool force = false;
   bool verbose = false;
 };

@@ -48,6 +48,9 @@ replacing the input itself takes -f.)TXT");
       ->type_name("PATH")
       ->allow_extra_args(false);
   cmd->add_flag("--add", args.add, "Keep the file's recipients and add these (else: these replace them)");
+  cmd->add_flag("-a,--armor", args.armor,
+                "Write the re-keyed file as text (paes' armor, as encrypt -a writes). An armored input is "
+                "recognised by itself; its body is decoded and copied, not shared in the kernel");
   cmd->add_flag("-f,--force", args.force, "Overwrite an existing output (the input itself included)");
   cmd->add_flag("-v,--verbose", args.verbose, "A summary on stderr when done");
   return cmd;
@@ -68,6 +71,7 @@ int run_rekey(const RekeyArgs& args) {
   spec.keep_recipients = args.add;
   TransformOptions options;
   options.force = args.force;
+  options.armor = args.armor;
   const RekeyReport report = rekey_sealed(spec, args.input, args.output, options);
   if (args.verbose) {
     std::cerr << "paes: rekey: " << report.recipients_before << " recipient" << (report.recipients_before == 1 ? "" : "s")

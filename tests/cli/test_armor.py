@@ -252,6 +252,25 @@ class ArmorTest(ScratchTestCase):
         self.assertIn("armored", proc.stderr.decode())
         self.assertFalse(os.path.exists(self.path("part")))
 
+    def test_rekey_reads_and_writes_armor(self):
+        alice, bob = self.path("alice"), self.path("bob")
+        to_alice = self.ok(["keygen", "--x25519", "-o", alice]).stdout.decode().split()[-1]
+        to_bob = self.ok(["keygen", "--x25519", "-o", bob]).stdout.decode().split()[-1]
+        src = self.plain(100003)
+        armored = self.path("a.txt")
+        self.ok(["encrypt", "-a", "-r", to_alice, src, "-o", armored])
+        for source, out_armor in ((armored, []), ("-", []), (armored, ["-a"]), ("-", ["-a"])):
+            with self.subTest(source=source, armor=out_armor):
+                out = self.path("re")
+                proc = run(["rekey", source, "-i", alice, "--add", "-r", to_bob, "-o", out, "-f", *out_armor],
+                           input_bytes=read_file(armored) if source == "-" else None)
+                self.assertEqual(proc.returncode, 0, describe(proc))
+                self.assertEqual(read_file(out).startswith(b"-----BEGIN PAES ENCRYPTED FILE-----\n"), bool(out_armor))
+                for ident in (alice, bob):
+                    back = self.path("back")
+                    self.ok(["decrypt", "-i", ident, out, "-o", back, "-f"])
+                    self.assertEqual(read_file(back), read_file(src))
+
     def test_armor_with_mpi_is_refused(self):
         info = run(["info"]).stdout.decode()
         if "mpi" not in info:
