@@ -281,7 +281,7 @@ int main(int argc, char** argv) {
     try {
       session = std::make_unique<paes::MpiSession>(&argc, &argv);
     } catch (const paes::Error& e) {
-      return fail(e.what(), 1);
+      return fail(e.what(), e.kind() == paes::ErrorKind::usage ? 2 : 1);
     }
     if (session->rank() != 0) return session->serve();
   }

@@ -972,6 +972,38 @@ class OnlyWhenAskedTest(MpiTestCase):
         self.assertEqual((report["engine"], len(report["ranks"])), ("mpi", 2), report)
 
 
+class OtherMpisLauncherTest(MpiTestCase):
+    """7b: paes-mpi under the launcher of another MPI than its own (mpiexec.openmpi
+    starting an MPICH build, or mpiexec.mpich an Open MPI one) would run each rank as
+    an MPI world of one: every rank the whole job, all on one output. Every rank
+    refuses: exit 2, a message naming the MPI it was built for and the ranks the
+    launcher started, no output."""
+
+    def test_launcher_of_another_mpi_is_refused(self):
+        other = LAUNCHER.other()
+        if other is None:
+            print(f"test_mpi.py: skipping the other launcher's test: no launcher of another MPI beside {LAUNCHER}",
+                  file=sys.stderr)
+            self.skipTest("SKIPPED: no launcher of another MPI installed")
+        key, _ = self.key_file(256)
+        inp = write_file(self.path("in.bin"), os.urandom(100000))
+        out_dir = self.new_dir("out")
+        paes_mpi = os.path.join(os.path.dirname(os.path.abspath(PAES)), "paes-mpi")
+        for argv in ([PAES, "encrypt", "--engine", "mpi"], [paes_mpi, "encrypt", "--engine", "mpi"]):
+            cmd, env = other.command([Ranks(2, argv + ["--key-file", key, inp, "-o", os.path.join(out_dir, "o")])])
+            proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=120, env=env)
+            what = " ".join(cmd)
+            lines = stderr_lines(proc)
+            self.check(proc.returncode == 2, f"{what}: expected exit 2, got {describe(proc)}")
+            self.check(len(lines) == 2 and all(l.startswith("paes: the launcher started 2 ranks") and
+                                               f"built for {LAUNCHER.mpi_name}" in l and "mpiexec" in l
+                                               for l in lines),
+                       f"{what}: expected each rank's refusal naming {LAUNCHER.mpi_name}, got {lines!r}")
+            self.check(proc.stdout == b"" and os.listdir(out_dir) == [],
+                       f"{what}: stdout {proc.stdout[:200]!r}, left {os.listdir(out_dir)}")
+        self.finish()
+
+
 # --------------------------------------------------------------------------- 8. faults on one rank
 
 class OneRankFaultTest(MpiTestCase):
