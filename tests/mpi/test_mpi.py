@@ -674,6 +674,7 @@ class NoFileOutputTest(MpiTestCase):
         out_dir = self.new_dir("out")
         self.expect_failure(3, ["encrypt", "--key-file", key_file, inp, "-o", os.path.join(out_dir, "x")], out_dir,
                             "add --engine mpi", code=2)
+        self.finish()
 
 
 class SequentialTest(MpiTestCase):
