@@ -1005,6 +1005,36 @@ class OtherMpisLauncherTest(MpiTestCase):
         self.finish()
 
 
+    def test_what_a_slurm_step_says(self):
+        """Slurm's variables as srun leaves them, without Slurm: a rank of srun --mpi=pmix
+        (PMIX_RANK 1, SLURM_STEP_NUM_TASKS 2) that its MPI left a world of one is refused;
+        paes-mpi run by a batch script (SLURM_NTASKS 4), or under mpiexec inside a step
+        (the step's variables inherited), runs. MPICH's build only: Open MPI's would try
+        to reach the PMIx server the variables speak of."""
+        if LAUNCHER.flavor != "mpich":
+            print(f"test_mpi.py: skipping Slurm's variables under {LAUNCHER}: its MPI would look for their "
+                  "PMIx server", file=sys.stderr)
+            self.skipTest("SKIPPED: Slurm's variables need a build whose MPI ignores PMIx's")
+        key, _ = self.key_file(256)
+        inp = write_file(self.path("in.bin"), os.urandom(100000))
+        paes_mpi = os.path.join(os.path.dirname(os.path.abspath(PAES)), "paes-mpi")
+        for what, step, launched, status in (
+                ("rank 1 of srun --mpi=pmix", {"PMIX_RANK": "1", "SLURM_STEP_NUM_TASKS": "2"}, False, 2),
+                ("a batch script of 4 tasks", {"SLURM_NTASKS": "4"}, False, 0),
+                ("mpiexec -n 1 inside a step of 4", {"PMIX_RANK": "0", "SLURM_STEP_NUM_TASKS": "4"}, True, 0)):
+            out = self.path(unique("out-"))
+            argv = [paes_mpi, "encrypt", "--engine", "mpi", "--key-file", key, inp, "-o", out]
+            env = dict(os.environ, **step)
+            if launched:
+                argv, env = launch([Ranks(1, argv)], env=env)
+            proc = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
+            self.check(proc.returncode == status and os.path.exists(out) == (status == 0),
+                       f"{what}: expected exit {status}, got {describe(proc)}")
+            if status:
+                self.check(b"the launcher started 2 ranks" in proc.stderr, f"{what}: {describe(proc)}")
+        self.finish()
+
+
 # --------------------------------------------------------------------------- 8. faults on one rank
 
 class OneRankFaultTest(MpiTestCase):

@@ -433,20 +433,22 @@ namespace {
 // A launcher of another MPI than the one paes-mpi links (Open MPI's mpiexec
 // starting an MPICH build, or the other way round) starts each rank as an MPI
 // world of its own: N copies of the whole job racing on one output. Each
-// launcher says in the environment how many ranks it started (MPICH's hydra
-// and Slurm's pmi2: PMI_SIZE; Open MPI: OMPI_COMM_WORLD_SIZE; a PMIx
+// launcher says in the environment how many ranks it started (Open MPI:
+// OMPI_COMM_WORLD_SIZE; MPICH's hydra and Slurm's pmi2: PMI_SIZE; a PMIx
 // launcher, srun --mpi=pmix, only each rank's PMIX_RANK, and Slurm the step's
-// task count). SLURM_NTASKS alone says nothing: a batch script of a
-// many-task job runs paes-mpi as one process. Every rank, a world of one,
-// refuses alike.
+// task count). The first of those that is set counts: a launcher run inside
+// another's rank (mpiexec in an srun step) inherits the outer one's too.
+// SLURM_NTASKS alone says nothing: a batch script of a many-task job runs
+// paes-mpi as one process. Every rank, a world of one, refuses alike.
 void refuse_a_launcher_of_another_mpi() {
   const auto number = [](const char* name) -> long {
     const char* value = std::getenv(name);
     return value != nullptr ? std::strtol(value, nullptr, 10) : -1;
   };
-  long launched = std::max(number("PMI_SIZE"), number("OMPI_COMM_WORLD_SIZE"));
-  if (const long pmix_rank = number("PMIX_RANK"); pmix_rank >= 0) {
-    launched = std::max({launched, pmix_rank + 1, number("SLURM_STEP_NUM_TASKS")});
+  long launched = number("OMPI_COMM_WORLD_SIZE");
+  if (launched < 0) launched = number("PMI_SIZE");
+  if (const long pmix_rank = number("PMIX_RANK"); launched < 0 && pmix_rank >= 0) {
+    launched = std::max(pmix_rank + 1, number("SLURM_STEP_NUM_TASKS"));
   }
   if (launched <= 1) return;
   char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
