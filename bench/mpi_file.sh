@@ -7,12 +7,20 @@
 # against the threads engine with 2 threads.
 #
 #   bench/mpi_file.sh [SIZE_MIB] [RUNS] [DIR]     (defaults: 1024 5 $TMPDIR or /tmp)
+#
+# The ranks start under the launcher of the MPI this paes-mpi was built for:
+# $MPIEXEC, else the one its build tree found (MPIEXEC_EXECUTABLE in the
+# CMakeCache.txt beside $PAES), spelled by tests/mpi/launchers.py. Another
+# MPI's launcher would start each rank as a job of its own.
 set -euo pipefail
 
 source "$(dirname "$0")/lib.sh"
 bench_setup mpi "$@"
-command -v mpiexec >/dev/null || { echo "mpiexec is not installed (scripts/setup.sh installs MPICH)" >&2; exit 1; }
 "$paes" info | grep -q mpi || { echo "this paes was built without the mpi engine" >&2; exit 1; }
+mpiexec="${MPIEXEC:-$(sed -n 's/^MPIEXEC_EXECUTABLE:[A-Z]*=//p' "$(dirname "$paes")/CMakeCache.txt" 2>/dev/null || true)}"
+[ -x "$mpiexec" ] || { echo "no launcher for $paes: set MPIEXEC to the mpiexec of the MPI it was built for" >&2; exit 1; }
+launchers=("${PYTHON:-python3}" "$root/tests/mpi/launchers.py" "$mpiexec")
+ranks() { mapfile -t launch < <("${launchers[@]}" "$1"); }
 
 head -c "$((size_mib << 20))" /dev/urandom > "$work/in.bin"
 cat "$work/in.bin" > /dev/null
@@ -20,12 +28,12 @@ cat "$work/in.bin" > /dev/null
 iv="$(openssl rand -hex 16)"
 ctr=(encrypt --mode ctr --key-file "$work/key" --iv "$iv" "$work/in.bin" -o "$work/out")
 
-echo "input: $size_mib MiB random, warm page cache, $runs runs after a warm-up, $(nproc) CPUs, $(mpiexec --version | awk '/Version:/ { print "MPICH", $2; exit }')"
+echo "input: $size_mib MiB random, warm page cache, $runs runs after a warm-up, $(nproc) CPUs, $("${launchers[@]}" --describe)"
 measure "threads engine, 2 threads" "$paes" "${ctr[@]}" --threads 2
-measure "mpi 1 rank x 2 threads" mpiexec -n 1 "$paes" "${ctr[@]}" --engine mpi --threads 2
-measure "mpi 2 ranks x 1 thread" mpiexec -n 2 "$paes" "${ctr[@]}" --engine mpi --threads 1
-measure "mpi 1 rank x 1 thread" mpiexec -n 1 "$paes" "${ctr[@]}" --engine mpi --threads 1
-measure "mpi 4 ranks x 1 thread (oversubscribed)" mpiexec -n 4 "$paes" "${ctr[@]}" --engine mpi --threads 1
+ranks 1; measure "mpi 1 rank x 2 threads" "${launch[@]}" "$paes" "${ctr[@]}" --engine mpi --threads 2
+ranks 2; measure "mpi 2 ranks x 1 thread" "${launch[@]}" "$paes" "${ctr[@]}" --engine mpi --threads 1
+ranks 1; measure "mpi 1 rank x 1 thread" "${launch[@]}" "$paes" "${ctr[@]}" --engine mpi --threads 1
+ranks 4; measure "mpi 4 ranks x 1 thread (oversubscribed)" "${launch[@]}" "$paes" "${ctr[@]}" --engine mpi --threads 1
 
 echo
 echo "ratios of medians (time / time):"

@@ -19,6 +19,8 @@ packages=(
   age                                # a peer in the sealed-format benchmark
   groff-base man-db zsh               # the man page's checks (groff -ww, man), the zsh completion's
   mpich libmpich-dev                 # the mpi engine (runs as root, oversubscribes)
+  openmpi-bin libopenmpi-dev         # the mpi engine's other MPI: the openmpi preset's tests (it
+                                     # takes over plain mpicxx/mpiexec; builds pin theirs, PAES_MPI_FLAVOR)
   gnupg                              # gpg --symmetric: a peer in the benchmark suite
   ocl-icd-opencl-dev opencl-headers  # the opencl engine: ICD loader and headers
   pocl-opencl-icd clinfo             # an OpenCL device on the CPU, for the tests

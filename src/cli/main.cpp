@@ -171,8 +171,14 @@ bool started_by_mpi_launcher() {
   std::ifstream comm("/proc/" + std::to_string(::getppid()) + "/comm");
   std::string parent;
   std::getline(comm, parent);
-  for (const char* launcher : {"hydra_pmi_proxy", "orted", "prted", "slurmstepd", "mpiexec", "mpirun"}) {
+  for (const char* launcher : {"hydra_pmi_proxy", "orted", "prted", "slurmstepd", "orterun", "prterun"}) {
     if (parent == launcher) return true;
+  }
+  // Debian names each MPI's launcher by its MPI: mpiexec.openmpi, mpirun.mpich.
+  for (const std::string_view launcher : {"mpiexec", "mpirun"}) {
+    if (parent.starts_with(launcher) && (parent.size() == launcher.size() || parent[launcher.size()] == '.')) {
+      return true;
+    }
   }
   return false;
 }
@@ -275,7 +281,7 @@ int main(int argc, char** argv) {
     try {
       session = std::make_unique<paes::MpiSession>(&argc, &argv);
     } catch (const paes::Error& e) {
-      return fail(e.what(), 1);
+      return fail(e.what(), e.kind() == paes::ErrorKind::usage ? 2 : 1);
     }
     if (session->rank() != 0) return session->serve();
   }

@@ -74,12 +74,15 @@ import unittest
 from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from launchers import Launcher, Ranks, Unsupported  # noqa: E402
 from harness import (ScratchTestCase, describe, openssl_enc_command, read_file, run_unittest, tool_paths,  # noqa: E402
                      write_file)
 
 PAES = "paes"
 OPENSSL = "openssl"
 MPIEXEC = None
+LAUNCHER = None  # launchers.Launcher of MPIEXEC: every launch is spelled there
 SHIM = None  # the fault injection library (tests/fault/fault_inject.c), or None
 SKIP_REASON = None  # set by main() when the MPI tests cannot run at all
 
@@ -102,10 +105,19 @@ def unique(prefix):
 
 # --------------------------------------------------------------------------- helpers
 
+def launch(groups, **options):
+    """(argv, environment) of mpiexec starting `groups` (launchers.Ranks). Open MPI's
+    ranks talk over TCP alone, the transport every cluster has (its node-local and
+    UCX paths off). MPICH's use the transports UCX picks: over TCP alone, Debian's
+    MPICH hangs in MPI_Finalize now and then (docs/CLUSTER.md)."""
+    options.setdefault("tcp_only", LAUNCHER.flavor == "openmpi")
+    return LAUNCHER.command(groups, **options)
+
+
 def run_mpi(ranks, args, timeout=120):
-    """`mpiexec -n ranks paes args`; stdin is /dev/null (hydra forwards stdin)."""
-    cmd = [MPIEXEC, "-n", str(ranks), PAES] + [str(a) for a in args]
-    return subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
+    """`mpiexec -n ranks paes args`; stdin is /dev/null (both launchers forward stdin)."""
+    cmd, env = launch([Ranks(ranks, [PAES] + list(args))])
+    return subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, env=env)
 
 
 def run_local(args, timeout=120):
@@ -115,7 +127,7 @@ def run_local(args, timeout=120):
 
 
 def mpi_cmd(ranks, args):
-    return f"{MPIEXEC} -n {ranks} {PAES} " + " ".join(map(str, args))
+    return " ".join(launch([Ranks(ranks, [PAES] + list(args))])[0])
 
 
 def stderr_lines(proc):
@@ -476,9 +488,9 @@ class FailureTest(MpiTestCase):
             if other is None:  # the same bytes under another inode and time
                 other = read_file(os.path.join(here, "in.bin"))
             write_file(os.path.join(there, "in.bin"), other)
-            cmd = [MPIEXEC, "-n", "1", paes] + args + [":", "-n", "1"] + rank1
+            cmd, env = launch([Ranks(1, [paes] + args), Ranks(1, rank1)])
             proc = subprocess.run(cmd, cwd=here, stdin=subprocess.DEVNULL, capture_output=True,
-                                  timeout=120)
+                                  timeout=120, env=env)
             lines = stderr_lines(proc)
             self.check(proc.returncode == 1, f"rank 1 sees a {what} input: expected exit 1, got "
                                              f"{describe(proc)}")
@@ -527,10 +539,11 @@ class FailureTest(MpiTestCase):
         other = write_file(self.path("other.bin"), bytes(swapped))
         out_dir = self.new_dir("out")
         pause = self.path("paused")
-        env = dict(os.environ, LD_PRELOAD=SHIM, PAES_FAULT_READ_PATH=enc, PAES_FAULT_PAUSE_AT="0",
-                   PAES_FAULT_PAUSE_FILE=pause)
         args = ["decrypt", "--engine", "mpi"] + crypt + [enc, "-o", os.path.join(out_dir, "plain.bin")]
-        status, lines = self.rename_while_paused([MPIEXEC, "-n", "2", PAES] + args, pause, other, enc, env)
+        cmd, env = launch([Ranks(2, [PAES] + args)],
+                          env=dict(os.environ, LD_PRELOAD=SHIM, PAES_FAULT_READ_PATH=enc, PAES_FAULT_PAUSE_AT="0",
+                                   PAES_FAULT_PAUSE_FILE=pause))
+        status, lines = self.rename_while_paused(cmd, pause, other, enc, env)
         self.assertEqual(status, 1, f"{mpi_cmd(2, args)}: exit {status}, {lines!r}")
         self.assertTrue(len(lines) == 1 and "not the file rank 0 read" in lines[0], lines)
         self.assertEqual(os.listdir(out_dir), [])
@@ -552,11 +565,11 @@ class FailureTest(MpiTestCase):
         args = ["decrypt", "--engine", "mpi", "--key-file", key, "in.paes", "-o", out]
         paes = os.path.abspath(PAES) if os.sep in PAES else PAES
         pause = self.path("paused")
-        rank1 = ["-env", "LD_PRELOAD", SHIM, "-env", "PAES_FAULT_READ_PATH", "in.paes",
-                 "-env", "PAES_FAULT_PAUSE_OPEN", "1", "-env", "PAES_FAULT_PAUSE_FILE", pause,
-                 "sh", "-c", 'cd "$0" && exec "$@"', there, paes] + args
-        cmd = [MPIEXEC, "-n", "1", paes] + args + [":", "-n", "1"] + rank1
-        status, lines = self.rename_while_paused(cmd, pause, other, os.path.join(there, "in.paes"), cwd=here)
+        rank1 = Ranks(1, ["sh", "-c", 'cd "$0" && exec "$@"', there, paes] + args,
+                      {"LD_PRELOAD": SHIM, "PAES_FAULT_READ_PATH": "in.paes", "PAES_FAULT_PAUSE_OPEN": "1",
+                       "PAES_FAULT_PAUSE_FILE": pause})
+        cmd, env = launch([Ranks(1, [paes] + args), rank1])
+        status, lines = self.rename_while_paused(cmd, pause, other, os.path.join(there, "in.paes"), env, cwd=here)
         self.assertEqual((status, lines), (0, []), " ".join(cmd))
         self.assertEqual(read_file(out), read_file(inp))
 
@@ -661,6 +674,7 @@ class NoFileOutputTest(MpiTestCase):
         out_dir = self.new_dir("out")
         self.expect_failure(3, ["encrypt", "--key-file", key_file, inp, "-o", os.path.join(out_dir, "x")], out_dir,
                             "add --engine mpi", code=2)
+        self.finish()
 
 
 class SequentialTest(MpiTestCase):
@@ -918,11 +932,17 @@ class OnlyWhenAskedTest(MpiTestCase):
         inp = write_file(self.path("in.bin"), os.urandom(8 << 20))
         out = self.path("mpi-nohup.paes")
         pause, pid_file = self.path("paused"), self.path("rank0.pid")
-        env = dict(os.environ, LD_PRELOAD=SHIM, PAES_FAULT_READ_PATH=inp, PAES_FAULT_PAUSE_AT=str(2 << 20),
-                   PAES_FAULT_PAUSE_FILE=pause)
-        proc = subprocess.Popen([MPIEXEC, "-n", "1", "sh", "-c", 'echo $$ > "$0"; shift; exec "$@"', pid_file, "-",
-                                 PAES, "encrypt", "--engine", "mpi", "--key-file", self.key, inp, "-o", out],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+        # Where the launcher does not pass the ignored SIGHUP on, the rank ignores
+        # it itself (mpiexec -n 1 nohup paes ...), which paes must keep as well.
+        ignore = "" if LAUNCHER.keeps_ignored_signals else "trap '' HUP; "
+        if ignore:
+            print(f"test_mpi.py: {LAUNCHER} does not pass an ignored SIGHUP on to the ranks: "
+                  "each rank ignores it itself", file=sys.stderr)
+        cmd, env = launch([Ranks(1, ["sh", "-c", ignore + 'echo $$ > "$0"; shift; exec "$@"', pid_file, "-",
+                                     PAES, "encrypt", "--engine", "mpi", "--key-file", self.key, inp, "-o", out])],
+                          env=dict(os.environ, LD_PRELOAD=SHIM, PAES_FAULT_READ_PATH=inp,
+                                   PAES_FAULT_PAUSE_AT=str(2 << 20), PAES_FAULT_PAUSE_FILE=pause))
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                                 preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
         try:
             deadline = time.monotonic() + 60
@@ -953,6 +973,68 @@ class OnlyWhenAskedTest(MpiTestCase):
         self.assertEqual((report["engine"], len(report["ranks"])), ("mpi", 2), report)
 
 
+class OtherMpisLauncherTest(MpiTestCase):
+    """7b: paes-mpi under the launcher of another MPI than its own (mpiexec.openmpi
+    starting an MPICH build, or mpiexec.mpich an Open MPI one) would run each rank as
+    an MPI world of one: every rank the whole job, all on one output. Every rank
+    refuses: exit 2, a message naming the MPI it was built for and the ranks the
+    launcher started, no output."""
+
+    def test_launcher_of_another_mpi_is_refused(self):
+        other = LAUNCHER.other()
+        if other is None:
+            print(f"test_mpi.py: skipping the other launcher's test: no launcher of another MPI beside {LAUNCHER}",
+                  file=sys.stderr)
+            self.skipTest("SKIPPED: no launcher of another MPI installed")
+        key, _ = self.key_file(256)
+        inp = write_file(self.path("in.bin"), os.urandom(100000))
+        out_dir = self.new_dir("out")
+        paes_mpi = os.path.join(os.path.dirname(os.path.abspath(PAES)), "paes-mpi")
+        for argv in ([PAES, "encrypt", "--engine", "mpi"], [paes_mpi, "encrypt", "--engine", "mpi"]):
+            cmd, env = other.command([Ranks(2, argv + ["--key-file", key, inp, "-o", os.path.join(out_dir, "o")])])
+            proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=120, env=env)
+            what = " ".join(cmd)
+            lines = stderr_lines(proc)
+            self.check(proc.returncode == 2, f"{what}: expected exit 2, got {describe(proc)}")
+            self.check(len(lines) == 2 and all(l.startswith("paes: the launcher started 2 ranks") and
+                                               f"built for {LAUNCHER.mpi_name}" in l and "mpiexec" in l
+                                               for l in lines),
+                       f"{what}: expected each rank's refusal naming {LAUNCHER.mpi_name}, got {lines!r}")
+            self.check(proc.stdout == b"" and os.listdir(out_dir) == [],
+                       f"{what}: stdout {proc.stdout[:200]!r}, left {os.listdir(out_dir)}")
+        self.finish()
+
+
+    def test_what_a_slurm_step_says(self):
+        """Slurm's variables as srun leaves them, without Slurm: a rank of srun --mpi=pmix
+        (PMIX_RANK 1, SLURM_STEP_NUM_TASKS 2) that its MPI left a world of one is refused;
+        paes-mpi run by a batch script (SLURM_NTASKS 4), or under mpiexec inside a step
+        (the step's variables inherited), runs. MPICH's build only: Open MPI's would try
+        to reach the PMIx server the variables speak of."""
+        if LAUNCHER.flavor != "mpich":
+            print(f"test_mpi.py: skipping Slurm's variables under {LAUNCHER}: its MPI would look for their "
+                  "PMIx server", file=sys.stderr)
+            self.skipTest("SKIPPED: Slurm's variables need a build whose MPI ignores PMIx's")
+        key, _ = self.key_file(256)
+        inp = write_file(self.path("in.bin"), os.urandom(100000))
+        paes_mpi = os.path.join(os.path.dirname(os.path.abspath(PAES)), "paes-mpi")
+        for what, step, launched, status in (
+                ("rank 1 of srun --mpi=pmix", {"PMIX_RANK": "1", "SLURM_STEP_NUM_TASKS": "2"}, False, 2),
+                ("a batch script of 4 tasks", {"SLURM_NTASKS": "4"}, False, 0),
+                ("mpiexec -n 1 inside a step of 4", {"PMIX_RANK": "0", "SLURM_STEP_NUM_TASKS": "4"}, True, 0)):
+            out = self.path(unique("out-"))
+            argv = [paes_mpi, "encrypt", "--engine", "mpi", "--key-file", key, inp, "-o", out]
+            env = dict(os.environ, **step)
+            if launched:
+                argv, env = launch([Ranks(1, argv)], env=env)
+            proc = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
+            self.check(proc.returncode == status and os.path.exists(out) == (status == 0),
+                       f"{what}: expected exit {status}, got {describe(proc)}")
+            if status:
+                self.check(b"the launcher started 2 ranks" in proc.stderr, f"{what}: {describe(proc)}")
+        self.finish()
+
+
 # --------------------------------------------------------------------------- 8. faults on one rank
 
 class OneRankFaultTest(MpiTestCase):
@@ -974,17 +1056,17 @@ class OneRankFaultTest(MpiTestCase):
         """mpiexec with RANKS ranks, the shim and `faults` (PAES_FAULT_*) on rank `faulty`;
         each rank writes its exit status to a file. Returns (proc, {rank: status})."""
         statuses = self.path(unique("statuses-"))
-        wrapper = ["sh", "-c", 'status_file=$1; shift; "$@"; s=$?; echo "$PMI_RANK $s" >> "$status_file"; exit $s',
-                   "sh", statuses, PAES] + [str(a) for a in args]
-        env = ["-env", "LD_PRELOAD", SHIM] + [x for k, v in faults.items()
-                                              for x in ("-env", f"PAES_FAULT_{k.upper()}", str(v))]
-        segments = []
+        wrapper = ["sh", "-c", 'status_file=$1; shift; "$@"; s=$?; echo "$' + LAUNCHER.rank_variable +
+                   ' $s" >> "$status_file"; exit $s', "sh", statuses, PAES] + [str(a) for a in args]
+        env = dict({"LD_PRELOAD": SHIM}, **{f"PAES_FAULT_{k.upper()}": str(v) for k, v in faults.items()})
+        groups = []
         if faulty > 0:
-            segments += ["-n", str(faulty)] + wrapper + [":"]
-        segments += ["-n", "1"] + env + wrapper
+            groups.append(Ranks(faulty, wrapper))
+        groups.append(Ranks(1, wrapper, env))
         if faulty < self.RANKS - 1:
-            segments += [":", "-n", str(self.RANKS - 1 - faulty)] + wrapper
-        proc = subprocess.run([MPIEXEC] + segments, stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
+            groups.append(Ranks(self.RANKS - 1 - faulty, wrapper))
+        cmd, launcher_env = launch(groups, every_rank_ends=True)
+        proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=120, env=launcher_env)
         seen = {}
         if os.path.exists(statuses):
             for line in read_file(statuses).decode().split("\n"):
@@ -1046,30 +1128,37 @@ class TwoHostsTest(MpiTestCase):
     then picks its own transports. Encrypts and decrypts across them; kills one rank
     mid-run."""
 
-    HOSTS = ["-launcher", "fork", "-hosts", "127.0.0.1,127.0.0.2", "-ppn", "1"]
-    ENV = {"MPIR_CVAR_NOLOCAL": "1"}
+    HOSTS = ["127.0.0.1", "127.0.0.2"]
 
-    def mpiexec(self, segments, timeout=120):
-        return subprocess.run([MPIEXEC] + self.HOSTS + segments, stdin=subprocess.DEVNULL, capture_output=True,
-                              timeout=timeout, env=dict(os.environ, **self.ENV))
+    def setUp(self):
+        super().setUp()
+        try:
+            launch([], hosts=self.HOSTS)
+        except Unsupported as e:
+            print(f"test_mpi.py: skipping the two-hosts tests under {LAUNCHER}: {e}", file=sys.stderr)
+            self.skipTest(f"SKIPPED: {e}")
+
+    def mpiexec(self, argv, timeout=120):
+        """2 ranks of `argv`, one on each host."""
+        cmd, env = launch([Ranks(2, argv)], hosts=self.HOSTS)
+        return subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, env=env)
 
     def test_round_trips_across_two_hosts(self):
         key, _ = self.key_file(256)
         data = os.urandom(5 * (1 << 20) + 3)
         inp = write_file(self.path("in.bin"), data)
         sealed, back, ctr = self.path("s.paes"), self.path("back"), self.path("ctr")
-        proc = self.mpiexec(["-n", "2", PAES, "encrypt", "--engine", "mpi", "--json", "--key-file", key, inp,
-                             "-o", sealed])
+        proc = self.mpiexec([PAES, "encrypt", "--engine", "mpi", "--json", "--key-file", key, inp, "-o", sealed])
         self.assertEqual(proc.returncode, 0, describe(proc))
         report = json.loads(proc.stdout.decode().strip().splitlines()[-1])
         # Alone on its "host", each rank takes every CPU (one host would split them).
         cpus = len(os.sched_getaffinity(0))
         self.assertEqual([r["threads"] for r in report["ranks"]], [cpus, cpus], report)
-        proc = self.mpiexec(["-n", "2", PAES, "decrypt", "--engine", "mpi", "--key-file", key, sealed, "-o", back])
+        proc = self.mpiexec([PAES, "decrypt", "--engine", "mpi", "--key-file", key, sealed, "-o", back])
         self.assertEqual(proc.returncode, 0, describe(proc))
         self.assertEqual(read_file(back), data)
         iv = os.urandom(16)
-        proc = self.mpiexec(["-n", "2", PAES, "encrypt", "--engine", "mpi", "--mode", "ctr", "--iv", iv.hex(),
+        proc = self.mpiexec([PAES, "encrypt", "--engine", "mpi", "--mode", "ctr", "--iv", iv.hex(),
                              "--key-file", key, inp, "-o", ctr])
         self.assertEqual(proc.returncode, 0, describe(proc))
         self.assertEqual(read_file(ctr), openssl_ok("ctr", _key(key), iv, data))
@@ -1084,12 +1173,12 @@ class TwoHostsTest(MpiTestCase):
         out_dir = self.new_dir("out")
         pause, pid_file = self.path("paused"), self.path("rank1.pid")
         args = ["encrypt", "--engine", "mpi", "--key-file", key, inp, "-o", os.path.join(out_dir, "o")]
-        rank1 = ["-n", "1", "-env", "LD_PRELOAD", SHIM, "-env", "PAES_FAULT_READ_PATH", inp,
-                 "-env", "PAES_FAULT_PAUSE_AT", str(20 << 20), "-env", "PAES_FAULT_PAUSE_FILE", pause,
-                 "sh", "-c", 'echo $$ > "$0"; shift; exec "$@"', pid_file, "-", PAES] + args
-        proc = subprocess.Popen([MPIEXEC] + self.HOSTS + ["-n", "1", PAES] + args + [":"] + rank1,
-                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                env=dict(os.environ, **self.ENV))
+        rank1 = Ranks(1, ["sh", "-c", 'echo $$ > "$0"; shift; exec "$@"', pid_file, "-", PAES] + args,
+                      {"LD_PRELOAD": SHIM, "PAES_FAULT_READ_PATH": inp, "PAES_FAULT_PAUSE_AT": str(20 << 20),
+                       "PAES_FAULT_PAUSE_FILE": pause})
+        cmd, env = launch([Ranks(1, [PAES] + args), rank1], hosts=self.HOSTS)
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env=env)
         try:
             deadline = time.monotonic() + 60
             while not os.path.exists(pause) and time.monotonic() < deadline and proc.poll() is None:
@@ -1158,12 +1247,8 @@ class GpuRanksTest(MpiTestCase):
     def run_ranks(self, args, rank1_env=()):
         """2 ranks of paes `args`, rank 1 with `rank1_env` (NAME, VALUE pairs) added."""
         args = [str(a) for a in args]
-        cmd = [MPIEXEC, "-n", "1", PAES] + args + [":", "-n", "1"]
-        for name, value in rank1_env:
-            cmd += ["-env", name, value]
-        cmd += [PAES] + args
-        proc = subprocess.run(cmd, env=self.env, stdin=subprocess.DEVNULL, capture_output=True,
-                              timeout=300)
+        cmd, env = launch([Ranks(1, [PAES] + args), Ranks(1, [PAES] + args, dict(rank1_env))], env=self.env)
+        proc = subprocess.run(cmd, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=300)
         return " ".join(cmd), proc
 
     def check_run(self, mode, direction, src, want, extra, rank1_env=()):
@@ -1233,17 +1318,22 @@ class GpuRanksTest(MpiTestCase):
 
 def probe(paes, mpiexec):
     """None when MPI tests can run, else why not."""
+    global LAUNCHER
     if mpiexec is None:
         return "no mpiexec found (give --mpiexec PATH)"
     if not os.access(mpiexec, os.X_OK):
         return f"mpiexec {mpiexec!r} is not executable"
+    try:
+        LAUNCHER = Launcher(mpiexec)
+    except Unsupported as e:
+        return str(e)
     proc = subprocess.run([paes, "info"], capture_output=True, stdin=subprocess.DEVNULL, timeout=60)
     engines = [l for l in proc.stdout.decode(errors="replace").splitlines() if l.startswith("Engines:")]
     if proc.returncode != 0 or not engines or "mpi" not in engines[0].split():
         return f"this paes has no mpi engine (paes info: {engines or describe(proc)})"
     try:
-        proc = subprocess.run([mpiexec, "-n", "2", paes, "--version"], capture_output=True,
-                              stdin=subprocess.DEVNULL, timeout=60)
+        cmd, env = launch([Ranks(2, [paes, "--version"])])
+        proc = subprocess.run(cmd, capture_output=True, stdin=subprocess.DEVNULL, timeout=60, env=env)
     except (OSError, subprocess.TimeoutExpired) as e:
         return f"`{mpiexec} -n 2 paes --version` does not run: {e}"
     if proc.returncode != 0:
@@ -1255,7 +1345,8 @@ def main():
     global PAES, OPENSSL, MPIEXEC, SHIM, SKIP_REASON
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--mpiexec", default=shutil.which("mpiexec"),
-                        help="the mpiexec command (MPICH hydra); default: mpiexec on PATH")
+                        help="the mpiexec of the MPI paes-mpi was built for (MPICH's or Open MPI's); "
+                             "default: mpiexec on PATH")
     parser.add_argument("--shim", help="the fault injection library (tests/fault/fault_inject.c)")
     opts, rest = parser.parse_known_args()
     SHIM = os.path.abspath(opts.shim) if opts.shim else None
@@ -1268,6 +1359,8 @@ def main():
     if SKIP_REASON:
         print(f"{os.path.basename(sys.argv[0])}: skipping every MPI test: {SKIP_REASON}",
               file=sys.stderr)
+    else:
+        print(f"{os.path.basename(sys.argv[0])}: launching with {LAUNCHER}", file=sys.stderr)
     return run_unittest(rest)
 
 

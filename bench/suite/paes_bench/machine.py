@@ -21,9 +21,10 @@ def online_cpus():
         return os.cpu_count() or 1
 
 
-def describe(ncpu, info, paes_src, work):
+def describe(ncpu, info, paes_src, work, mpi_launcher=None):
     """ncpu: online CPUs; info: `paes info --json`; paes_src: the binary measured (its build tree names the
-    compiler); work: the scratch directory (its file system is recorded)."""
+    compiler); work: the scratch directory (its file system is recorded); mpi_launcher: the
+    launchers.Launcher the mpi experiment starts ranks with, or None."""
     cpu_model = "unknown"
     try:
         for line in open("/proc/cpuinfo"):
@@ -61,7 +62,7 @@ def describe(ncpu, info, paes_src, work):
         "peers": {
             "age": run_text(["age", "--version"]) if shutil.which("age") else None,
             "gpg": run_text(["gpg", "--version"]).splitlines()[0] if shutil.which("gpg") else None,
-            "mpiexec": _mpi_version(),
+            "mpiexec": str(mpi_launcher) if mpi_launcher else None,
         },
     }
 
@@ -99,12 +100,3 @@ def _os_release():
         pass
     return platform.platform()
 
-
-def _mpi_version():
-    if not shutil.which("mpiexec"):
-        return None
-    out = run_text(["mpiexec", "--version"])
-    m = re.search(r"Version:\s*(\S+)", out)
-    if m:
-        return f"MPICH (Hydra) {m.group(1)}"
-    return out.splitlines()[0] if out else "unknown"

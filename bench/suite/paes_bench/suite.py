@@ -15,6 +15,10 @@ import time
 from pathlib import Path
 
 from . import machine, report
+
+# The MPI launchers' layer the mpi tests use (tests/mpi/launchers.py).
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tests" / "mpi"))
+import launchers  # noqa: E402
 from .experiments import EXPERIMENTS
 from .runner import CommandFailed, log, run_checked
 from .runner import measure as time_commands
@@ -91,10 +95,20 @@ class Suite:
         self.paes_src = str(src)
         self.info = json.loads(run_checked([self.paes, "info", "--json"]).stdout)
         self.engines = self.info.get("engines", "").split()
+        # The launcher of the MPI this paes-mpi links: $MPIEXEC, else the one its build tree
+        # found; another MPI's would start each rank as a job of its own.
+        self.mpi_launcher, self.mpi_launcher_why = None, "this paes was built without the mpi engine"
+        if "mpi" in self.engines:
+            mpiexec = os.environ.get("MPIEXEC") or launchers.build_mpiexec(src.parent)
+            try:
+                self.mpi_launcher = launchers.Launcher(mpiexec) if mpiexec else None
+                self.mpi_launcher_why = f"no launcher in {src.parent}/CMakeCache.txt: set MPIEXEC"
+            except (OSError, launchers.Unsupported) as e:
+                self.mpi_launcher_why = f"launcher {mpiexec}: {e}"
         # threads: 1..N (powers of two and N), then 2N for oversubscription
         counts = sorted({1, self.ncpu} | {2 ** k for k in range(0, 16) if 2 ** k <= self.ncpu})
         self.thread_counts = counts + [2 * self.ncpu]
-        self.machine = machine.describe(self.ncpu, self.info, self.paes_src, self.work)
+        self.machine = machine.describe(self.ncpu, self.info, self.paes_src, self.work, self.mpi_launcher)
         mem_avail = self.machine["mem_available_bytes"] or 0
         scale = self.p["thesis_scale"]
         if mem_avail and mem_avail < 8 * GIB:
@@ -197,6 +211,10 @@ class Suite:
         rec.update(extra or {})
         return {"argv": [str(a) for a in argv], "src": src, "out": out, "parse_json": parse_json, "stdout": stdout,
                 "rec": rec}
+
+    def mpi_prefix(self, ranks):
+        """The words that start `ranks` ranks of a command under this paes-mpi's launcher."""
+        return launchers.prefix(self.mpi_launcher, ranks)
 
     def paes_cand(self, exp, mode, direction, plain, engine, threads, launcher=(), ranks=None, extra=None):
         """`paes encrypt|decrypt` on a file (whole program), AES-256; bytes is the plaintext size."""

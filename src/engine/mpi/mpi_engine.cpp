@@ -67,8 +67,10 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "engine/engines.hpp"
 #include "engine/feed.hpp"
@@ -426,11 +428,55 @@ void MpiSession::watch_temporary(const std::string& path) {
   if (rank_ == 0 && !watch_) watch_ = std::make_unique<Watch>(path);
 }
 
+namespace {
+
+// A launcher of another MPI than the one paes-mpi links (Open MPI's mpiexec
+// starting an MPICH build, or the other way round) starts each rank as an MPI
+// world of its own: N copies of the whole job racing on one output. Each
+// launcher says in the environment how many ranks it started (Open MPI:
+// OMPI_COMM_WORLD_SIZE; MPICH's hydra and Slurm's pmi2: PMI_SIZE; a PMIx
+// launcher, srun --mpi=pmix, only each rank's PMIX_RANK, and Slurm the step's
+// task count). The first of those that is set counts: a launcher run inside
+// another's rank (mpiexec in an srun step) inherits the outer one's too.
+// SLURM_NTASKS alone says nothing: a batch script of a many-task job runs
+// paes-mpi as one process. Every rank, a world of one, refuses alike.
+void refuse_a_launcher_of_another_mpi() {
+  const auto number = [](const char* name) -> long {
+    const char* value = std::getenv(name);
+    return value != nullptr ? std::strtol(value, nullptr, 10) : -1;
+  };
+  long launched = number("OMPI_COMM_WORLD_SIZE");
+  if (launched < 0) launched = number("PMI_SIZE");
+  if (const long pmix_rank = number("PMIX_RANK"); launched < 0 && pmix_rank >= 0) {
+    launched = std::max(pmix_rank + 1, number("SLURM_STEP_NUM_TASKS"));
+  }
+  if (launched <= 1) return;
+  char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int length = 0;
+  MPI_Get_library_version(version, &length);
+  // Its first line, its tabs and runs of spaces made one space ("MPICH Version:\t4.0.2").
+  std::string library;
+  for (const char c : std::string_view(version, static_cast<std::size_t>(std::max(0, length)))) {
+    if (c == '\n' || c == '\0') break;  // Open MPI counts the terminating NUL in the length
+    const bool space = c == ' ' || c == '\t';
+    if (!space) library += c;
+    else if (!library.empty() && library.back() != ' ') library += ' ';
+  }
+  MPI_Finalize();
+  throw usage_error("the launcher started " + std::to_string(launched) +
+                    " ranks, but each is an MPI world of one: this paes-mpi was built for " + library +
+                    ", not the launcher's MPI. Start it with that MPI's mpiexec, or build paes against the "
+                    "launcher's MPI (PAES_MPI_FLAVOR, see docs/CLUSTER.md)");
+}
+
+}  // namespace
+
 MpiSession::MpiSession(int* argc, char*** argv) {
   int provided = 0;
   MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  if (size_ == 1) refuse_a_launcher_of_another_mpi();
   MPI_Comm node;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
   MPI_Comm_rank(node, &node_rank_);
