@@ -59,6 +59,7 @@
 #include <fcntl.h>
 #include <mpi.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -66,9 +67,15 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "engine/engines.hpp"
 #include "engine/feed.hpp"
@@ -418,6 +425,89 @@ struct MpiSession::Watch {
   int fd_ = -1;
 };
 
+// MPI_Finalize can hang over TCP (issue 31; CLUSTER.md, "Jobs that hung after
+// they were done"). MPICH 4.0's UCX netmod closes every endpoint, progresses
+// until every close completes, then waits in a PMI barrier. A close over TCP
+// can need the peer's progress, and a peer that finished its own closes first
+// waits in that barrier, progressing nothing: the rank spins in its close
+// forever, the others wait for it (fixed upstream in MPICH 4.2,
+// pmodels/mpich#6596). A close completes when the peer's connection drops,
+// so a rank whose MPI_Finalize has not returned after a while shuts its MPI
+// connections down: the job is over by then (every rank has rank 0's status)
+// and finalize has nothing left to deliver. Only connections MPI made: not the
+// sockets the rank inherited (the launcher's), nor listening ones, nor other
+// families (PMI talks to the launcher over a Unix socket).
+namespace {
+
+constexpr auto kFinalizeGrace = std::chrono::seconds(2);
+
+std::vector<ino_t> g_inherited_sockets;  // taken before MPI_Init
+
+std::optional<ino_t> inet_socket(int fd) {
+  int domain = 0;
+  socklen_t len = sizeof domain;
+  if (::getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0 || (domain != AF_INET && domain != AF_INET6)) {
+    return std::nullopt;
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return std::nullopt;
+  return st.st_ino;
+}
+
+// This process's TCP (or other IP) sockets: descriptor and inode.
+std::vector<std::pair<int, ino_t>> inet_sockets() {
+  std::vector<std::pair<int, ino_t>> found;
+  std::error_code ec;
+  for (auto it = std::filesystem::directory_iterator("/proc/self/fd", ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    int fd = -1;
+    if (std::from_chars(name.data(), name.data() + name.size(), fd).ec != std::errc{}) continue;
+    if (const auto inode = inet_socket(fd)) found.emplace_back(fd, *inode);
+  }
+  return found;
+}
+
+void shut_down_mpi_connections() {
+  for (const auto& [fd, inode] : inet_sockets()) {
+    if (std::find(g_inherited_sockets.begin(), g_inherited_sockets.end(), inode) != g_inherited_sockets.end()) {
+      continue;
+    }
+    int listening = 0;
+    socklen_t len = sizeof listening;
+    if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) == 0 && listening) continue;
+    ::shutdown(fd, SHUT_RDWR);
+  }
+}
+
+// Shuts the connections down once MPI_Finalize outlives the grace period.
+class FinalizeDeadline {
+ public:
+  FinalizeDeadline()
+      : thread_([this] {
+          std::unique_lock lock(mutex_);
+          if (!ended_.wait_for(lock, kFinalizeGrace, [this] { return done_; })) shut_down_mpi_connections();
+        }) {}
+  ~FinalizeDeadline() {
+    {
+      const std::lock_guard lock(mutex_);
+      done_ = true;
+    }
+    ended_.notify_one();
+    thread_.join();
+  }
+  FinalizeDeadline(const FinalizeDeadline&) = delete;
+  FinalizeDeadline& operator=(const FinalizeDeadline&) = delete;
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable ended_;
+  bool done_ = false;
+  std::thread thread_;  // last: it starts once the others exist
+};
+
+}  // namespace
+
 void MpiSession::watch_temporary(const std::string& path) {
   // Only a temporary file: an output written in place (/dev/null, a device)
   // is no temporary, and the watcher's rm must never reach it.
@@ -427,6 +517,7 @@ void MpiSession::watch_temporary(const std::string& path) {
 }
 
 MpiSession::MpiSession(int* argc, char*** argv) {
+  for (const auto& socket : inet_sockets()) g_inherited_sockets.push_back(socket.second);  // see FinalizeDeadline
   int provided = 0;
   MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
@@ -451,6 +542,7 @@ MpiSession::MpiSession(int* argc, char*** argv) {
 MpiSession::~MpiSession() {
   if (rank_ == 0) finish(released_ ? 1 : 0);  // a job whose status was never sent failed
   g_session = nullptr;
+  const FinalizeDeadline deadline;
   MPI_Finalize();
 }
 
