@@ -62,6 +62,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -169,14 +170,44 @@ Assignment decode(const SecretBytes& bytes) {
   return a;
 }
 
+// Every collective here waits without spinning. A rank waits long in some:
+// for rank 0's job (rank 0 may be asking for a passphrase), while rank 0 runs
+// a sequential job alone, during rank 0's commit. A blocking MPI call polls at
+// full speed there (MPICH over UCX: a whole core per waiting rank, taken from
+// the threads of rank 0 on the same node), so each collective is started in
+// its nonblocking form and tested with sleeps growing from 1 us to 4 ms: a
+// phase that made a rank wait ends at most 4 ms late, and a waiting rank uses
+// about 1% of a core (each test runs the MPI's progress engine: tens of us).
+// Every rank starts every collective of this file this way: MPI never
+// matches a blocking collective with a nonblocking one.
+template <typename Start>
+void collective(Start start) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  start(&request);
+  long sleep_ns = 1'000;
+  for (;;) {
+    int done = 0;
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    const timespec pause{0, sleep_ns};
+    ::nanosleep(&pause, nullptr);
+    sleep_ns = std::min(sleep_ns * 2, 4'000'000L);
+  }
+}
+
+void bcast(void* data, int count, MPI_Datatype type, int root) {
+  collective([&](MPI_Request* r) { MPI_Ibcast(data, count, type, root, MPI_COMM_WORLD, r); });
+}
+
+void allreduce(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op) {
+  collective([&](MPI_Request* r) { MPI_Iallreduce(in, out, count, type, op, MPI_COMM_WORLD, r); });
+}
+
 // Rank 0 broadcasts a message kind and a payload (or a status).
 void broadcast_message(Message kind, const SecretBytes* payload, std::uint64_t status) {
   std::uint64_t head[2] = {static_cast<std::uint64_t>(kind), payload ? payload->size() : status};
-  MPI_Bcast(head, 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-  if (payload) {
-    MPI_Bcast(const_cast<std::uint8_t*>(payload->data()), static_cast<int>(payload->size()), MPI_BYTE, 0,
-              MPI_COMM_WORLD);
-  }
+  bcast(head, 2, MPI_UINT64_T, 0);
+  if (payload) bcast(const_cast<std::uint8_t*>(payload->data()), static_cast<int>(payload->size()), MPI_BYTE, 0);
 }
 
 // Combines every rank's outcome of a phase. Returns when all succeeded;
@@ -199,12 +230,12 @@ void settle(const std::exception_ptr& local_error) {
   }
   const int mine = local_error ? rank : size;
   int first = size;
-  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  allreduce(&mine, &first, 1, MPI_INT, MPI_MIN);
   if (first == size) return;
   std::uint64_t head[2] = {message.size(), static_cast<std::uint64_t>(usage)};
-  MPI_Bcast(head, 2, MPI_UINT64_T, first, MPI_COMM_WORLD);
+  bcast(head, 2, MPI_UINT64_T, first);
   message.resize(head[0]);
-  MPI_Bcast(message.data(), static_cast<int>(head[0]), MPI_CHAR, first, MPI_COMM_WORLD);
+  bcast(message.data(), static_cast<int>(head[0]), MPI_CHAR, first);
   const std::string where = size > 1 ? " (rank " + std::to_string(first) + ")" : "";
   throw Error(message + where, head[1] != 0 ? ErrorKind::usage : ErrorKind::failure);
 }
@@ -264,8 +295,8 @@ RankResult run_my_range(const Job& job, Source& in, Sink& out, unsigned threads,
     threads = 1;
   }
   std::uint64_t first = 0;
-  MPI_Exscan(&mine, &first, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-  if (rank == 0) first = 0;  // MPI_Exscan leaves rank 0's result undefined
+  collective([&](MPI_Request* r) { MPI_Iexscan(&mine, &first, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD, r); });
+  if (rank == 0) first = 0;  // an exscan leaves rank 0's result undefined
   result.timing.threads = static_cast<unsigned>(std::clamp<std::uint64_t>(mine, 1, threads));
   if (mine == 0) return result;
 
@@ -347,23 +378,26 @@ std::uint64_t run_everywhere(const Job& job, const Assignment& a, std::optional<
   settle(error);
 
   std::uint64_t total = 0;
-  MPI_Allreduce(&mine.bytes_out, &total, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  allreduce(&mine.bytes_out, &total, 1, MPI_UINT64_T, MPI_SUM);
   // Each rank's numbers, and the device it ran (its index plus one; 0: none).
   const std::string backend = job_backend_name(job);
   const bool on_device = device && backend == a.backend;
   double row[5] = {mine.timing.compute_seconds, mine.timing.io_seconds, static_cast<double>(mine.timing.bytes_in),
                    static_cast<double>(mine.timing.threads), on_device ? *device + 1.0 : 0.0};
   std::vector<double> all(rank == 0 ? 5 * static_cast<std::size_t>(size) : 0);
-  MPI_Gather(row, 5, MPI_DOUBLE, all.data(), 5, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  collective([&](MPI_Request* r) { MPI_Igather(row, 5, MPI_DOUBLE, all.data(), 5, MPI_DOUBLE, 0, MPI_COMM_WORLD, r); });
   // And the backend each ran, by name: a rank whose host lacked rank 0's ran another.
   const int backend_len = static_cast<int>(backend.size());
   std::vector<int> lens(rank == 0 ? static_cast<std::size_t>(size) : 0);
-  MPI_Gather(&backend_len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  collective(
+      [&](MPI_Request* r) { MPI_Igather(&backend_len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, MPI_COMM_WORLD, r); });
   std::vector<int> starts(lens.size());
   for (std::size_t r = 1; r < lens.size(); ++r) starts[r] = starts[r - 1] + lens[r - 1];
   std::string names(lens.empty() ? 0 : static_cast<std::size_t>(starts.back() + lens.back()), '\0');
-  MPI_Gatherv(backend.data(), backend_len, MPI_CHAR, names.data(), lens.data(), starts.data(), MPI_CHAR, 0,
-              MPI_COMM_WORLD);
+  collective([&](MPI_Request* r) {
+    MPI_Igatherv(backend.data(), backend_len, MPI_CHAR, names.data(), lens.data(), starts.data(), MPI_CHAR, 0,
+                 MPI_COMM_WORLD, r);
+  });
   timings.clear();
   for (std::size_t r = 0; rank == 0 && r < static_cast<std::size_t>(size); ++r) {
     const double* t = &all[5 * r];
@@ -558,15 +592,15 @@ void MpiSession::finish(int status) {
     return;
   }
   std::uint64_t final_status = static_cast<std::uint64_t>(status);  // see wait_for_status
-  MPI_Bcast(&final_status, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  bcast(&final_status, 1, MPI_UINT64_T, 0);
 }
 
 int MpiSession::serve() {
   std::uint64_t head[2] = {0, 0};
-  MPI_Bcast(head, 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  bcast(head, 2, MPI_UINT64_T, 0);
   if (static_cast<Message>(head[0]) == Message::done) return static_cast<int>(head[1]);
   SecretBytes payload(head[1]);
-  MPI_Bcast(payload.data(), static_cast<int>(payload.size()), MPI_BYTE, 0, MPI_COMM_WORLD);
+  bcast(payload.data(), static_cast<int>(payload.size()), MPI_BYTE, 0);
   try {
     std::exception_ptr error;
     Assignment a;
@@ -590,7 +624,7 @@ int MpiSession::serve() {
 
 int MpiSession::wait_for_status() {
   std::uint64_t status = 1;
-  MPI_Bcast(&status, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  bcast(&status, 1, MPI_UINT64_T, 0);
   return static_cast<int>(status);
 }
 
