@@ -178,8 +178,9 @@ Assignment decode(const SecretBytes& bytes) {
 // its nonblocking form and tested with sleeps growing from 1 us to 4 ms: a
 // phase that made a rank wait ends at most 4 ms late, and a waiting rank uses
 // about 1% of a core (each test runs the MPI's progress engine: tens of us).
-// Every rank starts every collective of this file this way: MPI never
-// matches a blocking collective with a nonblocking one.
+// Every rank starts each collective the same way (MPI never matches a
+// blocking collective with a nonblocking one): these, and one blocking
+// barrier before MPI_Finalize (~MpiSession).
 template <typename Start>
 void collective(Start start) {
   MPI_Request request = MPI_REQUEST_NULL;
@@ -576,6 +577,10 @@ MpiSession::MpiSession(int* argc, char*** argv) {
 MpiSession::~MpiSession() {
   if (rank_ == 0) finish(released_ ? 1 : 0);  // a job whose status was never sent failed
   g_session = nullptr;
+  // The ranks leave their last sleeping wait up to 4 ms apart; a blocking
+  // barrier (short: every rank is done) lets them enter MPI_Finalize together,
+  // which makes its hang over TCP rarer (see FinalizeDeadline).
+  MPI_Barrier(MPI_COMM_WORLD);
   const FinalizeDeadline deadline;
   MPI_Finalize();
 }
