@@ -42,7 +42,7 @@ Covers:
      one message names the rank, the output directory stays empty. Without faults
      every rank exits 0; when rank 0 refuses (an existing output), every rank exits 1.
   9. Two hosts on this machine (127.0.0.1 and 127.0.0.2, launched by fork, MPICH's
-     node-local path off: MPIR_CVAR_NOLOCAL=1): sealed and CTR round trips
+     node-local path off: MPIR_CVAR_NOLOCAL=1, UCX over TCP only): sealed and CTR round trips
      across them (each rank, alone on its host, takes every CPU), and SIGKILL of rank 1
      mid-run (paused by the fault shim), after which nothing is left in the output
      directory.
@@ -108,8 +108,9 @@ def unique(prefix):
 def launch(groups, **options):
     """(argv, environment) of mpiexec starting `groups` (launchers.Ranks). Open MPI's
     ranks talk over TCP alone, the transport every cluster has (its node-local and
-    UCX paths off). MPICH's use the transports UCX picks: over TCP alone, Debian's
-    MPICH hangs in MPI_Finalize now and then (docs/CLUSTER.md)."""
+    UCX paths off). MPICH's use the transports UCX picks, but for the two-hosts tests:
+    over TCP alone, Debian's MPICH 4.0.2 would hang in MPI_Finalize now and then, and
+    paes' way out of that (docs/CLUSTER.md) ends such a job 2 s late."""
     options.setdefault("tcp_only", LAUNCHER.flavor == "openmpi")
     return LAUNCHER.command(groups, **options)
 
@@ -1122,25 +1123,23 @@ class OneRankFaultTest(MpiTestCase):
 class TwoHostsTest(MpiTestCase):
     """9: ranks as if on two hosts: two names for this machine (127.0.0.1, 127.0.0.2),
     launched by fork, MPICH's node-local (shared-memory) path off (MPIR_CVAR_NOLOCAL), so
-    all traffic goes through its network module, UCX. Not UCX_TLS=tcp: with Debian's
-    MPICH 4.0.2 over UCX's TCP transport alone, MPI_Finalize hangs in about 1 run of 6
-    after the job is complete (docs/CLUSTER.md), which would make this test flaky; UCX
-    then picks its own transports. Encrypts and decrypts across them; kills one rank
-    mid-run."""
+    all traffic goes through its network module, UCX, over TCP only (UCX_TLS=tcp,self:
+    what a commodity cluster has; MPICH 4.0.2's finalize hang there, docs/CLUSTER.md, is
+    worked around). Encrypts and decrypts across them; kills one rank mid-run."""
 
     HOSTS = ["127.0.0.1", "127.0.0.2"]
 
     def setUp(self):
         super().setUp()
         try:
-            launch([], hosts=self.HOSTS)
+            launch([], hosts=self.HOSTS, tcp_only=True)
         except Unsupported as e:
             print(f"test_mpi.py: skipping the two-hosts tests under {LAUNCHER}: {e}", file=sys.stderr)
             self.skipTest(f"SKIPPED: {e}")
 
     def mpiexec(self, argv, timeout=120):
         """2 ranks of `argv`, one on each host."""
-        cmd, env = launch([Ranks(2, argv)], hosts=self.HOSTS)
+        cmd, env = launch([Ranks(2, argv)], hosts=self.HOSTS, tcp_only=True)
         return subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, env=env)
 
     def test_round_trips_across_two_hosts(self):
@@ -1176,7 +1175,7 @@ class TwoHostsTest(MpiTestCase):
         rank1 = Ranks(1, ["sh", "-c", 'echo $$ > "$0"; shift; exec "$@"', pid_file, "-", PAES] + args,
                       {"LD_PRELOAD": SHIM, "PAES_FAULT_READ_PATH": inp, "PAES_FAULT_PAUSE_AT": str(20 << 20),
                        "PAES_FAULT_PAUSE_FILE": pause})
-        cmd, env = launch([Ranks(1, [PAES] + args), rank1], hosts=self.HOSTS)
+        cmd, env = launch([Ranks(1, [PAES] + args), rank1], hosts=self.HOSTS, tcp_only=True)
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 env=env)
         try:

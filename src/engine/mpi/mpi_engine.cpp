@@ -59,18 +59,26 @@
 #include <fcntl.h>
 #include <mpi.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
+#include <filesystem>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
+#include <vector>
 
 #include "engine/engines.hpp"
 #include "engine/feed.hpp"
@@ -164,14 +172,45 @@ Assignment decode(const SecretBytes& bytes) {
   return a;
 }
 
+// Every collective here waits without spinning. A rank waits long in some:
+// for rank 0's job (rank 0 may be asking for a passphrase), while rank 0 runs
+// a sequential job alone, during rank 0's commit. A blocking MPI call polls at
+// full speed there (MPICH over UCX: a whole core per waiting rank, taken from
+// the threads of rank 0 on the same node), so each collective is started in
+// its nonblocking form and tested with sleeps growing from 1 us to 4 ms: a
+// phase that made a rank wait ends at most 4 ms late, and a waiting rank uses
+// about 1% of a core (each test runs the MPI's progress engine: tens of us).
+// Every rank starts each collective the same way (MPI never matches a
+// blocking collective with a nonblocking one): these, and one blocking
+// barrier before MPI_Finalize (~MpiSession).
+template <typename Start>
+void collective(Start start) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  start(&request);
+  long sleep_ns = 1'000;
+  for (;;) {
+    int done = 0;
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    const timespec pause{0, sleep_ns};
+    ::nanosleep(&pause, nullptr);
+    sleep_ns = std::min(sleep_ns * 2, 4'000'000L);
+  }
+}
+
+void bcast(void* data, int count, MPI_Datatype type, int root) {
+  collective([&](MPI_Request* r) { MPI_Ibcast(data, count, type, root, MPI_COMM_WORLD, r); });
+}
+
+void allreduce(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op) {
+  collective([&](MPI_Request* r) { MPI_Iallreduce(in, out, count, type, op, MPI_COMM_WORLD, r); });
+}
+
 // Rank 0 broadcasts a message kind and a payload (or a status).
 void broadcast_message(Message kind, const SecretBytes* payload, std::uint64_t status) {
   std::uint64_t head[2] = {static_cast<std::uint64_t>(kind), payload ? payload->size() : status};
-  MPI_Bcast(head, 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-  if (payload) {
-    MPI_Bcast(const_cast<std::uint8_t*>(payload->data()), static_cast<int>(payload->size()), MPI_BYTE, 0,
-              MPI_COMM_WORLD);
-  }
+  bcast(head, 2, MPI_UINT64_T, 0);
+  if (payload) bcast(const_cast<std::uint8_t*>(payload->data()), static_cast<int>(payload->size()), MPI_BYTE, 0);
 }
 
 // Combines every rank's outcome of a phase. Returns when all succeeded;
@@ -194,12 +233,12 @@ void settle(const std::exception_ptr& local_error) {
   }
   const int mine = local_error ? rank : size;
   int first = size;
-  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  allreduce(&mine, &first, 1, MPI_INT, MPI_MIN);
   if (first == size) return;
   std::uint64_t head[2] = {message.size(), static_cast<std::uint64_t>(usage)};
-  MPI_Bcast(head, 2, MPI_UINT64_T, first, MPI_COMM_WORLD);
+  bcast(head, 2, MPI_UINT64_T, first);
   message.resize(head[0]);
-  MPI_Bcast(message.data(), static_cast<int>(head[0]), MPI_CHAR, first, MPI_COMM_WORLD);
+  bcast(message.data(), static_cast<int>(head[0]), MPI_CHAR, first);
   const std::string where = size > 1 ? " (rank " + std::to_string(first) + ")" : "";
   throw Error(message + where, head[1] != 0 ? ErrorKind::usage : ErrorKind::failure);
 }
@@ -259,8 +298,8 @@ RankResult run_my_range(const Job& job, Source& in, Sink& out, unsigned threads,
     threads = 1;
   }
   std::uint64_t first = 0;
-  MPI_Exscan(&mine, &first, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-  if (rank == 0) first = 0;  // MPI_Exscan leaves rank 0's result undefined
+  collective([&](MPI_Request* r) { MPI_Iexscan(&mine, &first, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD, r); });
+  if (rank == 0) first = 0;  // an exscan leaves rank 0's result undefined
   result.timing.threads = static_cast<unsigned>(std::clamp<std::uint64_t>(mine, 1, threads));
   if (mine == 0) return result;
 
@@ -342,23 +381,26 @@ std::uint64_t run_everywhere(const Job& job, const Assignment& a, std::optional<
   settle(error);
 
   std::uint64_t total = 0;
-  MPI_Allreduce(&mine.bytes_out, &total, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  allreduce(&mine.bytes_out, &total, 1, MPI_UINT64_T, MPI_SUM);
   // Each rank's numbers, and the device it ran (its index plus one; 0: none).
   const std::string backend = job_backend_name(job);
   const bool on_device = device && backend == a.backend;
   double row[5] = {mine.timing.compute_seconds, mine.timing.io_seconds, static_cast<double>(mine.timing.bytes_in),
                    static_cast<double>(mine.timing.threads), on_device ? *device + 1.0 : 0.0};
   std::vector<double> all(rank == 0 ? 5 * static_cast<std::size_t>(size) : 0);
-  MPI_Gather(row, 5, MPI_DOUBLE, all.data(), 5, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  collective([&](MPI_Request* r) { MPI_Igather(row, 5, MPI_DOUBLE, all.data(), 5, MPI_DOUBLE, 0, MPI_COMM_WORLD, r); });
   // And the backend each ran, by name: a rank whose host lacked rank 0's ran another.
   const int backend_len = static_cast<int>(backend.size());
   std::vector<int> lens(rank == 0 ? static_cast<std::size_t>(size) : 0);
-  MPI_Gather(&backend_len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  collective(
+      [&](MPI_Request* r) { MPI_Igather(&backend_len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, MPI_COMM_WORLD, r); });
   std::vector<int> starts(lens.size());
   for (std::size_t r = 1; r < lens.size(); ++r) starts[r] = starts[r - 1] + lens[r - 1];
   std::string names(lens.empty() ? 0 : static_cast<std::size_t>(starts.back() + lens.back()), '\0');
-  MPI_Gatherv(backend.data(), backend_len, MPI_CHAR, names.data(), lens.data(), starts.data(), MPI_CHAR, 0,
-              MPI_COMM_WORLD);
+  collective([&](MPI_Request* r) {
+    MPI_Igatherv(backend.data(), backend_len, MPI_CHAR, names.data(), lens.data(), starts.data(), MPI_CHAR, 0,
+                 MPI_COMM_WORLD, r);
+  });
   timings.clear();
   for (std::size_t r = 0; rank == 0 && r < static_cast<std::size_t>(size); ++r) {
     const double* t = &all[5 * r];
@@ -420,6 +462,89 @@ struct MpiSession::Watch {
   int fd_ = -1;
 };
 
+// MPI_Finalize can hang over TCP (issue 31; CLUSTER.md, "Jobs that hung after
+// they were done"). MPICH 4.0's UCX netmod closes every endpoint, progresses
+// until every close completes, then waits in a PMI barrier. A close over TCP
+// can need the peer's progress, and a peer that finished its own closes first
+// waits in that barrier, progressing nothing: the rank spins in its close
+// forever, the others wait for it (fixed upstream in MPICH 4.2,
+// pmodels/mpich#6596). A close completes when the peer's connection drops,
+// so a rank whose MPI_Finalize has not returned after a while shuts its MPI
+// connections down: the job is over by then (every rank has rank 0's status)
+// and finalize has nothing left to deliver. Only connections MPI made: not the
+// sockets the rank inherited (the launcher's), nor listening ones, nor other
+// families (PMI talks to the launcher over a Unix socket).
+namespace {
+
+constexpr auto kFinalizeGrace = std::chrono::seconds(2);
+
+std::vector<ino_t> g_inherited_sockets;  // taken before MPI_Init
+
+std::optional<ino_t> inet_socket(int fd) {
+  int domain = 0;
+  socklen_t len = sizeof domain;
+  if (::getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0 || (domain != AF_INET && domain != AF_INET6)) {
+    return std::nullopt;
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return std::nullopt;
+  return st.st_ino;
+}
+
+// This process's TCP (or other IP) sockets: descriptor and inode.
+std::vector<std::pair<int, ino_t>> inet_sockets() {
+  std::vector<std::pair<int, ino_t>> found;
+  std::error_code ec;
+  for (auto it = std::filesystem::directory_iterator("/proc/self/fd", ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    int fd = -1;
+    if (std::from_chars(name.data(), name.data() + name.size(), fd).ec != std::errc{}) continue;
+    if (const auto inode = inet_socket(fd)) found.emplace_back(fd, *inode);
+  }
+  return found;
+}
+
+void shut_down_mpi_connections() {
+  for (const auto& [fd, inode] : inet_sockets()) {
+    if (std::find(g_inherited_sockets.begin(), g_inherited_sockets.end(), inode) != g_inherited_sockets.end()) {
+      continue;
+    }
+    int listening = 0;
+    socklen_t len = sizeof listening;
+    if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) == 0 && listening) continue;
+    ::shutdown(fd, SHUT_RDWR);
+  }
+}
+
+// Shuts the connections down once MPI_Finalize outlives the grace period.
+class FinalizeDeadline {
+ public:
+  FinalizeDeadline()
+      : thread_([this] {
+          std::unique_lock lock(mutex_);
+          if (!ended_.wait_for(lock, kFinalizeGrace, [this] { return done_; })) shut_down_mpi_connections();
+        }) {}
+  ~FinalizeDeadline() {
+    {
+      const std::lock_guard lock(mutex_);
+      done_ = true;
+    }
+    ended_.notify_one();
+    thread_.join();
+  }
+  FinalizeDeadline(const FinalizeDeadline&) = delete;
+  FinalizeDeadline& operator=(const FinalizeDeadline&) = delete;
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable ended_;
+  bool done_ = false;
+  std::thread thread_;  // last: it starts once the others exist
+};
+
+}  // namespace
+
 void MpiSession::watch_temporary(const std::string& path) {
   // Only a temporary file: an output written in place (/dev/null, a device)
   // is no temporary, and the watcher's rm must never reach it.
@@ -472,6 +597,7 @@ void refuse_a_launcher_of_another_mpi() {
 }  // namespace
 
 MpiSession::MpiSession(int* argc, char*** argv) {
+  for (const auto& socket : inet_sockets()) g_inherited_sockets.push_back(socket.second);  // see FinalizeDeadline
   int provided = 0;
   MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
@@ -497,6 +623,11 @@ MpiSession::MpiSession(int* argc, char*** argv) {
 MpiSession::~MpiSession() {
   if (rank_ == 0) finish(released_ ? 1 : 0);  // a job whose status was never sent failed
   g_session = nullptr;
+  // The ranks leave their last sleeping wait up to 4 ms apart; a blocking
+  // barrier (short: every rank is done) lets them enter MPI_Finalize together,
+  // which makes its hang over TCP rarer (see FinalizeDeadline).
+  MPI_Barrier(MPI_COMM_WORLD);
+  const FinalizeDeadline deadline;
   MPI_Finalize();
 }
 
@@ -512,15 +643,15 @@ void MpiSession::finish(int status) {
     return;
   }
   std::uint64_t final_status = static_cast<std::uint64_t>(status);  // see wait_for_status
-  MPI_Bcast(&final_status, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  bcast(&final_status, 1, MPI_UINT64_T, 0);
 }
 
 int MpiSession::serve() {
   std::uint64_t head[2] = {0, 0};
-  MPI_Bcast(head, 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  bcast(head, 2, MPI_UINT64_T, 0);
   if (static_cast<Message>(head[0]) == Message::done) return static_cast<int>(head[1]);
   SecretBytes payload(head[1]);
-  MPI_Bcast(payload.data(), static_cast<int>(payload.size()), MPI_BYTE, 0, MPI_COMM_WORLD);
+  bcast(payload.data(), static_cast<int>(payload.size()), MPI_BYTE, 0);
   try {
     std::exception_ptr error;
     Assignment a;
@@ -544,7 +675,7 @@ int MpiSession::serve() {
 
 int MpiSession::wait_for_status() {
   std::uint64_t status = 1;
-  MPI_Bcast(&status, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  bcast(&status, 1, MPI_UINT64_T, 0);
   return static_cast<int>(status);
 }
 
