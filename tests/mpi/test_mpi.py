@@ -110,7 +110,7 @@ def launch(groups, **options):
     ranks talk over TCP alone, the transport every cluster has (its node-local and
     UCX paths off). MPICH's use the transports UCX picks, but for the two-hosts tests:
     over TCP alone, Debian's MPICH 4.0.2 would hang in MPI_Finalize now and then, and
-    paes' way out of that (docs/CLUSTER.md) ends such a job 2 s late."""
+    paes' way out of that (docs/CLUSTER.md) ends such a job 0.25 s late."""
     options.setdefault("tcp_only", LAUNCHER.flavor == "openmpi")
     return LAUNCHER.command(groups, **options)
 
