@@ -35,7 +35,7 @@ class SecretBytes {
   std::size_t len_ = 0;
 };
 
-// Fills `out` from the OS CSPRNG, getrandom(2) (keys, salts, nonces).
+// Fills `out` from the OS CSPRNG through OpenSSL (keys, salts, nonces).
 // Throws Error when the generator fails.
 void random_bytes(std::span<std::uint8_t> out);
 

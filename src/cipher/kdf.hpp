@@ -2,7 +2,7 @@
 // segment key), scrypt (passphrases of the sealed format), PBKDF2-HMAC-SHA256
 // (openssl enc -pbkdf2), and plain SHA-256 (digests that name things, never
 // keys). Every function throws Error when OpenSSL fails. random_bytes
-// (paes/secret.hpp, the kernel's generator) is defined in kdf.cpp too.
+// (paes/secret.hpp) is defined in kdf.cpp too.
 #pragma once
 
 #include <array>

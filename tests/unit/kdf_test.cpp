@@ -1,12 +1,9 @@
 // HMAC-SHA256 and the HKDF-SHA256 written on it: RFC 4231's and RFC 5869's
 // SHA-256 known answers, an info far past the 32,768 bytes OpenSSL 3.0's own
 // HKDF allows, RFC 5869's length limit, and a sealed file whose associated
-// data (part of the HKDF info) is 1 MiB, through the public API. And
-// random_bytes, which takes the kernel's generator, not OpenSSL's.
+// data (part of the HKDF info) is 1 MiB, through the public API.
 #include <gtest/gtest.h>
-#include <openssl/rand.h>
 
-#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -128,32 +125,6 @@ TEST_F(SealedLongAadTest, OneMebibyteOfAssociatedDataRoundTripsAndBindsEveryByte
         << name;
     EXPECT_FALSE(std::filesystem::exists(path("out.bin"))) << name;
   }
-}
-
-// OpenSSL's DRBG took an eighth of a small sealed job's CPU to fetch and
-// instantiate; random_bytes reads getrandom instead. With OpenSSL's generator
-// replaced by one that always fails, it still fills its buffer.
-TEST(RandomBytes, DrawsFromTheKernelNotOpenSslsGenerator) {
-  // RAND_METHOD is deprecated in OpenSSL 3 but still overrides RAND_bytes:
-  // the one way to see whether a caller goes through it.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-  static const RAND_METHOD failing = {
-      nullptr, [](unsigned char*, int) { return 0; }, nullptr, nullptr, [](unsigned char*, int) { return 0; },
-      [] { return 0; }};
-  const RAND_METHOD* openssl_own = RAND_get_rand_method();
-  ASSERT_EQ(RAND_set_rand_method(&failing), 1);
-  std::array<std::uint8_t, 64> out{};
-  std::string error;
-  try {
-    random_bytes(out);
-  } catch (const Error& e) {
-    error = e.what();
-  }
-  RAND_set_rand_method(openssl_own);
-#pragma GCC diagnostic pop
-  EXPECT_EQ(error, "");
-  EXPECT_NE(out, (std::array<std::uint8_t, 64>{}));
 }
 
 }  // namespace
