@@ -16,6 +16,7 @@ packages=(
   zlib1g-dev                         # unit tests: inflating CCTV's compressed age vectors
   python3 python3-venv               # end-to-end CLI tests; a venv for PyPI tools
   util-linux                         # setpriv: the CLI tests' permission cases as root
+  strace                             # the CLI tests: each message on stderr is whole lines in one write
   age                                # a peer in the sealed-format benchmark
   groff-base man-db zsh               # the man page's checks (groff -ww, man), the zsh completion's
   mpich libmpich-dev                 # the mpi engine (runs as root, oversubscribes)

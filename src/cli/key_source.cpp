@@ -10,9 +10,9 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <iostream>
 
 #include "cli/passphrase.hpp"
+#include "cli/say.hpp"
 #include "paes/age_keys.hpp"
 #include "paes/error.hpp"
 #include "util/hex.hpp"
@@ -164,8 +164,8 @@ SecretBytes load_key(const KeySources& sources) {
     }
     return std::move(*key);
   }
-  std::cerr << "paes: warning: a key given with --key-hex is visible to other users of this "
-               "machine (ps, /proc); prefer --key-file or --key-env\n";
+  say("paes: warning: a key given with --key-hex is visible to other users of this "
+      "machine (ps, /proc); prefer --key-file or --key-env\n");
   auto key = decode_hex(sources.key_hex);
   if (!key) throw usage_error("--key-hex is not hex (expected 32, 48 or 64 hex digits)");
   check_key_length(key->size());

@@ -10,6 +10,7 @@
 #include "cli/descriptors.hpp"
 #include "cli/key_source.hpp"
 #include "cli/passphrase.hpp"
+#include "cli/say.hpp"
 #include "paes/age_keys.hpp"
 #include "paes/endpoint.hpp"
 #include "paes/error.hpp"
@@ -106,7 +107,7 @@ int run_x25519_keygen(const KeygenArgs& args) {
   const std::string recipient = format_age_recipient(x25519_public_key(identity));
   // With the identity on stdout, stdout holds only that, as age-keygen's.
   if (args.output == "-") {
-    std::cerr << "Public key: " << recipient << '\n';
+    say("Public key: " + recipient + '\n');
     return 0;
   }
   std::cout << recipient << '\n';

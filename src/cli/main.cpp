@@ -25,6 +25,7 @@
 #include "cli/command_line.hpp"
 #include "cli/descriptors.hpp"
 #include "cli/progress.hpp"
+#include "cli/say.hpp"
 #include "paes/error.hpp"
 #include "paes/io.hpp"
 #include "paes/notice.hpp"
@@ -37,8 +38,7 @@
 namespace {
 
 int fail(const std::string& message, int status) {
-  std::fflush(stdout);
-  std::cerr << "paes: " << paes::printable(message) << '\n';
+  paes::cli::say("paes: " + paes::printable(message) + '\n');
   return status;
 }
 
@@ -267,9 +267,8 @@ int main(int argc, char** argv) {
   // The library's notes and warnings (paes/notice.hpp), each a line on stderr.
   // Each line written at once: notices may come from several threads.
   paes::set_notice_handler([](paes::NoticeLevel level, const std::string& text) {
-    std::cerr << (std::string(level == paes::NoticeLevel::warning ? "paes: warning: " : "paes: note: ") +
-                  paes::printable(text) + '\n')
-              << std::flush;
+    paes::cli::say(std::string(level == paes::NoticeLevel::warning ? "paes: warning: " : "paes: note: ") +
+                   paes::printable(text) + '\n');
   });
   const EndingSignals ending_signals;
   if (!mpi_requested(argc, argv) && ranks_without_engine_mpi(argc, argv)) return 2;

@@ -1,4 +1,5 @@
 #include "cli/passphrase.hpp"
+#include "cli/say.hpp"
 
 #include <fcntl.h>
 #include <pwd.h>
@@ -13,7 +14,6 @@
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
-#include <iostream>
 #include <string_view>
 
 #include "paes/endpoint.hpp"
@@ -200,14 +200,13 @@ void warn_if_exposed(int fd, const std::string& what) {
     }
     char mode[8];
     std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-    std::cerr << "paes: warning: " << printable(what) << " is " << who << " (mode " << mode
-              << "); restrict it with chmod 600\n";
+    say("paes: warning: " + printable(what) + " is " + who + " (mode " + mode + "); restrict it with chmod 600\n");
   }
   if (st.st_uid != 0 && st.st_uid != ::geteuid()) {
     const passwd* owner = ::getpwuid(st.st_uid);
-    std::cerr << "paes: warning: " << printable(what) << " belongs to "
-              << (owner != nullptr ? "user " + std::string(owner->pw_name) + " (uid " : "uid ") << st.st_uid
-              << (owner != nullptr ? ")" : "") << ", who can change it; use a file that you or root own\n";
+    say("paes: warning: " + printable(what) + " belongs to " +
+        (owner != nullptr ? "user " + std::string(owner->pw_name) + " (uid " : "uid ") + std::to_string(st.st_uid) +
+        (owner != nullptr ? ")" : "") + ", who can change it; use a file that you or root own\n");
   }
 }
 
@@ -259,15 +258,15 @@ SecretBytes passphrase_from_file(const std::string& path, PassphraseFileRule rul
     // typed elsewhere would silently fail to match.
     len = openssl_passphrase_length(content.view());
     if (len > line_len) {
-      std::cerr << "paes: warning: " << printable(what) << " ends its first line with \"\\r\\n\": with --pbkdf2 the "
-                   "'\\r' is part of the passphrase, as for openssl enc -pass file:\n";
+      say("paes: warning: " + printable(what) + " ends its first line with \"\\r\\n\": with --pbkdf2 the "
+          "'\\r' is part of the passphrase, as for openssl enc -pass file:\n");
     } else if (len < line_len && content.data()[len] == 0) {
-      std::cerr << "paes: warning: " << printable(what) << " holds a NUL byte in its first line: with --pbkdf2 only the "
-                   "bytes before it are the passphrase, as for openssl enc -pass file:\n";
+      say("paes: warning: " + printable(what) + " holds a NUL byte in its first line: with --pbkdf2 only the "
+          "bytes before it are the passphrase, as for openssl enc -pass file:\n");
     } else if (len < line_len) {
-      std::cerr << "paes: warning: the first line of " << printable(what) << " is longer than "
-                << kOpensslMaxFilePassphraseLen << " bytes: with --pbkdf2 only the first "
-                << kOpensslMaxFilePassphraseLen << " are the passphrase, as for openssl enc -pass file:\n";
+      say("paes: warning: the first line of " + printable(what) + " is longer than " +
+          std::to_string(kOpensslMaxFilePassphraseLen) + " bytes: with --pbkdf2 only the first " +
+          std::to_string(kOpensslMaxFilePassphraseLen) + " are the passphrase, as for openssl enc -pass file:\n");
     }
   }
   if (len == 0) throw Error("empty passphrase in " + (path == "-" ? what : path));

@@ -1,11 +1,12 @@
 // paes rekey: who can open a file sealed to recipients, changed without
 // re-encrypting it (rekey_sealed, paes/sealed.hpp).
-#include <iostream>
+#include <sstream>
 #include <string>
 
 #include "cli/commands.hpp"
 #include "cli/key_source.hpp"
 #include "cli/passphrase.hpp"
+#include "cli/say.hpp"
 #include "paes/endpoint.hpp"
 #include "paes/error.hpp"
 #include "paes/sealed.hpp"
@@ -74,9 +75,11 @@ int run_rekey(const RekeyArgs& args) {
   options.armor = args.armor;
   const RekeyReport report = rekey_sealed(spec, args.input, args.output, options);
   if (args.verbose) {
-    std::cerr << "paes: rekey: " << report.recipients_before << " recipient" << (report.recipients_before == 1 ? "" : "s")
-              << " -> " << report.recipients_after << ", " << report.body_bytes << " body bytes copied unchanged"
-              << (report.copied_in_kernel ? " in the kernel" : "") << ", " << report.seconds << " s\n";
+    std::ostringstream text;
+    text << "paes: rekey: " << report.recipients_before << " recipient" << (report.recipients_before == 1 ? "" : "s")
+         << " -> " << report.recipients_after << ", " << report.body_bytes << " body bytes copied unchanged"
+         << (report.copied_in_kernel ? " in the kernel" : "") << ", " << report.seconds << " s\n";
+    say(text.str());
   }
   return 0;
 }

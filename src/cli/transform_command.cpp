@@ -16,6 +16,7 @@
 #include "cli/descriptors.hpp"
 #include "cli/key_source.hpp"
 #include "cli/progress.hpp"
+#include "cli/say.hpp"
 #include "paes/endpoint.hpp"
 #include "paes/backend.hpp"
 #include "paes/engine.hpp"
@@ -524,9 +525,9 @@ CipherSpec raw_spec(Direction direction, const TransformArgs& args, const CLI::A
   spec.direction = direction;
   spec.padding = !args.no_pad;
   if (engine == EngineKind::threads && args.threads > 1 && !is_parallel(spec.mode, direction)) {
-    std::cerr << "paes: note: " << mode_name(spec.mode)
-              << (direction == Direction::encrypt ? " encryption" : " decryption")
-              << " is sequential by nature; it runs on one cipher thread with reads and writes overlapped\n";
+    say("paes: note: " + std::string(mode_name(spec.mode)) +
+        (direction == Direction::encrypt ? " encryption" : " decryption") +
+        " is sequential by nature; it runs on one cipher thread with reads and writes overlapped\n");
   }
   return spec;
 }
@@ -559,8 +560,7 @@ void add_raw_key(CipherSpec& spec, const TransformArgs& args, const CLI::App& co
 void note_run_on_the_cpu(const std::string& what, const std::string& ran) {
   const std::string selected = selected_cipher_backend();
   if (!names_gpu_backend(selected) || ran == selected) return;
-  std::cerr << "paes: note: the " << selected << " backend doesn't run " << what << ": it runs on the CPU (" << ran
-            << ")\n";
+  say("paes: note: the " + selected + " backend doesn't run " + what + ": it runs on the CPU (" + ran + ")\n");
 }
 
 // Builds the spec the options describe and runs it through its front door.
@@ -617,8 +617,7 @@ double gbps(const TransformReport& report) {
 
 // -v: one line on stderr.
 void print_summary_line(Direction direction, const JobDescription& description, const TransformReport& report) {
-  // Built whole and written at once: piece by piece, the line could be cut
-  // by other output (stdout on the same terminal, another rank's lines).
+  // Built whole and written at once (cli/say.hpp).
   std::ostringstream text;
   char rate[64];
   std::snprintf(rate, sizeof rate, "%.3f s (%.2f GB/s)", report.seconds, gbps(report));
@@ -638,8 +637,7 @@ void print_summary_line(Direction direction, const JobDescription& description, 
       text << '\n';
     }
   }
-  std::cout.flush();
-  std::cerr << text.str() << std::flush;
+  say(text.str());
 }
 
 // --json: one object on stdout, with a list of ranks under MPI.
@@ -685,9 +683,9 @@ void warn_if_input_grew(const InputFile& input, const std::string& path, std::ui
   if (::fstat(input.fd(), &st) != 0 || !S_ISREG(st.st_mode)) return;
   const auto size_now = static_cast<std::uint64_t>(st.st_size);
   if (size_now <= read) return;
-  std::cerr << "paes: warning: " << printable(path) << " grew while it was read (" << read
-            << " bytes when it was opened, " << size_now << " now): what came after the first " << read
-            << " bytes is not in the output\n";
+  say("paes: warning: " + printable(path) + " grew while it was read (" + std::to_string(read) +
+      " bytes when it was opened, " + std::to_string(size_now) + " now): what came after the first " +
+      std::to_string(read) + " bytes is not in the output\n");
 }
 
 }  // namespace

@@ -8,7 +8,8 @@ Covers (issue 32, item 1): option values named for what is wrong with them, an o
 another command named as such, --engine serial with --threads, --format tink refused before
 any passphrase prompt, the exit-status rule (files in the wrong role, binary output to a
 terminal by any route), --progress into a log as plain lines, and README's Usage block and
-decrypt --help's pbkdf2 example run as written (with bash, tar and openssl on PATH).
+decrypt --help's pbkdf2 example run as written (with bash, tar and openssl on PATH), and
+messages written in whole lines (strace shows the writes).
 
 Python 3.11 standard library only. Exits non-zero when any test fails; every skip
 says why.
@@ -204,6 +205,62 @@ head -c 4096 /dev/urandom > blocks.bin
 
 # Stand-ins that need what an earlier line of the block made, before the first line holding the word.
 README_BEFORE = {"backup.tar.cbc": 'paes encrypt --mode cbc --key-file aes.key --iv "$IV" data.tar -o backup.tar.cbc'}
+
+
+class WholeLinesTest(UsageTestCase):
+    """Each message paes writes on stderr goes out in whole lines, one write(2) never
+    ending inside a line (src/cli/say.hpp). Written piece by piece (std::cerr <<), a
+    line was cut by another rank's under mpiexec: Open MPI showed "paes: paes: the
+    launcher started 2 ranks, …" and the other rank's line without its "paes: ".
+    strace shows the writes; without it, the test is skipped and says so."""
+
+    WRITE = re.compile(r'^\d+\s+write\(2, "(.*)", \d+\) = \d+$')
+
+    def writes_to_stderr(self, args, status):
+        """Runs paes under strace; checks the exit status; returns its writes to fd 2."""
+        log = self.path("strace.log")
+        cmd = [self.strace, "-f", "-qq", "-e", "trace=write,writev,pwrite64", "-e", "signal=none", "-s", "100000",
+               "-o", log, PAES] + [str(a) for a in args]
+        # LeakSanitizer can't run under ptrace; the suite's other runs check leaks.
+        env = dict(os.environ)
+        if "ASAN_OPTIONS" in env:
+            env["ASAN_OPTIONS"] += ":detect_leaks=0"
+        proc = subprocess.run(cmd, cwd=self.tmp, input=b"", capture_output=True, timeout=120, env=env)
+        self.check(proc.returncode == status, f"{args}: wanted exit {status}, got {describe(proc)}")
+        with open(log, encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+        os.unlink(log)
+        self.check(not any(re.match(r"^\d+\s+(writev|pwrite64)\(2,", l) for l in lines),
+                   f"{args}: a writev or pwrite64 to stderr: {lines}")
+        writes = [m.group(1) for m in map(self.WRITE.match, lines) if m]
+        self.check(bool(writes) and proc.stderr.decode(errors="replace").strip() != "",
+                   f"{args}: nothing written on stderr: {lines} {describe(proc)}")
+        for w in writes:
+            self.check(w.endswith("\\n"), f"{args}: a write to stderr ends inside a line: {w!r} (all: {writes})")
+        return writes
+
+    def test_every_kind_of_message(self):
+        self.strace = shutil.which("strace")
+        if self.strace is None or subprocess.run([self.strace, "-o", os.devnull, "true"],
+                                                 capture_output=True).returncode != 0:
+            print("test_usage.py: skipping WholeLinesTest: strace is missing or cannot trace here", file=sys.stderr)
+            self.skipTest("SKIPPED: no working strace")
+        hexkey = random_raw_key(32).hex()
+        write_file(self.path("pass.txt"), b"pass\n", 0o644)
+        # An error, through main's one exit path.
+        self.writes_to_stderr(["encrypt", "--threads", "2.0", "--key-file", "key.bin", "d.txt", "-o", "e1"], 2)
+        # A warning of the key's source, and -v's summary.
+        self.writes_to_stderr(["encrypt", "--mode", "ctr", "--key-hex", hexkey, "--iv", "00" * 16, "-v", "d.txt", "-o",
+                               "e2"], 0)
+        # A passphrase file others can read, under --pbkdf2 (a warning of the file, one of its first line).
+        self.writes_to_stderr(["encrypt", "--mode", "cbc", "--pbkdf2", "--passphrase-file", "pass.txt", "--iter",
+                               "1000", "d.txt", "-o", "e3"], 0)
+        # A sequential mode asked for threads: a note.
+        self.writes_to_stderr(["encrypt", "--mode", "cbc", "--key-file", "key.bin", "--iv", "00" * 16, "--threads",
+                               "2", "d.txt", "-o", "e4"], 0)
+        # keygen's recipient with the identity on stdout, as age-keygen's.
+        self.writes_to_stderr(["keygen", "--x25519", "-o", "-"], 0)
+        self.finish()
 
 
 class ReadmeUsageTest(UsageTestCase):
