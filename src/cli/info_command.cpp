@@ -83,6 +83,16 @@ std::string runnable_engines() {
   return runnable;
 }
 
+// The MPI paes-mpi was built with and its launcher, null without an mpi engine.
+// From the build (CMake's FindMPI): the plain paes never loads an MPI library.
+nlohmann::json mpi_json() {
+#ifdef PAES_MPI_LIBRARY
+  return {{"library", PAES_MPI_LIBRARY}, {"launcher", PAES_MPI_LAUNCHER}};
+#else
+  return nullptr;
+#endif
+}
+
 }  // namespace
 
 int run_info(const InfoArgs& args) {
@@ -104,6 +114,7 @@ int run_info(const InfoArgs& args) {
       {"backend_auto_chooses", segment_backend_name()},
       {"online_cpus", online_cpus()},
       {"engines", runnable_engines()},
+      {"mpi", mpi_json()},
       {"openmp", _OPENMP},
   };
   const std::vector<CipherBackendInfo> backends = cipher_backends_info();
@@ -164,8 +175,12 @@ int run_info(const InfoArgs& args) {
     }
   }
   std::cout << "Online CPUs: " << online_cpus() << " (default --threads)\n"
-            << "Engines:     " << runnable_engines() << '\n'
-            << "OpenMP:      " << _OPENMP << '\n';
+            << "Engines:     " << runnable_engines() << '\n';
+  if (!info["mpi"].is_null()) {
+    std::cout << "MPI:         paes-mpi built with " << info["mpi"]["library"].get<std::string>() << "; launch it with "
+              << info["mpi"]["launcher"].get<std::string>() << " -n N paes --engine mpi ...\n";
+  }
+  std::cout << "OpenMP:      " << _OPENMP << '\n';
   std::cout << "Auto:        ";
   if (const std::string why = why_the_cache_cannot_be_kept(cache_path); !why.empty()) {
     std::cout << "can't keep what it measures (" << why << "), so every large job measures again; "

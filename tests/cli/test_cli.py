@@ -417,6 +417,13 @@ class ReportingTest(PaesTestCase):
         else:
             self.assertNotIn("cuda_versions", info)
             self.assertIn("\n  cuda: unavailable, not built in", text)
+        # The MPI of paes-mpi, from the build (test_mpi.py checks which); null without an mpi engine.
+        if info["mpi"] is None:
+            self.assertNotIn("\nMPI:", text)
+        else:
+            self.assertTrue(info["mpi"]["library"] and os.access(info["mpi"]["launcher"], os.X_OK), info["mpi"])
+            self.assertIn(f"\nMPI:         paes-mpi built with {info['mpi']['library']}; launch it with "
+                          f"{info['mpi']['launcher']} -n N", text)
 
     def test_info_says_when_auto_can_keep_nothing(self):
         env = {k: v for k, v in os.environ.items() if k not in ("HOME", "XDG_CACHE_HOME", "PAES_CACHE_DIR")}

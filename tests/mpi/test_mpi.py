@@ -974,6 +974,28 @@ class OnlyWhenAskedTest(MpiTestCase):
         self.assertEqual((report["engine"], len(report["ranks"])), ("mpi", 2), report)
 
 
+class InfoTest(MpiTestCase):
+    """paes info names the MPI paes-mpi was built with and its launcher: what the
+    mpi tests launch with here (the build's FindMPI launcher), for paes and for
+    paes-mpi alike."""
+
+    def test_info_names_the_mpi_of_the_build(self):
+        paes_mpi = os.path.join(os.path.dirname(os.path.abspath(PAES)), "paes-mpi")
+        for binary in (PAES, paes_mpi):
+            proc = subprocess.run([binary, "info", "--json"], capture_output=True, timeout=60)
+            self.check(proc.returncode == 0, f"{binary} info --json: {describe(proc)}")
+            mpi = json.loads(proc.stdout).get("mpi") if proc.returncode == 0 else None
+            self.check(isinstance(mpi, dict) and mpi["library"].startswith(LAUNCHER.mpi_name) and
+                       LAUNCHER.version in mpi["library"] and
+                       os.path.realpath(mpi["launcher"]) == os.path.realpath(LAUNCHER.path),
+                       f"{binary} info --json: mpi is {mpi!r}, not {LAUNCHER}'s")
+            text = subprocess.run([binary, "info"], capture_output=True, timeout=60).stdout.decode(errors="replace")
+            line = next((l for l in text.splitlines() if l.startswith("MPI:")), "")
+            self.check(f"built with {LAUNCHER.mpi_name}" in line and LAUNCHER.path in line,
+                       f"{binary} info: its MPI line is {line!r}, for {LAUNCHER}")
+        self.finish()
+
+
 class OtherMpisLauncherTest(MpiTestCase):
     """7b: paes-mpi under the launcher of another MPI than its own (mpiexec.openmpi
     starting an MPICH build, or mpiexec.mpich an Open MPI one) would run each rank as
