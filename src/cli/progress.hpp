@@ -56,6 +56,14 @@ class Progress {
     }
   }
 
+  // The work is done though the bytes counted fall short of the total (an
+  // estimate of it: armor's text): the last state shown is the total. Call it
+  // once no thread advances any more, before finish().
+  void reach_total() noexcept {
+    const std::uint64_t done = done_.load(std::memory_order_relaxed);
+    if (done < total_) advance(total_ - done);
+  }
+
   // Stops the display and clears its line, so what paes prints next starts
   // on a clean line. Idempotent; call it from the thread that owns the object.
   void finish();

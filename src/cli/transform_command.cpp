@@ -23,6 +23,7 @@
 #include "paes/error.hpp"
 #include "paes/sealed.hpp"
 #include "paes/transform.hpp"
+#include "util/armor.hpp"
 #include "util/printable.hpp"
 
 namespace paes::cli {
@@ -315,8 +316,8 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
   cmd->add_flag("--json", args.json,
                 "Print a JSON summary on stdout: direction, mode, key_bits, engine (the one that ran the AES, "
                 "and auto's reason), backend (the CPU's AES library), threads (the workers that ran cipher "
-                "work), parallel, chunk_size, bytes_in, bytes_out, seconds, gbps (10^9 bytes/s); on a GPU, the "
-                "pipeline's stages");
+                "work), parallel, chunk_size, bytes_in, bytes_out (binary bytes: an armored side counts the bytes "
+                "before its base64), seconds, gbps (10^9 bytes/s); on a GPU, the pipeline's stages");
   cmd->add_flag("-v,--verbose", args.verbose, "Print a one-line summary on stderr");
   auto* progress = cmd->add_flag("--progress", args.progress,
                                  "Show progress on stderr even when it is not a terminal (there: plain lines, one "
@@ -672,6 +673,24 @@ void print_json_summary(Direction direction, const JobDescription& description, 
   std::cout << out.dump() << '\n';
 }
 
+// Whether the job reads `input` through armor's decoder: a decryption of
+// paes' armor (recognised by its BEGIN line) or, with -a, of a raw mode's
+// openssl enc -a text.
+bool reads_armor(const InputFile& input, Direction direction, const TransformArgs& args) {
+  if (direction != Direction::decrypt) return false;
+  if (args.armor && !args.mode.empty()) return true;
+  std::array<std::uint8_t, kArmorProbeLen> start{};
+  const ssize_t n = ::pread(input.fd(), start.data(), start.size(), 0);
+  return n > 0 && starts_with_armor(std::span(start.data(), static_cast<std::size_t>(n)));
+}
+
+// The job counts the bytes it decoded from armor, 48 for each line of 64
+// base64 characters and its newline (paes' armor and openssl enc -a's lines
+// alike): counted back as text, the progress reaches the file's size, its
+// total, as a binary input's does. A text of other lines (CRLF) lands within
+// a few percent of it; the display is told when the job is done.
+std::uint64_t as_armor_text_bytes(std::uint64_t decoded) { return decoded / 48 * 65 + decoded % 48 * 4 / 3; }
+
 // A file that grew while it was read (a log still being written) was read to
 // the size it had when the job opened it, as the plan is made from it; what
 // was added is not in the output, and a sealed output authenticates the
@@ -718,7 +737,10 @@ int run_transform(Direction direction, const TransformArgs& args, const CLI::App
   if (!names_stdio(args.input) && !names_stream(args.input) && !args.range) input_file.emplace(args.input);
   Progress progress(input_file ? input_file->size() : 0, progress_mode(args),
                     direction == Direction::encrypt ? "encrypting " : "decrypting ");
-  options.progress = [&progress](std::uint64_t bytes) { progress.advance(bytes); };
+  const bool armored_input = input_file && reads_armor(*input_file, direction, args);
+  options.progress = [&progress, armored_input](std::uint64_t bytes) {
+    progress.advance(armored_input ? as_armor_text_bytes(bytes) : bytes);
+  };
 
   JobDescription description;
   TransformReport report;
@@ -732,6 +754,7 @@ int run_transform(Direction direction, const TransformArgs& args, const CLI::App
     progress.finish();
     throw;
   }
+  if (armored_input) progress.reach_total();
   progress.finish();
   if (input_file) warn_if_input_grew(*input_file, args.input, std::max(input_file->size(), report.bytes_in));
   if (args.verbose) print_summary_line(direction, description, report);

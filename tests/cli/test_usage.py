@@ -175,6 +175,39 @@ class ProgressIntoALogTest(UsageTestCase):
         self.assertIn("100%", lines[-1], "the last line is not the end")
         self.assertLessEqual(len(lines), 12, "more than a line each tenth")
 
+    def test_armored_input_reaches_its_size(self):
+        """Decrypting armor, the job counts the bytes it decoded, 3 for each 4 of text: the
+        progress stopped at 73% of the file's size, its total. Counted back as text, it reaches
+        the file's size and says 100% at the end."""
+        size = 64 << 20
+        with open(self.path("zeros.bin"), "wb") as f:
+            f.truncate(size)
+        iv = "00" * 16
+        for name, enc, dec in (("sealed", [], []), ("ctr -a", ["--mode", "ctr", "--iv", iv], ["--mode", "ctr", "--iv", iv])):
+            text = self.path("zeros.asc")
+            proc = run(["encrypt", "-a", "-f", "--key-file", "key.bin"] + enc + ["zeros.bin", "-o", text], self.tmp)
+            self.assertEqual(proc.returncode, 0, describe(proc))
+            total = os.path.getsize(text)
+            with subprocess.Popen([PAES, "decrypt", "--progress", "--key-file", "key.bin"] + dec +
+                                  (["-a"] if dec else []) + ["zeros.asc"], cwd=self.tmp, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+                got = 0
+                while chunk := proc.stdout.read(1 << 20):
+                    got += len(chunk)
+                    time.sleep(1 / 24)
+                err = proc.stderr.read()
+            self.assertEqual((proc.returncode, got), (0, size), f"{name}: {err!r}")
+            lines = err.decode().splitlines()
+            self.assertTrue(lines and all(line.startswith("decrypting ") for line in lines), f"{name}: {err!r}")
+            shown = [int(m.group(1)) for m in (re.search(r"(\d+)%", line) for line in lines) if m]
+            self.assertEqual(len(shown), len(lines), f"{name}: {lines}")
+            self.assertEqual(shown, sorted(shown), f"{name}: {lines}")
+            self.assertEqual(shown[-1], 100, f"{name}: the last line is not the end: {lines}")
+            self.assertGreaterEqual(len([p for p in shown if 0 < p < 100]), 2, f"{name}: {lines}")
+            size_shown = lines[-1].split("decrypting ")[1].split("/")
+            self.assertEqual(size_shown[0].strip(), size_shown[1].split("100%")[0].strip(), f"{name}: {lines[-1]}")
+            self.assertIn(f"{total / 2**20:.1f} MiB", size_shown[1], f"{name}: not the file's size {total}: {lines}")
+
 
 README = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "README.md")
 
