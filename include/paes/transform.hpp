@@ -26,7 +26,10 @@ struct TransformOptions {
   // keeps the replaced file's permissions, owner and group (OutputOptions);
   // plaintext never does: it stays ours, with these permissions.
   std::optional<unsigned> output_mode;
-  ProgressCallback progress;  // input bytes done, from any thread
+  // Input bytes done, from any thread. An armored input's are its text's,
+  // counted from the bytes decoded (65 characters for 48 bytes, its lines'
+  // shape), so that they reach the file's size as a binary input's do.
+  ProgressCallback progress;
   // The GPU auto may choose, by its index in `paes info` (a named backend
   // takes its device from select_cipher_backend).
   std::optional<unsigned> device;

@@ -5,6 +5,7 @@
 #include "api/auto_backend.hpp"
 #include "engine/feed.hpp"
 #include "paes/error.hpp"
+#include "util/armor.hpp"
 #include "util/elapsed.hpp"
 
 namespace paes {
@@ -61,10 +62,11 @@ JobRunner::JobRunner(const TransformOptions& options)
       engine_(make_engine(options.engine, options.threads)),
       threads_(options.threads == 0 ? online_cpus() : options.threads),
       consumed_(std::make_shared<std::atomic<std::uint64_t>>(0)),
+      progress_in_text_(std::make_shared<std::atomic<bool>>(false)),
       start_(std::chrono::steady_clock::now()) {
-  engine_->on_progress([consumed = consumed_, forward = options.progress](std::uint64_t bytes) {
+  engine_->on_progress([consumed = consumed_, text = progress_in_text_, forward = options.progress](std::uint64_t bytes) {
     consumed->fetch_add(bytes, std::memory_order_relaxed);
-    if (forward) forward(bytes);
+    if (forward) forward(text->load(std::memory_order_relaxed) ? armor_text_len_of(bytes) : bytes);
   });
 }
 
@@ -101,6 +103,7 @@ ChunkPlan JobRunner::plan_for(const CipherSpec& spec, const InputEndpoint& in, s
 
 void JobRunner::run(const Job& job, InputEndpoint& in, std::uint64_t in_skip, OutputEndpoint& out,
                     std::uint64_t out_skip, TransformReport& report) {
+  progress_in_text_->store(in.armored(), std::memory_order_relaxed);
   report.bytes_out = out_skip + run_job(*engine_, job, in, in_skip, out, out_skip);
   out.commit();
   report.bytes_in = in_skip + consumed_->load();

@@ -51,7 +51,8 @@ class JobRunner {
   std::unique_ptr<Engine> engine_;
   unsigned threads_;
   std::string backend_choice_;  // why auto chose the raw job's backend
-  std::shared_ptr<std::atomic<std::uint64_t>> consumed_;
+  std::shared_ptr<std::atomic<std::uint64_t>> consumed_;  // the job's input bytes (decoded, if armored)
+  std::shared_ptr<std::atomic<bool>> progress_in_text_;  // options.progress counts an armored input's text
   std::chrono::steady_clock::time_point start_;
 };
 

@@ -1,5 +1,4 @@
 #include "cli/passphrase.hpp"
-#include "cli/say.hpp"
 
 #include <fcntl.h>
 #include <pwd.h>
@@ -16,6 +15,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "cli/say.hpp"
 #include "paes/endpoint.hpp"
 #include "paes/error.hpp"
 #include "util/printable.hpp"

@@ -56,9 +56,9 @@ class Progress {
     }
   }
 
-  // The work is done though the bytes counted fall short of the total (an
-  // estimate of it: armor's text): the last state shown is the total. Call it
-  // once no thread advances any more, before finish().
+  // The work is done: if the bytes counted fall short of the total (an
+  // armored input's are estimated), the last state shown is the total all
+  // the same. Call it once no thread advances any more, before finish().
   void reach_total() noexcept {
     const std::uint64_t done = done_.load(std::memory_order_relaxed);
     if (done < total_) advance(total_ - done);

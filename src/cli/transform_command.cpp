@@ -23,7 +23,6 @@
 #include "paes/error.hpp"
 #include "paes/sealed.hpp"
 #include "paes/transform.hpp"
-#include "util/armor.hpp"
 #include "util/printable.hpp"
 
 namespace paes::cli {
@@ -673,24 +672,6 @@ void print_json_summary(Direction direction, const JobDescription& description, 
   std::cout << out.dump() << '\n';
 }
 
-// Whether the job reads `input` through armor's decoder: a decryption of
-// paes' armor (recognised by its BEGIN line) or, with -a, of a raw mode's
-// openssl enc -a text.
-bool reads_armor(const InputFile& input, Direction direction, const TransformArgs& args) {
-  if (direction != Direction::decrypt) return false;
-  if (args.armor && !args.mode.empty()) return true;
-  std::array<std::uint8_t, kArmorProbeLen> start{};
-  const ssize_t n = ::pread(input.fd(), start.data(), start.size(), 0);
-  return n > 0 && starts_with_armor(std::span(start.data(), static_cast<std::size_t>(n)));
-}
-
-// The job counts the bytes it decoded from armor, 48 for each line of 64
-// base64 characters and its newline (paes' armor and openssl enc -a's lines
-// alike): counted back as text, the progress reaches the file's size, its
-// total, as a binary input's does. A text of other lines (CRLF) lands within
-// a few percent of it; the display is told when the job is done.
-std::uint64_t as_armor_text_bytes(std::uint64_t decoded) { return decoded / 48 * 65 + decoded % 48 * 4 / 3; }
-
 // A file that grew while it was read (a log still being written) was read to
 // the size it had when the job opened it, as the plan is made from it; what
 // was added is not in the output, and a sealed output authenticates the
@@ -737,10 +718,7 @@ int run_transform(Direction direction, const TransformArgs& args, const CLI::App
   if (!names_stdio(args.input) && !names_stream(args.input) && !args.range) input_file.emplace(args.input);
   Progress progress(input_file ? input_file->size() : 0, progress_mode(args),
                     direction == Direction::encrypt ? "encrypting " : "decrypting ");
-  const bool armored_input = input_file && reads_armor(*input_file, direction, args);
-  options.progress = [&progress, armored_input](std::uint64_t bytes) {
-    progress.advance(armored_input ? as_armor_text_bytes(bytes) : bytes);
-  };
+  options.progress = [&progress](std::uint64_t bytes) { progress.advance(bytes); };
 
   JobDescription description;
   TransformReport report;
@@ -754,7 +732,9 @@ int run_transform(Direction direction, const TransformArgs& args, const CLI::App
     progress.finish();
     throw;
   }
-  if (armored_input) progress.reach_total();
+  // An armored input's count is the text's size counted from the bytes it
+  // decoded, a few percent short where its lines end in CRLF: done is done.
+  progress.reach_total();
   progress.finish();
   if (input_file) warn_if_input_grew(*input_file, args.input, std::max(input_file->size(), report.bytes_in));
   if (args.verbose) print_summary_line(direction, description, report);

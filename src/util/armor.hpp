@@ -24,6 +24,13 @@ bool starts_with_armor(std::span<const std::uint8_t> start);
 // How many of an input's first bytes starts_with_armor needs.
 inline constexpr std::size_t kArmorProbeLen = kArmorBegin.size() + 2;
 
+// About how much of an armored text gave `decoded` bytes: lines of 64 base64
+// characters and '\n' (paes' armor and openssl enc -a alike) carry 48 bytes.
+// Exact for those lines' body; CRLF text or other line lengths run longer.
+inline constexpr std::uint64_t armor_text_len_of(std::uint64_t decoded) {
+  return decoded / 48 * 65 + (decoded % 48 * 4 + 2) / 3;
+}
+
 // Bytes to armor, piece by piece.
 class ArmorEncoder {
  public:
