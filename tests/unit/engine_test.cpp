@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -23,12 +25,19 @@
 namespace paes {
 namespace {
 
-// A parallel job of 1-byte chunks of which chunks 5 and 7 are bad; chunk 5's
-// worker fails only after chunk 7's has, so the later chunk's error comes
-// first in time.
+// A parallel job of 16 chunks of 1 MiB (enough input for the engines to run
+// one worker per MiB, so several at once) of which chunks 5 and 7 are bad;
+// chunk 5's worker fails only after chunk 7's has, so the later chunk's
+// error comes first in time. Chunk 5 waits for chunk 7 on another worker:
+// if the engine ever runs them one after the other, chunk 5 fails with an
+// error of its own that the tests' expectations name, instead of waiting.
 class TwoBadChunks final : public test::StridedChunksJob {
  public:
-  TwoBadChunks() : StridedChunksJob(1) {}
+  static constexpr std::size_t kChunkLen = std::size_t{1} << 20;
+  static constexpr std::size_t kInputLen = 16 * kChunkLen;
+
+  TwoBadChunks() : StridedChunksJob(kChunkLen) {}
+  std::uint64_t chunk_count(std::uint64_t len) const override { return (len + kChunkLen - 1) / kChunkLen; }
   std::unique_ptr<ChunkWorker> make_worker() const override;
 
   mutable std::mutex mutex;
@@ -50,7 +59,11 @@ class FailFifthAfterSeventh final : public ChunkWorker {
     }
     if (c.index == 5) {
       std::unique_lock lock(job_.mutex);
-      job_.changed.wait_for(lock, std::chrono::seconds(10), [&] { return job_.seventh_failed; });
+      // The bound only keeps a broken engine from hanging the suite: with
+      // its workers, chunk 7 fails within milliseconds.
+      if (!job_.changed.wait_for(lock, std::chrono::seconds(30), [&] { return job_.seventh_failed; })) {
+        throw Error("chunk 7 never ran while chunk 5 was at work: the job ran on one worker");
+      }
       lock.unlock();
       std::this_thread::sleep_for(std::chrono::milliseconds(50));  // chunk 7's error is kept by now
       throw Error("chunk 5 is bad");
@@ -67,10 +80,12 @@ std::unique_ptr<ChunkWorker> TwoBadChunks::make_worker() const {
 }
 
 // A job whose chunks fail on several workers reports its first bad chunk,
-// whichever failed first in time: the same error from run to run.
+// whichever failed first in time: the same error from run to run. (Keeping
+// the error that came first in time, FirstError's rule before issue 26,
+// reports chunk 7 here.)
 TEST(ThreadsEngine, ReportsTheFirstBadChunkNotTheFirstToFail) {
   const TwoBadChunks job;
-  std::vector<std::uint8_t> in(16), out(16);
+  std::vector<std::uint8_t> in(TwoBadChunks::kInputLen), out(TwoBadChunks::kInputLen);
   MemorySource source(in);
   MemorySink sink(out);
   const auto engine = make_engine(EngineKind::threads, 4);
@@ -82,28 +97,44 @@ TEST(ThreadsEngine, ReportsTheFirstBadChunkNotTheFirstToFail) {
   }
 }
 
-// The same over a stream, through the ordered pipeline: a bare Tink stream
+// The same over a stream, through the ordered pipeline (a bare Tink stream
 // with a wrong segment size fails on every segment, and only segment 0's
-// failure says why; the worker that lost the race must not name another.
+// failure says why): the worker that lost the race must not name another.
 TEST(ThreadsEngine, ReportsTheFirstBadChunkOfAStream) {
   const TwoBadChunks job;
   int in_pipe[2];
   ASSERT_EQ(::pipe(in_pipe), 0);
-  const std::vector<std::uint8_t> in(16);
-  ASSERT_EQ(::write(in_pipe[1], in.data(), in.size()), 16);
-  ::close(in_pipe[1]);
+  // The pipe holds less than the input: a thread of its own feeds it, and
+  // stops at the first write the engine no longer reads (EPIPE, not SIGPIPE:
+  // gtest's process ignores nothing, so the signal is blocked in this thread).
+  std::thread feeder([fd = in_pipe[1]] {
+    sigset_t pipe_signal;
+    sigemptyset(&pipe_signal);
+    sigaddset(&pipe_signal, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_signal, nullptr);
+    const std::vector<std::uint8_t> zeros(64 * 1024);
+    for (std::size_t sent = 0; sent < TwoBadChunks::kInputLen;) {
+      const ssize_t n = ::write(fd, zeros.data(), std::min(zeros.size(), TwoBadChunks::kInputLen - sent));
+      if (n <= 0) break;
+      sent += static_cast<std::size_t>(n);
+    }
+    ::close(fd);
+  });
   const int null = ::open("/dev/null", O_WRONLY);
   ASSERT_GE(null, 0);
-  StreamReader reader(in_pipe[0], "the pipe");
-  StreamWriter writer(null, "/dev/null");
-  const auto engine = make_engine(EngineKind::threads, 4);
-  try {
-    engine->run_stream(job, reader, writer);
-    ADD_FAILURE() << "the bad chunks went unnoticed";
-  } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "chunk 5 is bad");
+  {
+    StreamReader reader(in_pipe[0], "the pipe");
+    StreamWriter writer(null, "/dev/null");
+    const auto engine = make_engine(EngineKind::threads, 4);
+    try {
+      engine->run_stream(job, reader, writer);
+      ADD_FAILURE() << "the bad chunks went unnoticed";
+    } catch (const Error& e) {
+      EXPECT_STREQ(e.what(), "chunk 5 is bad");
+    }
   }
-  ::close(in_pipe[0]);
+  ::close(in_pipe[0]);  // the feeder's next write fails, if it has one left
+  feeder.join();
   ::close(null);
 }
 
