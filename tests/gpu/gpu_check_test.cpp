@@ -3,8 +3,9 @@
 // devices that are right, or wrong in exactly one kernel, key size or byte;
 // the per-batch check against OpenSSL's output split into batches as an
 // engine splits it, intact and with blocks corrupted. That the engines call
-// these on every batch is checked by their own tests (checked_batches) and,
-// with a device's output corrupted for real, by tests/gpu/test_gpu_cli.py.
+// these on every batch is checked by gpu_backend_test.cpp (a device that goes
+// wrong on one batch of a job, ADeviceThatComputesWronglyIsCaught) and, with a
+// device's output corrupted for real, by tests/gpu/test_gpu_cli.py.
 #include <gtest/gtest.h>
 
 #include <algorithm>

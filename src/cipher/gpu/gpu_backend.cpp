@@ -175,7 +175,6 @@ GpuCipherBackend::~GpuCipherBackend() {
 
 bool GpuCipherBackend::available() const {
   if (!api_) return true;
-  if (!api_->not_built.empty()) return false;
   try {
     return !api_->list_devices().empty();
   } catch (const Error&) {
@@ -206,7 +205,6 @@ std::string GpuCipherBackend::detail() const {
 
 std::string GpuCipherBackend::why_unavailable() const {
   if (!api_) return {};
-  if (!api_->not_built.empty()) return std::string(api_->not_built);
   try {
     if (api_->list_devices().empty()) return "no " + std::string(api_->label) + " device on this machine";
   } catch (const Error& e) {
@@ -314,7 +312,6 @@ void GpuCipherBackend::return_lane(std::unique_ptr<gpu::Lane> lane) const noexce
 void GpuCipherBackend::count_batch(std::size_t bytes, bool direct, const gpu::LaneTimes& times) const {
   const std::lock_guard lock(mutex_);
   ++stats_.batches;
-  ++stats_.checked_batches;
   stats_.bytes += bytes;
   if (direct) ++stats_.direct_batches;
   stats_.upload_seconds += times.upload;

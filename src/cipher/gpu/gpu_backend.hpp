@@ -52,9 +52,6 @@ struct GpuApi {
   // device nodes, driver files, ICDs, the variables that steer it), for
   // auto's fingerprint of the GPU stack (util/stack_facts.hpp).
   std::function<std::string()> stack_facts;
-  // Why this build has no such backend; empty
-  // where it has.
-  std::string_view not_built = {};
 };
 
 class GpuCipherBackend final : public CipherBackend {
@@ -103,7 +100,6 @@ class GpuCipherBackend final : public CipherBackend {
   struct Stats {
     std::uint64_t batches = 0;
     std::uint64_t bytes = 0;
-    std::uint64_t checked_batches = 0;
     std::uint64_t direct_batches = 0;  // from and into page-locked memory, no staging copy
     double upload_seconds = 0;
     double kernel_seconds = 0;
