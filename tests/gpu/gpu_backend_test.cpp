@@ -163,25 +163,59 @@ TEST(GpuBackend, ChunksInPageLockedMemoryGoToTheDeviceWithNoCopy) {
   EXPECT_EQ(backend->stats().direct_batches, backend->stats().batches);
 }
 
-// Lanes are opened once and reused: another job takes the same lanes.
-TEST(GpuBackend, LanesAreOpenedOnceAndReused) {
-  const auto backend = host_backend();
-  const CipherSpec spec = test::make_spec(Mode::ecb, Direction::encrypt, 128, 8, false);
-  const std::vector<std::uint8_t> in = test::random_bytes(8 * kBatch, 8);
-  run_in_memory(*backend, spec, in, kBatch, 3);
-  std::vector<std::unique_ptr<gpu::Lane>> taken;
-  // Three workers used three lanes (and the self-test's lane is one of them):
-  // three can be taken back from the pool without opening a fourth.
-  for (int i = 0; i < 3; ++i) taken.push_back(backend->take_lane());
-  const std::vector<std::uint8_t*> first{taken[0]->host_buffer(), taken[1]->host_buffer(), taken[2]->host_buffer()};
-  for (auto& lane : taken) backend->return_lane(std::move(lane));
-  taken.clear();
-  run_in_memory(*backend, spec, in, kBatch, 3);
-  for (int i = 0; i < 3; ++i) taken.push_back(backend->take_lane());
-  for (const auto& lane : taken) {
-    EXPECT_NE(std::find(first.begin(), first.end(), lane->host_buffer()), first.end()) << "a lane was opened again";
+// The host device, counting the lanes opened on it.
+class CountingDevice final : public gpu::Device {
+ public:
+  explicit CountingDevice(std::unique_ptr<gpu::Device> inner) : inner_(std::move(inner)) {}
+  std::string label() const override { return inner_->label(); }
+  std::size_t max_batch_bytes() const override { return inner_->max_batch_bytes(); }
+  std::unique_ptr<gpu::Lane> open_lane(std::size_t batch_bytes, bool profile) override {
+    ++opened_;
+    return inner_->open_lane(batch_bytes, profile);
   }
-  for (auto& lane : taken) backend->return_lane(std::move(lane));
+  void* allocate_pinned(std::size_t bytes) override { return inner_->allocate_pinned(bytes); }
+  void free_pinned(void* data) noexcept override { inner_->free_pinned(data); }
+  bool pin_host(const void* data, std::size_t len) override { return inner_->pin_host(data, len); }
+  void unpin_host(const void* data) noexcept override { inner_->unpin_host(data); }
+  gpu::LinkRates measure_link(std::size_t bytes, unsigned repeats) override {
+    return inner_->measure_link(bytes, repeats);
+  }
+  double kernel_seconds(const gpu::Launch& launch, const gpu::RoundKeys& keys, unsigned repeats) override {
+    return inner_->kernel_seconds(launch, keys, repeats);
+  }
+  // Shared with the test: the backend owns the device.
+  std::shared_ptr<std::atomic<unsigned>> opened() const { return opened_ptr_; }
+
+ private:
+  std::unique_ptr<gpu::Device> inner_;
+  std::shared_ptr<std::atomic<unsigned>> opened_ptr_ = std::make_shared<std::atomic<unsigned>>(0);
+  std::atomic<unsigned>& opened_ = *opened_ptr_;
+};
+
+// Lanes are opened once and reused: a job of three workers (3 MiB: the
+// engine runs one worker per MiB of input, so a smaller job would run on one
+// and need one lane) holds three lanes at once, the self-test's among them,
+// and another such job takes the same three, opening none.
+TEST(GpuBackend, LanesAreOpenedOnceAndReused) {
+  auto device = std::make_unique<CountingDevice>(gpu::open_host_device());
+  const std::shared_ptr<std::atomic<unsigned>> opened = device->opened();
+  const GpuCipherBackend backend("host", std::move(device), kBatch);
+  ASSERT_EQ(opened->load(), 1u) << "the self-test opens one lane";
+  const CipherSpec spec = test::make_spec(Mode::ecb, Direction::encrypt, 128, 8, false);
+  const std::vector<std::uint8_t> in = test::random_bytes(std::size_t{3} << 20, 8);
+  const std::vector<std::uint8_t> expected = openssl_oneshot(spec, in);
+  ASSERT_EQ(make_engine(EngineKind::threads, 3)->workers_for(ChunkPlan(spec, 64 * 1024, backend), in.size()), 3u);
+  EXPECT_EQ(run_in_memory(backend, spec, in, 64 * 1024, 3), expected);
+  EXPECT_EQ(opened->load(), 3u) << "three workers held three lanes at once";
+  EXPECT_EQ(run_in_memory(backend, spec, in, 64 * 1024, 3), expected);
+  EXPECT_EQ(opened->load(), 3u) << "a lane was opened again";
+  // The three are in the pool: a fourth taken is a new one.
+  std::vector<std::unique_ptr<gpu::Lane>> taken;
+  for (int i = 0; i < 3; ++i) taken.push_back(backend.take_lane());
+  EXPECT_EQ(opened->load(), 3u);
+  taken.push_back(backend.take_lane());
+  EXPECT_EQ(opened->load(), 4u);
+  for (auto& lane : taken) backend.return_lane(std::move(lane));
 }
 
 // A device that computes wrongly: the self-test refuses it before any job,
