@@ -13,19 +13,32 @@ A launch is one or more groups of ranks (MPMD, joined with `:` on both
 launchers), each with its own argv and environment: rank 0 plain, rank 1
 under the fault shim, for example.
 
+Launches side by side: every Open MPI launch gets a session directory of its
+own (under a temporary directory of the Launcher's, removed when the process
+exits). Open MPI 4.1's launchers otherwise share one tree under /tmp, and a job
+that ends removes directories another job is creating: that job fails before
+its program runs ("ORTE_ERROR_LOG: Error in file ../../../orte/util/
+session_dir.c at line 107", open-mpi/ompi#8510; concurrent_launches.py shows
+it). MPICH's hydra keeps no such tree.
+
 Shell scripts (the benchmarks) use it from the command line:
 
     python3 tests/mpi/launchers.py MPIEXEC --describe     # "MPICH 4.0.2 (/usr/bin/mpiexec.mpich)"
-    python3 tests/mpi/launchers.py MPIEXEC N [--tcp-only] # the words that start N ranks of
-                                                          # what follows them, one a line
+    python3 tests/mpi/launchers.py MPIEXEC N [--tcp-only] [--session-dirs DIR]
+                                  # the words that start N ranks of what follows them, one
+                                  # a line; Open MPI's session directory under DIR (which
+                                  # the caller removes), else Open MPI's default
 """
 
 import argparse
+import atexit
+import itertools
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 
 
@@ -66,15 +79,32 @@ NAMES = {"mpich": "MPICH", "openmpi": "Open MPI"}
 # every signal at its default, and itself ends the job on SIGHUP
 # (docs/CLUSTER.md).
 KEEPS_IGNORED_SIGNALS = {"mpich": True, "openmpi": False}
+# Where Open MPI puts a launch's session directory tree: orte_tmpdir_base in
+# 4.x (tested here); PRRTE's prte_tmpdir_base in 5.x (from its documentation:
+# Debian 12 has no 5.x to try).
+OPEN_MPI_SESSION_BASE_VARIABLES = ("OMPI_MCA_orte_tmpdir_base", "PRTE_MCA_prte_tmpdir_base")
 
 
 class Launcher:
-    def __init__(self, mpiexec):
+    def __init__(self, mpiexec, session_dirs=None):
+        """session_dirs: the directory Open MPI launches make their session
+        directories in, one each (default: a temporary directory of this
+        Launcher's, removed when the process exits; False: Open MPI's default,
+        shared by every launch)."""
         self.path = mpiexec
         self.flavor, self.version = identify(mpiexec)
         self.rank_variable = RANK_VARIABLE[self.flavor]
         self.mpi_name = NAMES[self.flavor]
         self.keeps_ignored_signals = KEEPS_IGNORED_SIGNALS[self.flavor]
+        self._session_dirs = session_dirs
+        self._launch_numbers = itertools.count()
+
+    def _session_dir(self):
+        """A directory of its own for one Open MPI launch (Open MPI creates it)."""
+        if self._session_dirs is None:
+            self._session_dirs = tempfile.mkdtemp(prefix="paes-ompi-sessions-")
+            atexit.register(shutil.rmtree, self._session_dirs, ignore_errors=True)
+        return os.path.join(self._session_dirs, f"launch-{os.getpid()}-{next(self._launch_numbers)}")
 
     def other(self):
         """The launcher of the other MPI, where Debian installs it beside this one
@@ -130,6 +160,9 @@ class Launcher:
                 argv += ["--mca", "pml", "ob1", "--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include", "lo"]
             if os.geteuid() == 0:
                 env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+            if self._session_dirs is not False:
+                session_dir = self._session_dir()
+                env.update({variable: session_dir for variable in OPEN_MPI_SESSION_BASE_VARIABLES})
             per_group = lambda g: [x for k, v in g.env.items() for x in ("-x", f"{k}={v}")]  # noqa: E731
         for i, group in enumerate(groups):
             if i:
@@ -165,8 +198,9 @@ def main():
     parser.add_argument("ranks", nargs="?", type=int)
     parser.add_argument("--tcp-only", action="store_true")
     parser.add_argument("--describe", action="store_true")
+    parser.add_argument("--session-dirs", help="where Open MPI's session directory goes (the caller removes it)")
     opts = parser.parse_args()
-    launcher = Launcher(opts.mpiexec)
+    launcher = Launcher(opts.mpiexec, session_dirs=opts.session_dirs or False)
     if opts.describe or opts.ranks is None:
         print(launcher)
         return 0
