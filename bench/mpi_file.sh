@@ -19,7 +19,7 @@ bench_setup mpi "$@"
 "$paes" info | grep -q mpi || { echo "this paes was built without the mpi engine" >&2; exit 1; }
 mpiexec="${MPIEXEC:-$(sed -n 's/^MPIEXEC_EXECUTABLE:[A-Z]*=//p' "$(dirname "$paes")/CMakeCache.txt" 2>/dev/null || true)}"
 [ -x "$mpiexec" ] || { echo "no launcher for $paes: set MPIEXEC to the mpiexec of the MPI it was built for" >&2; exit 1; }
-launchers=("${PYTHON:-python3}" "$root/tests/mpi/launchers.py" "$mpiexec")
+launchers=("${PYTHON:-python3}" "$root/tests/mpi/launchers.py" "$mpiexec" --session-dirs "$work")
 ranks() { mapfile -t launch < <("${launchers[@]}" "$1"); }
 
 head -c "$((size_mib << 20))" /dev/urandom > "$work/in.bin"

@@ -39,6 +39,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass, field
 
 
@@ -97,13 +98,15 @@ class Launcher:
         self.mpi_name = NAMES[self.flavor]
         self.keeps_ignored_signals = KEEPS_IGNORED_SIGNALS[self.flavor]
         self._session_dirs = session_dirs
+        self._session_dirs_made = threading.Lock()  # the tests launch from several threads
         self._launch_numbers = itertools.count()
 
     def _session_dir(self):
         """A directory of its own for one Open MPI launch (Open MPI creates it)."""
-        if self._session_dirs is None:
-            self._session_dirs = tempfile.mkdtemp(prefix="paes-ompi-sessions-")
-            atexit.register(shutil.rmtree, self._session_dirs, ignore_errors=True)
+        with self._session_dirs_made:
+            if self._session_dirs is None:
+                self._session_dirs = tempfile.mkdtemp(prefix="paes-ompi-sessions-")
+                atexit.register(shutil.rmtree, self._session_dirs, ignore_errors=True)
         return os.path.join(self._session_dirs, f"launch-{os.getpid()}-{next(self._launch_numbers)}")
 
     def other(self):
