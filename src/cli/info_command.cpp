@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/mpi_build_facts.hpp"
 #include "cli/progress.hpp"
 #include "paes/backend.hpp"
 #include "paes/engine.hpp"
@@ -84,13 +86,10 @@ std::string runnable_engines() {
 }
 
 // The MPI paes-mpi was built with and its launcher, null without an mpi engine.
-// From the build (CMake's FindMPI): the plain paes never loads an MPI library.
 nlohmann::json mpi_json() {
-#ifdef PAES_MPI_LIBRARY
-  return {{"library", PAES_MPI_LIBRARY}, {"launcher", PAES_MPI_LAUNCHER}};
-#else
-  return nullptr;
-#endif
+  const std::optional<MpiBuildFacts> mpi = mpi_build_facts();
+  if (!mpi) return nullptr;
+  return {{"library", mpi->library}, {"launcher", mpi->launcher}};
 }
 
 }  // namespace
