@@ -12,6 +12,8 @@
 #include <tuple>
 
 #include "cipher/oneshot.hpp"
+#include "paes/engine.hpp"
+#include "paes/plan.hpp"
 #include "paes/transform.hpp"
 #include "test_support.hpp"
 
@@ -33,7 +35,15 @@ TransformOptions options_for(EngineKind engine, unsigned threads, std::uint64_t 
   return options;
 }
 
+// CFB8 decryption (parallel) on two workers: a job runs one worker per MiB
+// of input, so its 1 MiB + 5 runs on one. Byte CFB is slow in OpenSSL: this
+// size is run on this one configuration only. (CFB1, eight times slower,
+// runs on one worker here: its chunks' start states are checked all the
+// same, and the engine's several workers by every other mode.)
+constexpr std::uint64_t kTwoWorkersCfbSize = (2u << 20) + 5;
+
 std::vector<Config> configs_for(std::uint64_t size) {
+  if (size == kTwoWorkersCfbSize) return {{EngineKind::threads, 2, ChunkPlan::kDefaultChunkLen}};
   std::vector<Config> configs{{EngineKind::serial, 1, ChunkPlan::kDefaultChunkLen}};
   // Tiny chunks make a multi-MiB run cost millions of cipher re-inits; they
   // are crossed with the small sizes only.
@@ -46,12 +56,24 @@ std::vector<Config> configs_for(std::uint64_t size) {
   return configs;
 }
 
-std::vector<std::uint64_t> sizes_for(Mode mode) {
+// The workers the threads engine runs `config` on for `size` bytes of `spec`.
+unsigned workers_of(const CipherSpec& spec, const Config& config, std::uint64_t size) {
+  return make_engine(config.engine, config.threads)->workers_for(ChunkPlan(spec, config.chunk_len), size);
+}
+
+std::vector<std::uint64_t> sizes_for(Mode mode, Direction direction) {
   // 0..17 cover empty, partial, exact and one-past blocks; 1008*k +- 1 and
   // 65536 + 1 straddle chunk boundaries; the MiB sizes are odd on purpose.
+  // Only the MiB sizes start more than one worker (one per MiB of input):
+  // 3 MiB + 5 (and + 48) run on 2 and 3 workers, kTwoWorkersCfbSize on 2.
   std::vector<std::uint64_t> sizes{0, 1, 15, 16, 17, 31, 33, 47, 48, 49, 1007, 1008, 1009, 2017,
                                    65535, 65536, 65537, 200003};
-  sizes.push_back(mode == Mode::cfb1 || mode == Mode::cfb8 ? (1u << 20) + 5 : (3u << 20) + 5);
+  const bool slow_cfb = mode == Mode::cfb1 || mode == Mode::cfb8;
+  sizes.push_back(slow_cfb ? (1u << 20) + 5 : (3u << 20) + 5);
+  if (mode == Mode::cfb8 && is_parallel(mode, direction)) sizes.push_back(kTwoWorkersCfbSize);
+  // Whole blocks for what takes only those (padded modes' decryption and
+  // unpadded runs): 3 MiB + 5 is skipped there.
+  if (mode_is_padded(mode)) sizes.push_back((3u << 20) + 48);
   return sizes;
 }
 
@@ -65,7 +87,7 @@ TEST_P(Oracle, InMemoryMatchesOpensslOneShot) {
   for (bool padding : {true, false}) {
     if (!padding && !mode_is_padded(mode)) continue;
     const CipherSpec spec = test::make_spec(mode, direction, key_bits, 42, padding);
-    for (const std::uint64_t size : sizes_for(mode)) {
+    for (const std::uint64_t size : sizes_for(mode, direction)) {
       if (mode_is_padded(mode) && (!padding || direction == Direction::decrypt) && size % 16 != 0) continue;
       auto input = test::random_bytes(size, static_cast<std::uint32_t>(size));
       if (direction == Direction::decrypt && padding && mode_is_padded(mode)) {
@@ -75,6 +97,9 @@ TEST_P(Oracle, InMemoryMatchesOpensslOneShot) {
       }
       const auto expected = openssl_oneshot(spec, input);
       for (const Config& config : configs_for(size)) {
+        if (size >= (2u << 20) && config.threads > 1 && is_parallel(mode, direction)) {
+          ASSERT_GE(workers_of(spec, config, input.size()), 2u) << "size " << size << " runs on one worker";
+        }
         std::vector<std::uint8_t> out(input.size() + kBlockLen);
         const TransformOptions options = options_for(config.engine, config.threads, config.chunk_len, false);
         out.resize(transform_memory(spec, out, input, options));
@@ -87,7 +112,10 @@ TEST_P(Oracle, InMemoryMatchesOpensslOneShot) {
 }
 
 // Through real files: pread/pwrite workers for parallel plans and the
-// reader/cipher/writer pipeline for sequential ones.
+// reader/cipher/writer pipeline for sequential ones. A job runs one worker
+// per MiB of input: 3 MiB + 37 is the size that runs on several (2 and 3),
+// each reading its chunk's lookback itself. CFB1, slow in OpenSSL, runs on
+// one worker here, as in memory (kTwoWorkersCfbSize).
 TEST_P(Oracle, FilesMatchOpensslOneShot) {
   const auto [backend, mode, key_bits, direction] = GetParam();
   const test::ScopedBackend use(backend);
@@ -96,7 +124,9 @@ TEST_P(Oracle, FilesMatchOpensslOneShot) {
                    ("paes-oracle-" + std::to_string(::getpid()) + "-" + backend + std::string(mode_name(mode)) +
                     std::to_string(key_bits) + std::string(direction_name(direction)));
   std::filesystem::create_directories(dir);
-  for (const std::uint64_t size : {std::uint64_t{0}, std::uint64_t{17}, std::uint64_t{100000}, std::uint64_t{(1u << 20) + 37}}) {
+  std::vector<std::uint64_t> sizes{0, 17, 100000, (1u << 20) + 37};
+  if (mode != Mode::cfb1) sizes.push_back((3u << 20) + 37);
+  for (const std::uint64_t size : sizes) {
     auto input = test::random_bytes(size, static_cast<std::uint32_t>(size) + 9);
     if (direction == Direction::decrypt && mode_is_padded(mode)) {
       CipherSpec enc{spec.mode, Direction::encrypt, spec.key.clone(), spec.iv, true};
@@ -108,6 +138,9 @@ TEST_P(Oracle, FilesMatchOpensslOneShot) {
                                                    static_cast<std::streamsize>(input.size()));
     for (const Config& config : {Config{EngineKind::serial, 1, 4096}, Config{EngineKind::threads, 2, 4096},
                                  Config{EngineKind::threads, 3, 65536}, Config{EngineKind::threads, 7, 1008}}) {
+      if (size >= (2u << 20) && config.threads > 1 && is_parallel(mode, direction)) {
+        ASSERT_GE(workers_of(spec, config, input.size()), 2u) << "size " << size << " runs on one worker";
+      }
       const auto out_path = dir / "out";
       const TransformOptions options = options_for(config.engine, config.threads, config.chunk_len, true);
       const TransformReport report = transform_file(spec, in_path, out_path, options);
