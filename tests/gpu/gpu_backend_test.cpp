@@ -88,6 +88,18 @@ TEST(GpuBackend, EveryDeviceModeGivesOpenSslsBytesThroughTheThreadsEngine) {
       }
     }
   }
+  // The lengths above are all under 1 MiB, so they run on one worker: a job
+  // runs one per MiB of input. Each mode again on three workers at once,
+  // each with a lane of its own, from chunk starts all over the message.
+  for (const DeviceCase& c : kDeviceCases) {
+    const std::size_t len = (std::size_t{3} << 20) + (c.mode == Mode::ecb || c.mode == Mode::cbc ? 0 : 7);
+    const CipherSpec spec = test::make_spec(c.mode, c.direction, 128, 5, false);
+    const std::vector<std::uint8_t> in = test::random_bytes(len, 11);
+    const std::uint64_t chunk = 2 * kBatch + 32;
+    ASSERT_EQ(make_engine(EngineKind::threads, 3)->workers_for(ChunkPlan(spec, chunk, *backend), len), 3u);
+    EXPECT_EQ(run_in_memory(*backend, spec, in, chunk, 3), openssl_oneshot(spec, in))
+        << mode_name(c.mode) << " " << direction_name(c.direction) << " on three workers";
+  }
   EXPECT_GT(backend->stats().batches, 0u);
 }
 
