@@ -3,6 +3,7 @@
 // and the pipeline's 2N + 2 slots of that would be ~16 GiB at 128 CPUs.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -12,6 +13,7 @@
 #include "engine/feed.hpp"
 #include "engine/pipeline.hpp"
 #include "format/sealed_format.hpp"
+#include "paes/error.hpp"
 #include "paes/plan.hpp"
 #include "test_support.hpp"
 
@@ -104,21 +106,33 @@ TEST(BytesInFlight, BudgetLeavesDefaultChunksAloneAndKeepsAFloor) {
   EXPECT_EQ(slots_within_budget(gigabyte_chunks, 16, 1), 1u);
 }
 
-// A job whose workers and drain record the threads they ran on.
+// A job whose workers and drain record the threads they ran on. With
+// `await_second_worker`, chunk 0's worker holds it until a chunk has been
+// transformed on another thread, and fails if none is within 10 s: the
+// chunks then ran on one worker.
 class ThreadRecordingJob final : public test::StridedChunksJob {
  public:
-  ThreadRecordingJob() : StridedChunksJob(16) {}
+  explicit ThreadRecordingJob(std::uint64_t chunk_len = 16, bool await_second_worker = false)
+      : StridedChunksJob(chunk_len), await_second_worker_(await_second_worker) {}
   std::unique_ptr<ChunkWorker> make_worker() const override;
   mutable std::mutex mutex;
+  mutable std::condition_variable changed;
   mutable std::set<std::thread::id> worker_threads;
+  mutable std::atomic<unsigned> workers_made{0};  // a pipeline worker makes its ChunkWorker as it starts
+  const bool await_second_worker_;
 };
 
 class RecordThread final : public ChunkWorker {
  public:
   explicit RecordThread(const ThreadRecordingJob& job) : job_(job) {}
   std::size_t transform(const Chunk& c, std::uint8_t*, const std::uint8_t*) override {
-    std::lock_guard lock(job_.mutex);
+    std::unique_lock lock(job_.mutex);
     job_.worker_threads.insert(std::this_thread::get_id());
+    job_.changed.notify_all();
+    if (c.index == 0 && job_.await_second_worker_ &&
+        !job_.changed.wait_for(lock, std::chrono::seconds(10), [&] { return job_.worker_threads.size() >= 2; })) {
+      throw Error("no chunk ran beside chunk 0: the pipeline ran one worker");
+    }
     return static_cast<std::size_t>(c.in_len);
   }
 
@@ -126,7 +140,10 @@ class RecordThread final : public ChunkWorker {
   const ThreadRecordingJob& job_;
 };
 
-std::unique_ptr<ChunkWorker> ThreadRecordingJob::make_worker() const { return std::make_unique<RecordThread>(*this); }
+std::unique_ptr<ChunkWorker> ThreadRecordingJob::make_worker() const {
+  ++workers_made;
+  return std::make_unique<RecordThread>(*this);
+}
 
 // `count` chunks of `len` bytes, the last one marked.
 class ListFeed final : public ChunkFeed {
@@ -168,13 +185,32 @@ TEST(PipelineThreads, AJobOfOneChunkRunsOnTheCallingThread) {
   EXPECT_EQ(drain.bytes, 10u);
 }
 
+// Several chunks: the workers run on threads of their own, more than one
+// once the input pays for them (one per kMinBytesPerWorker read: four chunks
+// of 1 MiB start up to four). Chunk 0 is held until a chunk ran on another
+// worker, so the workers must be running at once, not one after another.
 TEST(PipelineThreads, AJobOfSeveralChunksRunsItsWorkersOnThreadsOfTheirOwn) {
+  ThreadRecordingJob job(kMinBytesPerWorker, true);
+  ListFeed feed(job, 4, kMinBytesPerWorker);
+  RecordingDrain drain;
+  EXPECT_EQ(run_pipeline(job, feed, drain, 4, nullptr), 4 * kMinBytesPerWorker);
+  EXPECT_GE(job.worker_threads.size(), 2u);
+  EXPECT_EQ(job.worker_threads.count(std::this_thread::get_id()), 0u);
+  EXPECT_EQ(drain.threads, std::set{std::this_thread::get_id()});  // the writer is the caller
+  EXPECT_EQ(drain.bytes, 4 * kMinBytesPerWorker);
+}
+
+// A small stream of several chunks (under kMinBytesPerWorker) pays for one
+// worker only, on a thread of its own.
+TEST(PipelineThreads, AShortJobOfSeveralChunksRunsOneWorker) {
   ThreadRecordingJob job;
   ListFeed feed(job, 5, 16);
   RecordingDrain drain;
   EXPECT_EQ(run_pipeline(job, feed, drain, 4, nullptr), 80u);
+  EXPECT_EQ(job.workers_made.load(), 1u) << "workers started that the input doesn't pay for";
+  EXPECT_EQ(job.worker_threads.size(), 1u);
   EXPECT_EQ(job.worker_threads.count(std::this_thread::get_id()), 0u);
-  EXPECT_EQ(drain.threads, std::set{std::this_thread::get_id()});  // the writer is the caller
+  EXPECT_EQ(drain.threads, std::set{std::this_thread::get_id()});
 }
 
 }  // namespace
