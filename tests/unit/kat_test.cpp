@@ -223,8 +223,11 @@ paes::TransformOptions engine_options(paes::EngineKind engine, unsigned threads,
 
 void check_transform_memory(const std::vector<KatRecord>& records) {
   // Every engine must give the standard's bytes. 16-byte chunks put each block
-  // of a vector in its own chunk, so the parallel modes hand blocks to
-  // different workers and the sequential ones stream block by block.
+  // of a vector in its own chunk, so each block of a parallel mode starts from
+  // the state its chunk's plan gives it, and the sequential ones stream block
+  // by block. (A vector is at most 64 bytes: the threads engine runs it on
+  // one worker, the calling thread, as a job runs one worker per MiB of
+  // input. Several workers at once are the oracle tests' MiB sizes.)
   struct EngineSetup {
     const char* label;
     paes::TransformOptions options;
@@ -234,7 +237,7 @@ void check_transform_memory(const std::vector<KatRecord>& records) {
        engine_options(paes::EngineKind::serial, 1, paes::ChunkPlan::kDefaultChunkLen)},
       {"transform_memory (serial, 16-byte pieces)",
        engine_options(paes::EngineKind::serial, 1, 16)},
-      {"transform_memory (2 threads, 16-byte chunks)",
+      {"transform_memory (threads engine given 2 threads, 16-byte chunks)",
        engine_options(paes::EngineKind::threads, 2, 16)},
   };
   for (const EngineSetup& setup : setups) {
