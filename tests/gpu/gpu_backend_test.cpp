@@ -239,19 +239,21 @@ TEST(GpuBackend, ADeviceThatComputesWronglyIsCaught) {
   };
   EXPECT_THROW(host_backend(always), gpu::WrongGpuOutput);
 
-  // Armed once the self-test passed: the job's fifth batch goes wrong, in
-  // its first block.
+  // Armed once the self-test passed: the job's sixth batch goes wrong, in
+  // its first block. The job (160 KiB) runs on one worker, in order, in
+  // chunks of four batches: the sixth is the second batch of chunk 1, so the
+  // check must run on every batch of a chunk, not on its first alone.
   auto armed = std::make_shared<std::atomic<bool>>(false);
   auto batches = std::make_shared<std::atomic<int>>(0);
   gpu::HostDeviceOptions later;
   later.after_kernel = [armed, batches](std::uint8_t* out, std::size_t n) {
-    if (armed->load() && batches->fetch_add(1) == 4 && n != 0) out[0] ^= 0x80;
+    if (armed->load() && batches->fetch_add(1) == 5 && n != 0) out[0] ^= 0x80;
   };
   const auto backend = host_backend(later);
   armed->store(true);
   const CipherSpec spec = test::make_spec(Mode::ctr, Direction::encrypt, 128, 10, false);
   const std::vector<std::uint8_t> in = test::random_bytes(40 * kBatch, 10);
-  EXPECT_THROW(run_in_memory(*backend, spec, in, kBatch, 2), gpu::WrongGpuOutput);
+  EXPECT_THROW(run_in_memory(*backend, spec, in, 4 * kBatch, 1), gpu::WrongGpuOutput);
 }
 
 // The sealed format runs on the CPU's backends whatever the process chose:
