@@ -1,11 +1,12 @@
-// The checks the GPU engines run on their devices' output
-// (engine/gpu/gpu_check.hpp), without a device: the self-test against fake
+// The checks the GPU cipher backend runs on its devices' output
+// (cipher/gpu/gpu_check.hpp), without a device: the self-test against fake
 // devices that are right, or wrong in exactly one kernel, key size or byte;
-// the per-batch check against OpenSSL's output split into batches as an
-// engine splits it, intact and with blocks corrupted. That the engines call
-// these on every batch is checked by gpu_backend_test.cpp (a device that goes
-// wrong on one batch of a job, ADeviceThatComputesWronglyIsCaught) and, with a
-// device's output corrupted for real, by tests/gpu/test_gpu_cli.py.
+// the per-batch check against OpenSSL's output split into batches as a
+// lane's cipher splits a chunk, intact and with blocks corrupted. That the
+// backend calls these on every batch is checked by gpu_backend_test.cpp (a
+// device that goes wrong on one batch inside a chunk of a job,
+// ADeviceThatComputesWronglyIsCaught) and, with a device's output corrupted
+// for real, by tests/gpu/test_gpu_cli.py.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -75,7 +76,7 @@ TEST(GpuSelfTest, CatchesAWrongKeySchedule) {
                           {kDevice, "failed its AES self-test", "run on a CPU backend"});
 }
 
-// An engine's own batch check may see a wrong answer first, throwing
+// The backend's own batch check may see a wrong answer first, throwing
 // WrongGpuOutput from inside the transform: the message still says it was
 // the self-test. Any other error (a failing driver call) passes through.
 TEST(GpuSelfTest, SaysSelfTestWhenTheBatchCheckSawItFirst) {
@@ -92,7 +93,7 @@ TEST(GpuSelfTest, SaysSelfTestWhenTheBatchCheckSawItFirst) {
 
 // A device wrong in one kernel and key size only, in the last byte of its
 // output (for CTR and CFB, the partial last block): the self-test must cover
-// every kernel the engines launch, at every key size, to its last byte.
+// every kernel the backend launches, at every key size, to its last byte.
 TEST(GpuSelfTest, CoversEveryKernelAndKeySize) {
   for (const ModeDir& k : kKernels) {
     if (k.mode == Mode::ctr && k.direction == Direction::decrypt) continue;  // the CTR kernel again
@@ -111,7 +112,7 @@ TEST(GpuSelfTest, CoversEveryKernelAndKeySize) {
   }
 }
 
-// What an engine does around one message: begin, then for each batch take
+// What a GPU RawCipher does around one chunk: begin, then for each batch take
 // the sample while the input is staged, chain from its last block, and
 // verify once the "device" output is back.
 void check_batches(gpu::BatchCheck& check, const CipherSpec& spec, const Block& start,
