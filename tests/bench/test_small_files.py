@@ -8,15 +8,16 @@ Never checks speed. Exits 77 (skipped) without age and age-keygen.
     python3 tests/bench/test_small_files.py --paes build/release/paes
 """
 
-import argparse
 import os
 import re
 import shutil
-import subprocess
 import sys
-import tempfile
 import unittest
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from harness import run_unittest  # noqa: E402
+from harness.bench_scripts import BenchScriptChecks, paes_argument_or_skip, run_bench_script  # noqa: E402
 
 SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "small_files.sh"
 CASES = ("2 KiB encrypt -o file", "2 KiB encrypt to stdout", "2 KiB decrypt -o file", "2 KiB decrypt to stdout",
@@ -24,25 +25,16 @@ CASES = ("2 KiB encrypt -o file", "2 KiB encrypt to stdout", "2 KiB decrypt -o f
 ARGS = None
 
 
-def run(*args):
-    return subprocess.run(["bash", str(SCRIPT), *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          timeout=300, env=dict(os.environ, PAES=ARGS.paes))
+def run_small_files(*args):
+    return run_bench_script(SCRIPT, *args, env=dict(os.environ, PAES=ARGS.paes))
 
 
-class SmallFiles(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.TemporaryDirectory(prefix="paes-small-files-test.")
-        cls.dir = Path(cls.tmp.name)
-        cls.proc = run("1", str(cls.dir))
-        print(cls.proc.stdout, flush=True)
+class SmallFiles(BenchScriptChecks, unittest.TestCase):
+    scratch_prefix = "paes-small-files-test."
 
     @classmethod
-    def tearDownClass(cls):
-        cls.tmp.cleanup()
-
-    def test_exit_status(self):
-        self.assertEqual(self.proc.returncode, 0, self.proc.stdout[-3000:])
+    def run_script_once(cls, scratch):
+        return run_small_files("1", str(scratch))
 
     def test_each_side_has_figures(self):
         for case in CASES:
@@ -59,23 +51,12 @@ class SmallFiles(unittest.TestCase):
         self.assertEqual([p.name for p in self.dir.iterdir()], [], "the script left its scratch files behind")
 
     def test_bad_arguments_exit_2(self):
-        with tempfile.TemporaryDirectory() as d:
-            for args in (["0", d], ["-1", d], ["x", d]):
-                with self.subTest(args=args):
-                    proc = run(*args)
-                    self.assertEqual(proc.returncode, 2, proc.stdout)
-                    self.assertEqual(list(Path(d).iterdir()), [], "wrote before refusing")
+        self.assert_each_refused_before_writing(lambda d: (["0", d], ["-1", d], ["x", d]), run_small_files)
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--paes", required=True)
-    ARGS, rest = ap.parse_known_args()
-    ARGS.paes = os.path.abspath(ARGS.paes)
-    if not Path(ARGS.paes).is_file():
-        print(f"SKIPPED: no paes binary at {ARGS.paes}")
-        sys.exit(77)
+    ARGS, rest = paes_argument_or_skip()
     if not (shutil.which("age") and shutil.which("age-keygen")):
         print("SKIPPED: age and age-keygen are not installed (scripts/setup.sh installs them)")
         sys.exit(77)
-    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
+    sys.exit(run_unittest(rest))

@@ -18,11 +18,10 @@ import json
 import os
 import subprocess
 import sys
-import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (ScratchTestCase, describe, random_raw_key, read_file, run_unittest,  # noqa: E402
-                     tool_paths, write_file)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from harness import (ScratchTestCase, describe, random_raw_key, read_file, run_paes, run_test_script,  # noqa: E402
+                     write_file)
 
 PAES = "paes"
 OPENSSL = "openssl"
@@ -31,16 +30,6 @@ BEGIN = b"-----BEGIN PAES ENCRYPTED FILE-----"
 END = b"-----END PAES ENCRYPTED FILE-----"
 SIZES = [0, 1, 47, 48, 49, 100_003]
 PASS_ENV = {"PAES_TEST_PASS": "correct horse"}
-
-
-def run(args, input_bytes=None, timeout=120, env=None, **kw):
-    cmd = [PAES] + [str(a) for a in args]
-    full_env = dict(os.environ)
-    full_env.update(env or {})
-    if "stdin" not in kw and input_bytes is None:
-        kw["stdin"] = subprocess.DEVNULL
-    kw.setdefault("stdout", subprocess.PIPE)
-    return subprocess.run(cmd, input=input_bytes, stderr=subprocess.PIPE, timeout=timeout, env=full_env, **kw)
 
 
 def text_problems(text, markers):
@@ -64,6 +53,7 @@ def text_problems(text, markers):
 
 
 class ArmorTest(ScratchTestCase):
+    ctest_labels = ("threads",)
     prefix = "paes-armor-"
 
     def setUp(self):
@@ -71,18 +61,13 @@ class ArmorTest(ScratchTestCase):
         self.key = write_file(self.path("key"), random_raw_key(32), 0o600)
         self.key16 = write_file(self.path("key16"), random_raw_key(16), 0o600)
 
-    def ok(self, args, **kw):
-        proc = run(args, **kw)
-        self.assertEqual(proc.returncode, 0, f"{args}: {describe(proc)}")
-        return proc
-
     def plain(self, n):
         return write_file(self.path(f"plain{n}"), os.urandom(n))
 
     # -- 1. sealed
     def sealed_ways(self):
         identity = self.path("identity")
-        recipient = self.ok(["keygen", "--x25519", "-o", identity]).stdout.decode().strip()
+        recipient = self.assert_exit(["keygen", "--x25519", "-o", identity]).stdout.decode().strip()
         return [
             ("key file", ["--key-file", self.key], ["--key-file", self.key]),
             ("passphrase", ["--passphrase-env", "PAES_TEST_PASS", "--scrypt-log-n", "10"],
@@ -98,7 +83,7 @@ class ArmorTest(ScratchTestCase):
             for n in SIZES:
                 src = self.plain(n)
                 armored = self.path(f"{name}-{n}.txt")
-                proc = run(["encrypt", "-a", *enc, src, "-o", armored], env=PASS_ENV)
+                proc = run_paes(["encrypt", "-a", *enc, src, "-o", armored], env=PASS_ENV)
                 self.check(proc.returncode == 0, f"{name} {n}: encrypt -a: {describe(proc)}")
                 if proc.returncode != 0:
                     continue
@@ -106,15 +91,15 @@ class ArmorTest(ScratchTestCase):
                 problems = text_problems(text, markers=True)
                 self.check(not problems, f"{name} {n}: {problems}")
                 out = self.path(f"{name}-{n}.out")
-                proc = run(["decrypt", *dec, armored, "-o", out], env=PASS_ENV)
+                proc = run_paes(["decrypt", *dec, armored, "-o", out], env=PASS_ENV)
                 self.check(proc.returncode == 0 and read_file(out) == read_file(src),
                            f"{name} {n}: decrypt of the file: {describe(proc)}")
-                proc = run(["decrypt", *dec], input_bytes=text, env=PASS_ENV)
+                proc = run_paes(["decrypt", *dec], input_bytes=text, env=PASS_ENV)
                 self.check(proc.returncode == 0 and proc.stdout == read_file(src),
                            f"{name} {n}: decrypt from stdin: {describe(proc)}")
                 # Text channels may turn '\n' into "\r\n" and add whitespace at the end.
                 crlf = write_file(self.path(f"{name}-{n}.crlf"), text.replace(b"\n", b"\r\n") + b"\n \t\n")
-                proc = run(["decrypt", *dec, crlf, "-f", "-o", out], env=PASS_ENV)
+                proc = run_paes(["decrypt", *dec, crlf, "-f", "-o", out], env=PASS_ENV)
                 self.check(proc.returncode == 0 and read_file(out) == read_file(src),
                            f"{name} {n}: decrypt of CRLF armor: {describe(proc)}")
         self.finish()
@@ -123,15 +108,15 @@ class ArmorTest(ScratchTestCase):
         """The base64 is of the very file encrypt writes without -a: decoded, it opens so."""
         src = self.plain(5000)
         armored = self.path("a.txt")
-        self.ok(["encrypt", "-a", "--key-file", self.key, src, "-o", armored])
+        self.assert_exit(["encrypt", "-a", "--key-file", self.key, src, "-o", armored])
         lines = read_file(armored).split(b"\n")
         binary = write_file(self.path("a.paes"), base64.b64decode(b"".join(lines[1:-2])))
         self.assertEqual(read_file(binary)[:4], b"PAES")
         out = self.path("out")
-        self.ok(["decrypt", "--key-file", self.key, binary, "-o", out])
+        self.assert_exit(["decrypt", "--key-file", self.key, binary, "-o", out])
         self.assertEqual(read_file(out), read_file(src))
         # A binary sealed file from stdin is still read as it is.
-        proc = self.ok(["decrypt", "--key-file", self.key], input_bytes=read_file(binary))
+        proc = self.assert_exit(["decrypt", "--key-file", self.key], input_bytes=read_file(binary))
         self.assertEqual(proc.stdout, read_file(src))
 
     # -- 2. raw modes
@@ -148,18 +133,18 @@ class ArmorTest(ScratchTestCase):
                             [] if mode == "ecb" else ["-iv", iv.hex()])
                         want = subprocess.run(ossl + ["-a", "-in", src], capture_output=True, check=True).stdout
                         what = f"{mode}-{bits} {n} {chunk}"
-                        proc = run(["encrypt", "--mode", mode, "--key-env", "K", *iv_args, *chunk, "-a", src],
+                        proc = run_paes(["encrypt", "--mode", mode, "--key-env", "K", *iv_args, *chunk, "-a", src],
                                    env={"K": key.hex()})
                         self.check(proc.returncode == 0 and proc.stdout == want,
                                    f"{what}: differs from openssl enc -a: {describe(proc)}")
                         self.check(not text_problems(want, markers=False), f"{what}: {text_problems(want, False)}")
-                        proc = run(["decrypt", "--mode", mode, "--key-env", "K", *iv_args, *chunk, "-a"],
+                        proc = run_paes(["decrypt", "--mode", mode, "--key-env", "K", *iv_args, *chunk, "-a"],
                                    input_bytes=want, env={"K": key.hex()})
                         self.check(proc.returncode == 0 and proc.stdout == read_file(src),
                                    f"{what}: decrypt -a of openssl's text: {describe(proc)}")
                         armored = write_file(self.path("o.txt"), want)
                         out = self.path("o.out")
-                        proc = run(["decrypt", "--mode", mode, "--key-env", "K", *iv_args, *chunk, "-a", armored,
+                        proc = run_paes(["decrypt", "--mode", mode, "--key-env", "K", *iv_args, *chunk, "-a", armored,
                                     "-f", "-o", out], env={"K": key.hex()})
                         self.check(proc.returncode == 0 and read_file(out) == read_file(src),
                                    f"{what}: decrypt -a of a file: {describe(proc)}")
@@ -168,16 +153,16 @@ class ArmorTest(ScratchTestCase):
     def test_raw_armor_is_never_guessed(self):
         src = self.plain(4096)
         key, iv = os.urandom(32).hex(), os.urandom(16).hex()
-        text = self.ok(["encrypt", "--mode", "ctr", "--key-env", "K", "--iv", iv, "-a", src],
+        text = self.assert_exit(["encrypt", "--mode", "ctr", "--key-env", "K", "--iv", iv, "-a", src],
                        env={"K": key}).stdout
-        proc = self.ok(["decrypt", "--mode", "ctr", "--key-env", "K", "--iv", iv], input_bytes=text,
+        proc = self.assert_exit(["decrypt", "--mode", "ctr", "--key-env", "K", "--iv", iv], input_bytes=text,
                        env={"K": key})
         self.assertEqual(len(proc.stdout), len(text), "without -a, the text is decrypted as ciphertext")
 
     def test_salted_armor_with_openssl(self):
         src = self.plain(100_003)
         for mode in ("cbc", "ctr"):
-            mine = self.ok(["encrypt", "--mode", mode, "--pbkdf2", "--passphrase-env", "PAES_TEST_PASS", "-a", src],
+            mine = self.assert_exit(["encrypt", "--mode", mode, "--pbkdf2", "--passphrase-env", "PAES_TEST_PASS", "-a", src],
                            env=PASS_ENV).stdout
             self.assertEqual(text_problems(mine, markers=False), [])
             self.assertTrue(base64.b64decode(mine).startswith(b"Salted__"))
@@ -188,7 +173,7 @@ class ArmorTest(ScratchTestCase):
             theirs = subprocess.run([OPENSSL, "enc", "-a", f"-aes-256-{mode}", "-pbkdf2", "-pass",
                                      "env:PAES_TEST_PASS", "-in", src], capture_output=True, check=True,
                                     env={**os.environ, **PASS_ENV}).stdout
-            proc = self.ok(["decrypt", "--mode", mode, "--pbkdf2", "--passphrase-env", "PAES_TEST_PASS", "-a"],
+            proc = self.assert_exit(["decrypt", "--mode", mode, "--pbkdf2", "--passphrase-env", "PAES_TEST_PASS", "-a"],
                            input_bytes=theirs, env=PASS_ENV)
             self.assertEqual(proc.stdout, read_file(src))
 
@@ -196,7 +181,7 @@ class ArmorTest(ScratchTestCase):
     def test_damaged_armor_fails_and_leaves_nothing(self):
         src = self.plain(10_000)
         armored = self.path("good.txt")
-        self.ok(["encrypt", "-a", "--key-file", self.key, "--segment-size", "4096", src, "-o", armored])
+        self.assert_exit(["encrypt", "-a", "--key-file", self.key, "--segment-size", "4096", src, "-o", armored])
         text = read_file(armored)
         lines = text.split(b"\n")
         middle = len(lines) // 2
@@ -228,15 +213,15 @@ class ArmorTest(ScratchTestCase):
         for name, bad in cases.items():
             damaged = write_file(self.path("bad.txt"), bad)
             out = self.path("out")
-            proc = run(["decrypt", "--key-file", self.key, damaged, "-o", out])
+            proc = run_paes(["decrypt", "--key-file", self.key, damaged, "-o", out])
             self.check(proc.returncode == 1, f"{name}: expected exit 1: {describe(proc)}")
             self.check(not os.path.exists(out), f"{name}: an output was left")
             self.check([n for n in os.listdir(self.tmp) if n.startswith(".")] == [], f"{name}: a temporary was left")
         # Raw -a: what is not base64 fails too.
-        proc = run(["decrypt", "--mode", "ctr", "--key-hex", "00" * 32, "--iv", "00" * 16, "-a", "-o",
+        proc = run_paes(["decrypt", "--mode", "ctr", "--key-hex", "00" * 32, "--iv", "00" * 16, "-a", "-o",
                     self.path("raw.out")], input_bytes=b"QUJD\n!!!!\n")
         self.check(proc.returncode == 1 and not os.path.exists(self.path("raw.out")), f"raw: {describe(proc)}")
-        proc = run(["decrypt", "--mode", "ctr", "--key-hex", "00" * 32, "--iv", "00" * 16, "-a", "-o",
+        proc = run_paes(["decrypt", "--mode", "ctr", "--key-hex", "00" * 32, "--iv", "00" * 16, "-a", "-o",
                     self.path("raw.out")], input_bytes=b"QUJDRA\n")
         self.check(proc.returncode == 1 and not os.path.exists(self.path("raw.out")),
                    f"raw cut inside a group: {describe(proc)}")
@@ -246,90 +231,77 @@ class ArmorTest(ScratchTestCase):
     def test_range_of_armor_is_refused(self):
         src = self.plain(10_000)
         armored = self.path("a.txt")
-        self.ok(["encrypt", "-a", "--key-file", self.key, src, "-o", armored])
-        proc = run(["decrypt", "--key-file", self.key, "--range", "0:100", armored, "-o", self.path("part")])
+        self.assert_exit(["encrypt", "-a", "--key-file", self.key, src, "-o", armored])
+        proc = run_paes(["decrypt", "--key-file", self.key, "--range", "0:100", armored, "-o", self.path("part")])
         self.assertEqual(proc.returncode, 2, describe(proc))
         self.assertIn("armored", proc.stderr.decode())
         self.assertFalse(os.path.exists(self.path("part")))
 
     def test_rekey_reads_and_writes_armor(self):
         alice, bob = self.path("alice"), self.path("bob")
-        to_alice = self.ok(["keygen", "--x25519", "-o", alice]).stdout.decode().split()[-1]
-        to_bob = self.ok(["keygen", "--x25519", "-o", bob]).stdout.decode().split()[-1]
+        to_alice = self.assert_exit(["keygen", "--x25519", "-o", alice]).stdout.decode().split()[-1]
+        to_bob = self.assert_exit(["keygen", "--x25519", "-o", bob]).stdout.decode().split()[-1]
         src = self.plain(100003)
         armored = self.path("a.txt")
-        self.ok(["encrypt", "-a", "-r", to_alice, src, "-o", armored])
+        self.assert_exit(["encrypt", "-a", "-r", to_alice, src, "-o", armored])
         for source, out_armor in ((armored, []), ("-", []), (armored, ["-a"]), ("-", ["-a"])):
             with self.subTest(source=source, armor=out_armor):
                 out = self.path("re")
-                proc = run(["rekey", source, "-i", alice, "--add", "-r", to_bob, "-o", out, "-f", *out_armor],
+                proc = run_paes(["rekey", source, "-i", alice, "--add", "-r", to_bob, "-o", out, "-f", *out_armor],
                            input_bytes=read_file(armored) if source == "-" else None)
                 self.assertEqual(proc.returncode, 0, describe(proc))
                 self.assertEqual(read_file(out).startswith(b"-----BEGIN PAES ENCRYPTED FILE-----\n"), bool(out_armor))
                 for ident in (alice, bob):
                     back = self.path("back")
-                    self.ok(["decrypt", "-i", ident, out, "-o", back, "-f"])
+                    self.assert_exit(["decrypt", "-i", ident, out, "-o", back, "-f"])
                     self.assertEqual(read_file(back), read_file(src))
 
     def test_armor_with_mpi_is_refused(self):
-        info = run(["info"]).stdout.decode()
+        info = run_paes(["info"]).stdout.decode()
         if "mpi" not in info:
             self.skipTest("this paes has no mpi engine")
-        proc = run(["encrypt", "-a", "--engine", "mpi", "--key-file", self.key, self.plain(10), "-o",
+        proc = run_paes(["encrypt", "-a", "--engine", "mpi", "--key-file", self.key, self.plain(10), "-o",
                     self.path("x")])
         self.assertEqual(proc.returncode, 2, describe(proc))
         self.assertIn("-a", proc.stderr.decode())
         # Armor found in the input (no -a) is refused so too, for what it is, not as a stream.
         armored = self.path("a.txt")
-        self.ok(["encrypt", "-a", "--key-file", self.key, self.plain(10), "-o", armored])
-        proc = run(["decrypt", "--engine", "mpi", "--key-file", self.key, armored, "-o", self.path("y")])
+        self.assert_exit(["encrypt", "-a", "--key-file", self.key, self.plain(10), "-o", armored])
+        proc = run_paes(["decrypt", "--engine", "mpi", "--key-file", self.key, armored, "-o", self.path("y")])
         self.assertEqual(proc.returncode, 2, describe(proc))
         self.assertIn("armored", proc.stderr.decode())
         self.assertFalse(os.path.exists(self.path("y")))
 
     # -- 5. terminals and inspect
     def test_armor_may_go_to_a_terminal(self):
-        try:
-            master, slave = os.openpty()
-        except OSError as e:
-            self.skipTest(f"no pseudo-terminal can be made here: {e}")
-        try:
+        with self.terminal() as (master, slave):
             src = self.plain(100)
             for args in (["encrypt", "-a", "--key-file", self.key, src],
                          ["encrypt", "-a", "--mode", "ctr", "--key-hex", "11" * 16, "--iv", "00" * 16, src]):
-                proc = run(args, stdout=slave)
+                proc = run_paes(args, stdout=slave)
                 self.assertEqual(proc.returncode, 0, f"{args}: {describe(proc)}")
                 got = os.read(master, 65536)
                 self.assertTrue(got and all(0x20 <= c < 0x7f or c in b"\r\n" for c in got), got)
-                proc = run(args[:1] + args[2:], stdout=slave)
+                proc = run_paes(args[:1] + args[2:], stdout=slave)
                 self.assertEqual(proc.returncode, 2, f"binary to a terminal: {describe(proc)}")
-        finally:
-            os.close(master)
-            os.close(slave)
 
     def test_inspect_names_armor(self):
         armored = self.path("a.txt")
-        self.ok(["encrypt", "-a", "--key-file", self.key, self.plain(1000), "-o", armored])
-        info = json.loads(self.ok(["inspect", "--json", armored]).stdout)
+        self.assert_exit(["encrypt", "-a", "--key-file", self.key, self.plain(1000), "-o", armored])
+        info = json.loads(self.assert_exit(["inspect", "--json", armored]).stdout)
         self.assertEqual((info["format"], info["armor"], info["key_source"]), ("paes", True, "raw-key"))
-        self.assertIn("armor: yes", self.ok(["inspect", armored]).stdout.decode())
+        self.assertIn("armor: yes", self.assert_exit(["inspect", armored]).stdout.decode())
         damaged = write_file(self.path("cut.txt"), read_file(armored)[:200])
-        proc = run(["inspect", "--json", damaged])
+        proc = run_paes(["inspect", "--json", damaged])
         self.assertEqual(proc.returncode, 1, describe(proc))
         self.assertIn("bad armor", json.loads(proc.stdout)["problem"])
 
     def test_help_describes_armor(self):
         for command in ("encrypt", "decrypt"):
-            text = " ".join(self.ok([command, "--help"]).stdout.decode().split())
+            text = " ".join(self.assert_exit([command, "--help"]).stdout.decode().split())
             self.assertIn("-a,--armor", text)
         self.assertIn("openssl enc -a", text)
 
 
-def main():
-    global PAES, OPENSSL
-    PAES, OPENSSL, rest = tool_paths(__doc__)
-    return run_unittest(rest)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_test_script(__doc__, globals()))

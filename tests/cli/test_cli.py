@@ -38,9 +38,10 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (AS_NOBODY, NOBODY, ScratchTestCase, describe, nobody_can_run, openssl_enc_command,  # noqa: E402
-                     random_raw_key, read_file, run_unittest, tool_paths, write_file)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from harness import (NOBODY, ScratchTestCase, describe, killed_unless_finished, nobody_can_run,  # noqa: E402
+                     openssl_enc, openssl_ok, oracle_input_and_output, random_raw_key, raw_args,
+                     read_file, run_paes, run_test_script, write_file)
 
 PAES = "paes"
 OPENSSL = "openssl"
@@ -59,37 +60,11 @@ POOL = ThreadPoolExecutor(max_workers=max(2, min(4, os.cpu_count() or 2)))
 
 # --------------------------------------------------------------------------- helpers
 
-def run(args, input_bytes=None, timeout=120, as_nobody=False):
-    """Runs paes with `args` (a list of strings); returns the CompletedProcess (bytes)."""
-    cmd = [PAES] + [str(a) for a in args]
-    if as_nobody:
-        cmd = AS_NOBODY + cmd
-    return subprocess.run(cmd, input=input_bytes, capture_output=True, timeout=timeout)
-
-
-def openssl_enc(mode, key, iv, data, decrypt=False, nopad=False):
-    """What `openssl enc` makes of `data`: (returncode, stdout bytes, stderr text)."""
-    cmd = openssl_enc_command(OPENSSL, mode, key, iv, decrypt, nopad)
-    proc = subprocess.run(cmd, input=data, capture_output=True, timeout=120)
-    return proc.returncode, proc.stdout, proc.stderr.decode(errors="replace")
-
-
-def openssl_ok(mode, key, iv, data, decrypt=False, nopad=False):
-    rc, out, err = openssl_enc(mode, key, iv, data, decrypt, nopad)
-    if rc != 0:
-        raise AssertionError(f"openssl enc failed for {mode} (rc {rc}): {err}")
-    return out
-
-
-
-
 def cipher_args(direction, mode, key, iv, inp, out, key_file=None, extra=()):
-    """The argument list of one encrypt/decrypt run."""
-    args = [direction, "--mode", mode]
-    args += ["--key-file", key_file] if key_file else ["--key-hex", key.hex()]
-    if mode != "ecb":
-        args += ["--iv", iv.hex()]
-    return args + list(extra) + [inp, "-o", out]
+    """The argument list of one encrypt/decrypt run, the key in a file or as --key-hex;
+    no -o when `out` is None."""
+    key_args = ["--key-file", key_file] if key_file else ["--key-hex", key.hex()]
+    return raw_args(direction, mode, key_args, iv, extra, inp, out)
 
 
 def combo_args(threads=None, chunk=None, engine=None):
@@ -104,45 +79,25 @@ def combo_args(threads=None, chunk=None, engine=None):
 
 
 
-def nobody_can_run_paes(workdir):
-    return nobody_can_run(PAES, workdir)
-
-
 class PaesTestCase(ScratchTestCase):
     """ScratchTestCase with this script's paes helpers."""
 
     prefix = "paes-cli-"
 
-    def paes_to_bytes(self, args_without_out, out):
-        """Runs paes writing to `out`; returns (proc, output bytes or None) and removes `out`."""
-        proc = run(args_without_out)
-        data = None
-        if os.path.exists(out):
-            data = read_file(out)
-            os.remove(out)
-        return proc, data
-
-    def oracle_case(self, direction, mode, key, iv, plaintext, combos, nopad=False, label=""):
+    def compare_with_openssl(self, direction, mode, key, iv, plaintext, combos, nopad=False, label=""):
         """Checks paes against openssl for one message under every (threads, chunk, engine)
         in `combos`; the paes runs go in parallel, each to its own output file."""
         out_dir = self.path("out")
         os.makedirs(out_dir, exist_ok=True)
         inp = self.path("in.bin")
-        ciphertext = openssl_ok(mode, key, iv, plaintext, nopad=nopad)
-        if direction == "encrypt":
-            source, expected = plaintext, ciphertext
-        else:
-            source = ciphertext
-            expected = openssl_ok(mode, key, iv, ciphertext, decrypt=True, nopad=nopad)
-            if expected != plaintext:
-                raise AssertionError(f"openssl did not round-trip {mode}")
+        source, expected = oracle_input_and_output(direction, mode, key, iv, plaintext, nopad)
         write_file(inp, source)
 
-        def one(index, threads, chunk, engine):
+        def one_combination(index, threads, chunk, engine):
             out = os.path.join(out_dir, f"result-{index}.bin")
             extra = combo_args(threads, chunk, engine) + (["--no-pad"] if nopad else [])
-            args = cipher_args(direction, mode, key, iv, inp, out, extra=extra)
-            proc, got = self.paes_to_bytes(args, out)
+            args = cipher_args(direction, mode, key, iv, inp, None, extra=extra)
+            proc, got = self.output_of(args, out)
             what = (f"{direction} {mode}-{len(key) * 8} {label}size {len(plaintext)} "
                     f"threads={threads} chunk={chunk} engine={engine} nopad={nopad}")
             if proc.returncode != 0:
@@ -152,38 +107,17 @@ class PaesTestCase(ScratchTestCase):
                         f"({None if got is None else len(got)} vs {len(expected)} bytes)")
             return None
 
-        for problem in POOL.map(lambda ic: one(ic[0], *ic[1]), enumerate(combos)):
+        for problem in POOL.map(lambda ic: one_combination(ic[0], *ic[1]), enumerate(combos)):
             self.check(problem is None, problem)
         leftovers = os.listdir(out_dir)
         self.check(not leftovers, f"files left in the output directory: {leftovers}")
-
-    def assert_fails(self, args, code, substring, out_dir=None, as_nobody=False,
-                     before=None, input_bytes=None):
-        """paes `args` must exit with `code`, print one 'paes: ' line on stderr containing
-        `substring` (any case), and leave `out_dir` as it was (`before`: its listing)."""
-        if out_dir is not None and before is None:
-            before = sorted(os.listdir(out_dir))
-        proc = run(args, input_bytes=input_bytes, as_nobody=as_nobody)
-        cmd = "paes " + " ".join(map(str, args))
-        err = proc.stderr.decode(errors="replace")
-        lines = [l for l in err.splitlines() if l.strip()]
-        if "--key-hex" in args:  # a key on the command line also earns a warning line
-            lines = [l for l in lines if "warning" not in l.lower()]
-        self.assertEqual(proc.returncode, code, f"{cmd}: expected exit {code}, got {describe(proc)}")
-        self.assertEqual(len(lines), 1, f"{cmd}: expected one error line on stderr, got {err!r}")
-        self.assertTrue(lines[0].startswith("paes: "), f"{cmd}: stderr not 'paes: ...': {err!r}")
-        self.assertIn(substring.lower(), lines[0].lower(), f"{cmd}: stderr lacks {substring!r}")
-        self.assertEqual(proc.stdout, b"", f"{cmd}: unexpected stdout {proc.stdout[:200]!r}")
-        if out_dir is not None:
-            after = sorted(os.listdir(out_dir))
-            self.assertEqual(after, before, f"{cmd}: output directory changed (leftovers)")
-        return proc
 
 
 # --------------------------------------------------------------------------- A. oracle
 
 class OracleTest(PaesTestCase):
     """A: byte-identical to `openssl enc` in every mode, key size and direction."""
+    ctest_labels = ("threads", "slow")
 
     SMALL_COMBOS = [(t, c, None) for t in THREADS for c in CHUNKS] + [(None, None, "serial")]
 
@@ -193,7 +127,7 @@ class OracleTest(PaesTestCase):
                 key, iv = os.urandom(bits // 8), os.urandom(16)
                 for direction in DIRECTIONS:
                     for size in SMALL_SIZES:
-                        self.oracle_case(direction, mode, key, iv, os.urandom(size),
+                        self.compare_with_openssl(direction, mode, key, iv, os.urandom(size),
                                          self.SMALL_COMBOS)
         self.finish()
 
@@ -213,7 +147,7 @@ class OracleTest(PaesTestCase):
                 for direction in DIRECTIONS:
                     for size in NOPAD_SIZES + [1024 * 1024]:
                         combos = self.SMALL_COMBOS if size < 1024 else [(3, "16", None), (2, None, None)]
-                        self.oracle_case(direction, mode, key, iv, os.urandom(size), combos,
+                        self.compare_with_openssl(direction, mode, key, iv, os.urandom(size), combos,
                                          nopad=True)
         self.finish()
 
@@ -225,7 +159,7 @@ class OracleTest(PaesTestCase):
             for bits in KEY_BITS:
                 key, iv = os.urandom(bits // 8), os.urandom(16)
                 for direction in DIRECTIONS:
-                    self.oracle_case(direction, mode, key, iv, os.urandom(size), combos,
+                    self.compare_with_openssl(direction, mode, key, iv, os.urandom(size), combos,
                                      label="large ")
         self.finish()
 
@@ -234,7 +168,7 @@ class OracleTest(PaesTestCase):
         for mode in MODES:
             key, iv = os.urandom(32), os.urandom(16)
             for direction in DIRECTIONS:
-                self.oracle_case(direction, mode, key, iv, os.urandom(200 * 1024 + 9),
+                self.compare_with_openssl(direction, mode, key, iv, os.urandom(200 * 1024 + 9),
                                  [(None, None, None), (None, None, "threads")])
         self.finish()
 
@@ -243,6 +177,7 @@ class OracleTest(PaesTestCase):
 
 class CtrCarryTest(PaesTestCase):
     """B: the CTR counter carries across the 32-, 64- and full 128-bit boundaries."""
+    ctest_labels = ("threads",)
 
     def test_counter_carry(self):
         prefixes = {
@@ -257,7 +192,7 @@ class CtrCarryTest(PaesTestCase):
                 for size in [300, 517]:
                     data = os.urandom(size)
                     for direction in DIRECTIONS:
-                        self.oracle_case(direction, "ctr", key, iv, data,
+                        self.compare_with_openssl(direction, "ctr", key, iv, data,
                                          [(3, "16", None), (3, "32", None), (1, "16", None),
                                           (None, None, "serial")],
                                          label=f"iv {label} ")
@@ -284,13 +219,13 @@ class KeyFileTest(PaesTestCase):
             for name, content in forms.items():
                 key_file = write_file(self.path(f"key-{bits}-{name}"), content, 0o600)
                 out = self.path(f"out-{bits}-{name}")
-                proc = run(cipher_args("encrypt", "cbc", key, iv, inp, out, key_file=key_file))
+                proc = run_paes(cipher_args("encrypt", "cbc", key, iv, inp, out, key_file=key_file))
                 self.assertEqual(proc.returncode, 0, f"key file {name}: {describe(proc)}")
                 self.assertNotIn("warning", proc.stderr.decode(errors="replace").lower(),
                                  f"key file {name}: unexpected warning")
                 self.assertEqual(read_file(out), expected, f"key file {name} ({bits} bits)")
                 back = self.path(f"back-{bits}-{name}")
-                proc = run(cipher_args("decrypt", "cbc", key, iv, out, back, key_file=key_file))
+                proc = run_paes(cipher_args("decrypt", "cbc", key, iv, out, back, key_file=key_file))
                 self.assertEqual(proc.returncode, 0, f"key file {name} decrypt: {describe(proc)}")
                 self.assertEqual(read_file(back), data)
 
@@ -299,7 +234,7 @@ class KeyFileTest(PaesTestCase):
         key, iv = os.urandom(16), os.urandom(16)
         inp = write_file(self.path("in.bin"), data)
         out = self.path("out.bin")
-        proc = run(cipher_args("encrypt", "ctr", key, iv, inp, out))
+        proc = run_paes(cipher_args("encrypt", "ctr", key, iv, inp, out))
         self.assertEqual(proc.returncode, 0, describe(proc))
         self.assertIn("warning", proc.stderr.decode(errors="replace").lower())
         self.assertEqual(read_file(out), openssl_ok("ctr", key, iv, data))
@@ -309,12 +244,13 @@ class KeyFileTest(PaesTestCase):
 
 class ReportingTest(PaesTestCase):
     """D: --json, info, help and bench output."""
+    ctest_labels = ("threads",)
 
     JSON_KEYS = {"mode", "key_bits", "direction", "engine", "threads", "chunk_size",
                  "bytes_in", "bytes_out", "seconds", "gbps"}
 
     def run_json(self, args, input_bytes=None):
-        proc = run(args, input_bytes)
+        proc = run_paes(args, input_bytes)
         self.assertEqual(proc.returncode, 0, describe(proc))
         try:
             report = json.loads(proc.stdout.decode())
@@ -396,18 +332,18 @@ class ReportingTest(PaesTestCase):
         expected = openssl_ok("ofb", key, iv, data)
         for chunk in ["64K", "4M", "1G"]:
             out = self.path(f"out-{chunk}")
-            proc = run(cipher_args("encrypt", "ofb", key, iv, inp, out,
+            proc = run_paes(cipher_args("encrypt", "ofb", key, iv, inp, out,
                                    extra=["--chunk-size", chunk]))
             self.assertEqual(proc.returncode, 0, f"--chunk-size {chunk}: {describe(proc)}")
             self.assertEqual(read_file(out), expected, f"--chunk-size {chunk}")
 
     def test_info(self):
-        proc = run(["info"])
+        proc = run_paes(["info"])
         self.assertEqual(proc.returncode, 0, describe(proc))
         text = proc.stdout.decode(errors="replace")
         for needle in ["OpenSSL 3", "AES-NI", "serial", "threads"]:
             self.assertIn(needle, text, f"`paes info` lacks {needle!r}:\n{text}")
-        info = json.loads(run(["info", "--json"]).stdout)
+        info = json.loads(run_paes(["info", "--json"]).stdout)
         cuda = next(b for b in info["backends"] if b["name"] == "cuda")
         if cuda["built_in"]:
             # The runtime paes was built with and the driver's version: why a GPU machine may list no device.
@@ -443,7 +379,7 @@ class ReportingTest(PaesTestCase):
         beside = os.path.join(os.path.dirname(os.path.realpath(PAES)), "paes-mpi")
         if not os.access(beside, os.X_OK):
             self.skipTest("SKIPPED: this build has no paes-mpi (no MPI found)")
-        self.assertIn("mpi", json.loads(run(["info", "--json"]).stdout)["engines"].split())
+        self.assertIn("mpi", json.loads(run_paes(["info", "--json"]).stdout)["engines"].split())
         alone = os.path.join(self.tmp, "paes")
         with open(os.path.realpath(PAES), "rb") as src, open(alone, "wb") as dst:
             dst.write(src.read())
@@ -454,7 +390,7 @@ class ReportingTest(PaesTestCase):
 
     def test_help(self):
         for args in (["--help"], ["encrypt", "--help"]):
-            proc = run(args)
+            proc = run_paes(args)
             self.assertEqual(proc.returncode, 0, f"paes {' '.join(args)}: {describe(proc)}")
             self.assertIn("Example", proc.stdout.decode(errors="replace"),
                           f"paes {' '.join(args)} shows no examples")
@@ -463,7 +399,7 @@ class ReportingTest(PaesTestCase):
         # --json's engine_choice (and -v's line) was missing whenever auto never looked for a GPU.
         key_file = write_file(self.path("auto.key"), random_raw_key(16), 0o600)
         inp = write_file(self.path("auto.in"), os.urandom(100_000))
-        info = json.loads(run(["info", "--json"]).stdout)
+        info = json.loads(run_paes(["info", "--json"]).stdout)
         # A build with no GPU backend (the sanitizer presets) has that reason first.
         has_gpu = any(b.get("gpu") and b["built_in"] for b in info["backends"])
         no_gpu = "this paes has no GPU backend"
@@ -471,7 +407,7 @@ class ReportingTest(PaesTestCase):
                           (["--mode", "cbc", "--iv", "00" * 16], "runs on the CPU" if has_gpu else no_gpu),
                           ([], "the sealed format (AES-GCM) runs on the CPU")):
             out = self.path("auto.out")
-            proc = run(["encrypt", "--engine", "auto", "--key-file", key_file, "--json"] + args + [inp, "-o", out])
+            proc = run_paes(["encrypt", "--engine", "auto", "--key-file", key_file, "--json"] + args + [inp, "-o", out])
             self.assertEqual(proc.returncode, 0, describe(proc))
             choice = json.loads(proc.stdout).get("engine_choice", "")
             self.assertIn(why, choice, args)
@@ -480,7 +416,7 @@ class ReportingTest(PaesTestCase):
     def test_backend_choice_is_reported_and_gives_openssls_bytes(self):
         """--backend (or PAES_BACKEND) picks the CPU's AES library; -v and --json name the
         one that ran; every choice gives openssl's bytes; modes ipsec-mb lacks run on OpenSSL."""
-        info = json.loads(run(["info", "--json"]).stdout)
+        info = json.loads(run_paes(["info", "--json"]).stdout)
         available = [b["name"] for b in info["backends"] if b["available"]]
         self.assertIn("openssl", available, info["backends"])
         key, iv = os.urandom(32), os.urandom(16)
@@ -506,9 +442,9 @@ class ReportingTest(PaesTestCase):
 
     def test_bench_compares_backends_in_one_run(self):
         # The CPU's backends: a GPU backend's figures are paes bench --engine's (tests/gpu/test_gpu_cli.py).
-        info = json.loads(run(["info", "--json"]).stdout)
+        info = json.loads(run_paes(["info", "--json"]).stdout)
         available = [b["name"] for b in info["backends"] if b["available"] and not b["gpu"]]
-        proc = run(["bench", "--size", "1M", "--modes", "ctr,ofb", "--key-bits", "128", "--directions",
+        proc = run_paes(["bench", "--size", "1M", "--modes", "ctr,ofb", "--key-bits", "128", "--directions",
                     "encrypt", "--thread-counts", "1", "--repeat", "1", "--backend", ",".join(available),
                     "--json"], timeout=120)
         self.assertEqual(proc.returncode, 0, describe(proc))
@@ -521,7 +457,7 @@ class ReportingTest(PaesTestCase):
     def test_bench_json(self):
         args = ["bench", "--size", "1M", "--modes", "ctr", "--key-bits", "128",
                 "--threads", "2", "--json"]
-        proc = run(args, timeout=120)
+        proc = run_paes(args, timeout=120)
         self.assertEqual(proc.returncode, 0, describe(proc))
         text = proc.stdout.decode(errors="replace").strip()
         try:
@@ -564,10 +500,6 @@ class ErrorTest(PaesTestCase):
             args += ["--iv", self.iv.hex()]
         return args + list(extra) + [inp or self.inp, "-o", out or self.out]
 
-    def fails(self, args, code, substring, **kw):
-        kw.setdefault("out_dir", self.out_dir)
-        return self.assert_fails(args, code, substring, **kw)
-
     # -- input
     def test_missing_input(self):
         self.fails(self.args(inp=self.path("does-not-exist")), 1, "no such file")
@@ -578,7 +510,7 @@ class ErrorTest(PaesTestCase):
         for engine in ("threads", "serial"):
             args = [str(a) for a in self.args("encrypt", "cbc", inp="/proc/self/cmdline",
                                               extra=["--engine", engine, "-f"])]
-            proc = run(args)
+            proc = run_paes(args)
             self.assertEqual(proc.returncode, 0, describe(proc))
             want = b"".join(a.encode() + b"\0" for a in [PAES] + args)
             got = openssl_ok("cbc", self.key, self.iv, read_file(self.out), decrypt=True)
@@ -598,7 +530,7 @@ class ErrorTest(PaesTestCase):
                  "both read standard input")):
             self.fails(args + ["-o", self.out], 2, words, input_bytes=stdin)
         # A secret on stdin beside a named input is fine.
-        proc = run(["encrypt", "--mode", "ctr", "--key-file", "/dev/stdin", "--iv", self.iv.hex(), self.inp,
+        proc = run_paes(["encrypt", "--mode", "ctr", "--key-file", "/dev/stdin", "--iv", self.iv.hex(), self.inp,
                     "-o", self.out], input_bytes=self.key.hex().encode())
         self.assertEqual(proc.returncode, 0, describe(proc))
         self.assertEqual(read_file(self.out), openssl_ok("ctr", self.key, self.iv, self.data))
@@ -612,7 +544,7 @@ class ErrorTest(PaesTestCase):
 
     def test_unreadable_input(self):
         secret = write_file(self.path("unreadable.bin"), self.data, 0o000)
-        paes, why = nobody_can_run_paes(self.tmp)
+        paes, why = nobody_can_run(PAES, self.tmp)
         if paes is None and why != "not root":
             self.skipTest(f"cannot run paes as an unprivileged user: {why}")
         if paes is None:  # not root: the permission bits apply to us directly
@@ -621,24 +553,19 @@ class ErrorTest(PaesTestCase):
         os.chmod(self.tmp, 0o777)
         os.chmod(self.out_dir, 0o777)
         os.chown(self.key_file, NOBODY, NOBODY)
-        global PAES
-        saved, PAES = PAES, paes
-        try:
-            self.fails(self.args(inp=secret), 1, "permission denied", as_nobody=True)
-        finally:
-            PAES = saved
+        self.fails(self.args(inp=secret), 1, "permission denied", as_nobody=True, paes=paes)
 
     # -- output
     def test_output_exists_without_force(self):
         write_file(self.out, b"precious")
         self.fails(self.args(), 1, "exists")
         self.assertEqual(read_file(self.out), b"precious", "existing output was modified")
-        proc = run(self.args(extra=["-f"]))
+        proc = run_paes(self.args(extra=["-f"]))
         self.assertEqual(proc.returncode, 0, f"-f: {describe(proc)}")
         self.assertEqual(read_file(self.out), openssl_ok("cbc", self.key, self.iv, self.data))
         self.assertEqual(os.listdir(self.out_dir), ["result.bin"])
         write_file(self.out, b"precious again")
-        proc = run(self.args(extra=["--force"]))
+        proc = run_paes(self.args(extra=["--force"]))
         self.assertEqual(proc.returncode, 0, f"--force: {describe(proc)}")
         self.assertEqual(read_file(self.out), openssl_ok("cbc", self.key, self.iv, self.data))
 
@@ -648,7 +575,7 @@ class ErrorTest(PaesTestCase):
         self.assertFalse(os.path.exists(os.path.dirname(missing)))
 
     def test_output_directory_unwritable(self):
-        paes, why = nobody_can_run_paes(self.tmp)
+        paes, why = nobody_can_run(PAES, self.tmp)
         if paes is None:
             if why != "not root":
                 self.skipTest(f"cannot run paes as an unprivileged user: {why}")
@@ -659,22 +586,13 @@ class ErrorTest(PaesTestCase):
         os.chmod(self.inp, 0o644)
         os.chown(self.key_file, NOBODY, NOBODY)
         os.chmod(self.out_dir, 0o555)
-        global PAES
-        saved, PAES = PAES, paes
-        try:
-            self.fails(self.args(), 1, "permission denied", as_nobody=True)
-        finally:
-            PAES = saved
+        self.fails(self.args(), 1, "permission denied", as_nobody=True, paes=paes)
 
     def test_output_is_terminal(self):
-        try:
-            master, slave = os.openpty()
-        except OSError as e:
-            self.skipTest(f"no pseudo-terminal can be made here: {e}")
-        try:
+        with self.terminal() as (master, slave):
             tty = os.ttyname(slave)
             for extra in ([], ["-f"]):
-                proc = run(self.args(out=tty, extra=extra))
+                proc = run_paes(self.args(out=tty, extra=extra))
                 err = proc.stderr.decode(errors="replace")
                 lines = [l for l in err.splitlines() if l.strip()]
                 what = f"-o {tty} {' '.join(extra)}"
@@ -682,9 +600,6 @@ class ErrorTest(PaesTestCase):
                 self.assertEqual(len(lines), 1, f"{what}: expected one stderr line: {err!r}")
                 self.assertTrue(lines[0].startswith("paes: "), f"{what}: {err!r}")
                 self.assertIn("terminal", err.lower(), f"{what}: {err!r}")
-        finally:
-            os.close(master)
-            os.close(slave)
 
     # -- keys and IVs
     def test_key_hex_wrong_length(self):
@@ -738,15 +653,15 @@ class ErrorTest(PaesTestCase):
             for tail in [b"\x00", b"\x11", b"\x03\x03\x02", b"\x10" * 15 + b"\x0f"]:
                 plain = os.urandom(48 - len(tail)) + tail
                 cipher = openssl_ok(mode, self.key, self.iv, plain, nopad=True)
-                rc, _, err = openssl_enc(mode, self.key, self.iv, cipher, decrypt=True)
-                self.assertNotEqual(rc, 0, f"oracle accepted padding {tail.hex()}")
+                oracle = openssl_enc(mode, self.key, self.iv, cipher, decrypt=True)
+                self.assertNotEqual(oracle.returncode, 0, f"oracle accepted padding {tail.hex()}")
                 inp = write_file(self.path("bad-pad.bin"), cipher)
                 self.fails(self.args("decrypt", mode=mode, inp=inp), 1, "bad decrypt")
             # The wrong key: find one openssl rejects, so the case is certain.
             cipher = openssl_ok(mode, self.key, self.iv, self.data)
             for _ in range(100):
                 wrong = random_raw_key(16)
-                if openssl_enc(mode, wrong, self.iv, cipher, decrypt=True)[0] != 0:
+                if openssl_enc(mode, wrong, self.iv, cipher, decrypt=True).returncode != 0:
                     break
             self.key_file = write_file(self.path("wrong-key"), wrong, 0o600)
             inp = write_file(self.path("cipher.bin"), cipher)
@@ -793,10 +708,10 @@ class StandardOutputWriteTest(PaesTestCase):
 
     def test_printed_output_that_cannot_be_written_fails(self):
         key_file = self.path("key")
-        self.assertEqual(run(["keygen", "-o", key_file]).returncode, 0)
+        self.assertEqual(run_paes(["keygen", "-o", key_file]).returncode, 0)
         plain = write_file(self.path("plain"), os.urandom(100))
         identity = self.path("id")
-        self.assertEqual(run(["keygen", "--x25519", "-o", identity]).returncode, 0)
+        self.assertEqual(run_paes(["keygen", "--x25519", "-o", identity]).returncode, 0)
         for broken in ("full", "closed"):
             self.assert_write_fails(["info"], broken)
             self.assert_write_fails(["info", "--json"], broken)
@@ -819,7 +734,7 @@ class StandardOutputWriteTest(PaesTestCase):
     def test_data_on_stdout_is_reported_once(self):
         """With the data itself on stdout, its write error is the one line."""
         key_file = self.path("key")
-        self.assertEqual(run(["keygen", "-o", key_file]).returncode, 0)
+        self.assertEqual(run_paes(["keygen", "-o", key_file]).returncode, 0)
         plain = write_file(self.path("plain"), os.urandom(100))
         proc = self.run_to_broken_stdout(["encrypt", "--key-file", key_file, plain, "-o", "-"], "full")
         lines = [l for l in proc.stderr.decode(errors="replace").splitlines() if l.strip()]
@@ -832,6 +747,7 @@ class StandardOutputWriteTest(PaesTestCase):
 
 class InterruptTest(PaesTestCase):
     """F: SIGINT mid-run leaves nothing in the output directory."""
+    ctest_labels = ("threads",)
 
     def test_sigint_cleans_up(self):
         inp = self.path("zeros.bin")
@@ -843,7 +759,7 @@ class InterruptTest(PaesTestCase):
         args = [PAES, "encrypt", "--mode", "ofb", "--key-file", key_file,
                 "--iv", os.urandom(16).hex(), "--engine", "serial", inp, "-o", out]
         proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        try:
+        with killed_unless_finished(proc):
             # Wait until it is writing (a temporary file shows up), at most ~0.3 s more.
             deadline = time.monotonic() + 5
             while not os.listdir(out_dir) and proc.poll() is None and time.monotonic() < deadline:
@@ -853,10 +769,6 @@ class InterruptTest(PaesTestCase):
                 self.skipTest(f"paes finished (exit {proc.returncode}) before SIGINT could be sent")
             proc.send_signal(signal.SIGINT)
             _, err = proc.communicate(timeout=60)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
         self.assertNotEqual(proc.returncode, 0, "paes exited 0 after SIGINT")
         self.assertEqual(os.listdir(out_dir), [],
                          f"left behind after SIGINT: {os.listdir(out_dir)} (stderr {err!r})")
@@ -865,16 +777,14 @@ class InterruptTest(PaesTestCase):
 class ProgressOnATerminalTest(PaesTestCase):
     """F: the progress line on a terminal: cut to its width, cleared when a signal ends paes,
     and not drawn among plaintext printed on that terminal."""
+    ctest_labels = ("threads",)
 
     def on_terminal(self, args, columns, stdout_too=False, signal_after=None):
         """Runs paes with stderr (and stdout, `stdout_too`) on a pseudo-terminal `columns`
         wide, feeding stdin 1 MiB every 0.2 s for 3 s (progress shows after 1 s of data);
         sends `signal_after` (a signal) instead of ending the input. Returns (exit, what
         the terminal got)."""
-        try:
-            master, slave = os.openpty()
-        except OSError as e:
-            self.skipTest(f"no pseudo-terminal can be made here: {e}")
+        master, slave = self.new_pseudo_terminal()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
         proc = subprocess.Popen([PAES] + args, stdin=subprocess.PIPE, stderr=slave,
                                 stdout=slave if stdout_too else subprocess.DEVNULL)
@@ -893,18 +803,16 @@ class ProgressOnATerminalTest(PaesTestCase):
         reader = threading.Thread(target=read_terminal)
         reader.start()
         try:
-            for _ in range(15):
-                proc.stdin.write(bytes(1 << 20))
-                proc.stdin.flush()
-                time.sleep(0.2)
-            if signal_after is not None:
-                proc.send_signal(signal_after)
-            proc.stdin.close()
-            proc.wait(timeout=60)
+            with killed_unless_finished(proc):
+                for _ in range(15):
+                    proc.stdin.write(bytes(1 << 20))
+                    proc.stdin.flush()
+                    time.sleep(0.2)
+                if signal_after is not None:
+                    proc.send_signal(signal_after)
+                proc.stdin.close()
+                proc.wait(timeout=60)
         finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
             reader.join(timeout=10)
             os.close(master)
         return proc.returncode, b"".join(got)
@@ -938,6 +846,7 @@ class ProgressOnATerminalTest(PaesTestCase):
 
 class InvarianceTest(PaesTestCase):
     """G: CTR output does not depend on the thread count or chunk size."""
+    ctest_labels = ("threads",)
 
     def test_ctr_threads_and_chunks(self):
         key, iv = os.urandom(32), os.urandom(16)
@@ -947,8 +856,8 @@ class InvarianceTest(PaesTestCase):
         out = self.path("out")
         for threads in [1, 2, 3, 7]:
             for chunk in ["16", "4K", "1M", None]:
-                proc, got = self.paes_to_bytes(
-                    cipher_args("encrypt", "ctr", key, iv, inp, out,
+                proc, got = self.output_of(
+                    cipher_args("encrypt", "ctr", key, iv, inp, None,
                                 extra=combo_args(threads, chunk)), out)
                 self.check(proc.returncode == 0 and got == expected,
                            f"threads={threads} chunk={chunk}: "
@@ -958,11 +867,5 @@ class InvarianceTest(PaesTestCase):
 
 # --------------------------------------------------------------------------- main
 
-def main():
-    global PAES, OPENSSL
-    PAES, OPENSSL, rest = tool_paths(__doc__)
-    return run_unittest(rest)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_test_script(__doc__, globals()))

@@ -23,24 +23,17 @@ import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import run_unittest, tool_paths  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from harness import paes_output, run_unittest, tool_paths  # noqa: E402
 
 PAES = "paes"
 DOCS_DIR = None
 MODES = ["ecb", "cbc", "cfb", "cfb8", "cfb1", "ofb", "ctr"]
 
 
-def paes(*args):
-    proc = subprocess.run([PAES, *args], capture_output=True, text=True, timeout=60)
-    if proc.returncode != 0:
-        raise AssertionError(f"paes {' '.join(args)}: exit {proc.returncode}, {proc.stderr.strip()!r}")
-    return proc.stdout
-
-
 def help_subcommands():
     """The subcommands `paes --help` lists."""
-    section = paes("--help").split("Subcommands:\n", 1)[1].split("\n\n", 1)[0]
+    section = paes_output("--help").split("Subcommands:\n", 1)[1].split("\n\n", 1)[0]
     return [line.split()[0] for line in section.splitlines() if line.strip()]
 
 
@@ -49,7 +42,7 @@ def help_entries(subcommand):
     -m and --mode; 'input INPUT' under Positionals gives INPUT (the page's name for it)."""
     options, operands = [], []
     in_positionals = False
-    for line in paes(subcommand, "--help").splitlines():
+    for line in paes_output(subcommand, "--help").splitlines():
         if not line.startswith("  "):
             in_positionals = line == "Positionals:"
             continue
@@ -79,7 +72,7 @@ def page_sections(roff):
 
 class ManPage(unittest.TestCase):
     def setUp(self):
-        self.roff = paes("man")
+        self.roff = paes_output("man")
 
     def test_built_page_is_paes_man(self):
         with open(os.path.join(DOCS_DIR, "paes.1")) as f:
@@ -139,7 +132,7 @@ class ManPage(unittest.TestCase):
 
 class BashCompletion(unittest.TestCase):
     def setUp(self):
-        self.script = paes("completion", "bash")
+        self.script = paes_output("completion", "bash")
         self.dir = tempfile.mkdtemp(prefix="paes-docs-")
         self.addCleanup(shutil.rmtree, self.dir, ignore_errors=True)
         self.path = os.path.join(self.dir, "paes.bash")
@@ -188,7 +181,7 @@ class BashCompletion(unittest.TestCase):
 
 class ZshCompletion(unittest.TestCase):
     def test_parses_and_names_every_option(self):
-        script = paes("completion", "zsh")
+        script = paes_output("completion", "zsh")
         self.assertTrue(script.startswith("#compdef paes\n"))
         zsh = shutil.which("zsh")
         if zsh is None:

@@ -20,19 +20,14 @@ import shutil
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (ScratchTestCase, describe, random_raw_key, read_file, run_unittest, tool_paths,  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from harness import (ScratchTestCase, describe, random_raw_key, read_file, run_paes, run_test_script,  # noqa: E402
                      write_file)
 
 PAES = "paes"
 OPENSSL = "openssl"
 SEGMENT = 4096
 TAG = 16
-
-
-def run(args, input_bytes=None):
-    return subprocess.run([PAES] + [str(a) for a in args], capture_output=True, timeout=120, input=input_bytes,
-                          stdin=subprocess.DEVNULL if input_bytes is None else None)
 
 
 def facts(text):
@@ -56,14 +51,14 @@ class InspectTestCase(ScratchTestCase):
         self.plain = write_file(self.path("plain"), os.urandom(self.plain_len))
         self.key = write_file(self.path("key"), random_raw_key(32), 0o600)
 
-    def seal(self, *args):
+    def sealed_with(self, *args):
         out = self.path("sealed.paes")
-        proc = run(["encrypt", "--segment-size", SEGMENT, *args, self.plain, "-o", out, "-f"])
+        proc = run_paes(["encrypt", "--segment-size", SEGMENT, *args, self.plain, "-o", out, "-f"])
         self.assertEqual(proc.returncode, 0, describe(proc))
         return out
 
     def inspect(self, path, status=0, json_output=False):
-        proc = run(["inspect", *(["--json"] if json_output else []), path])
+        proc = run_paes(["inspect", *(["--json"] if json_output else []), path])
         self.assertEqual(proc.returncode, status, describe(proc))
         self.assertNotIn(b"terminate", proc.stderr)
         return json.loads(proc.stdout) if json_output else facts(proc.stdout.decode())
@@ -79,7 +74,7 @@ class PaesFileTest(InspectTestCase):
 
     def test_raw_key_file(self):
         key128 = write_file(self.path("key128"), random_raw_key(16), 0o600)
-        got = self.inspect(self.seal("--key-file", key128))
+        got = self.inspect(self.sealed_with("--key-file", key128))
         self.assertEqual((got["format"], got["version"], got["key source"]), ("paes", "1", "raw key"), got)
         self.assertEqual((got["key size"], got["segment size"]), ("AES-128", str(SEGMENT)), got)
         self.assertEqual(got["header"], "32", got)
@@ -90,7 +85,7 @@ class PaesFileTest(InspectTestCase):
 
     def test_passphrase_file(self):
         write_file(self.path("pass"), b"correct horse\n", 0o600)
-        got = self.inspect(self.seal("--passphrase-file", self.path("pass"), "--scrypt-log-n", "11"))
+        got = self.inspect(self.sealed_with("--passphrase-file", self.path("pass"), "--scrypt-log-n", "11"))
         self.assertEqual(got["key source"], "passphrase (scrypt log2 N 11)", got)
         self.assertEqual((got["version"], got["key size"]), ("1", "AES-256"), got)
         self.assert_adds_up(got, self.path("sealed.paes"))
@@ -98,11 +93,11 @@ class PaesFileTest(InspectTestCase):
     def test_two_recipients(self):
         recipients = []
         for name in ("alice", "bob"):
-            proc = run(["keygen", "--x25519", "-o", self.path(name)])
+            proc = run_paes(["keygen", "--x25519", "-o", self.path(name)])
             self.assertEqual(proc.returncode, 0, describe(proc))
-            proc = run(["keygen", "-y", self.path(name)])
+            proc = run_paes(["keygen", "-y", self.path(name)])
             recipients += ["-r", proc.stdout.decode().strip()]
-        sealed = self.seal(*recipients)
+        sealed = self.sealed_with(*recipients)
         got = self.inspect(sealed)
         self.assertEqual((got["version"], got["key source"], got["recipients"]), ("3", "recipients", "2"), got)
         self.assertEqual(got["stanza"], ["X25519", "X25519"], got)
@@ -110,9 +105,9 @@ class PaesFileTest(InspectTestCase):
         self.assert_adds_up(got, sealed)
 
     def test_a_pipe_is_read_to_its_end(self):
-        sealed = self.seal("--key-file", self.key)
+        sealed = self.sealed_with("--key-file", self.key)
         with open(sealed, "rb") as f:
-            proc = run(["inspect", "-"], input_bytes=f.read())
+            proc = run_paes(["inspect", "-"], input_bytes=f.read())
         self.assertEqual(proc.returncode, 0, describe(proc))
         self.assertEqual(facts(proc.stdout.decode()), self.inspect(sealed))
 
@@ -122,7 +117,7 @@ class ForeignFileTest(InspectTestCase):
 
     def test_bare_tink_stream_is_likely(self):
         tink = self.path("bare.tink")
-        proc = run(["encrypt", "--format", "tink", "--key-file", self.key, self.plain, "-o", tink])
+        proc = run_paes(["encrypt", "--format", "tink", "--key-file", self.key, self.plain, "-o", tink])
         self.assertEqual(proc.returncode, 0, describe(proc))
         got = self.inspect(tink)
         self.assertEqual((got["format"], got["key size"]), ("tink (likely)", "AES-256"), got)
@@ -173,7 +168,7 @@ class DamageTest(InspectTestCase):
     """D."""
 
     def test_truncated_file(self):
-        sealed = self.seal("--key-file", self.key)
+        sealed = self.sealed_with("--key-file", self.key)
         data = read_file(sealed)
         # Cut 5 bytes into segment 1: shorter than a tag, a length no sealing makes.
         for length in (32 + 40 + (SEGMENT - 40) + 5, 50, 20):
@@ -195,7 +190,7 @@ class JsonTest(InspectTestCase):
     """J."""
 
     def test_fields(self):
-        doc = self.inspect(self.seal("--key-file", self.key), json_output=True)
+        doc = self.inspect(self.sealed_with("--key-file", self.key), json_output=True)
         age_fields = {"version", "postquantum", "armor", "stanza_types", "sizes"}
         self.assertLessEqual(age_fields, set(doc), doc)
         self.assertEqual(set(doc["sizes"]), {"header", "armor", "overhead", "min_payload", "max_payload",
@@ -205,16 +200,10 @@ class JsonTest(InspectTestCase):
         self.assertEqual((doc["segment_size"], doc["key_bits"], doc["truncated"]), (SEGMENT, 256, False), doc)
         self.assertEqual(doc["sizes"]["header"] + doc["sizes"]["overhead"] + self.plain_len, doc["file_size"], doc)
         self.assertEqual((doc["postquantum"], doc["stanza_types"], doc["problem"]), ("yes", [], None), doc)
-        proc = run(["inspect", "--json", write_file(self.path("empty"), b"")])
+        proc = run_paes(["inspect", "--json", write_file(self.path("empty"), b"")])
         self.assertEqual(proc.returncode, 1, describe(proc))
         self.assertEqual(json.loads(proc.stdout)["format"], "unknown")
 
 
-def main():
-    global PAES, OPENSSL
-    PAES, OPENSSL, rest = tool_paths(__doc__)
-    return run_unittest(rest)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_test_script(__doc__, globals()))

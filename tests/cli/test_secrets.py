@@ -49,12 +49,13 @@ import sys
 import time
 import unittest
 
-from harness import ScratchTestCase, describe, looks_like_text, read_file, run_unittest, tool_paths, write_file
-
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mpi"))
 import launchers  # noqa: E402
+from harness import (ScratchTestCase, describe, looks_like_text, read_file, run_test_script,  # noqa: E402
+                     write_file)
 
-PAES, OPENSSL, REST = None, None, None
+PAES, OPENSSL = None, None
 MPIEXEC = None
 KEY = bytes.fromhex("7d1a9e35c2b84f06e1d3a5c7b9f0e2d4c6a8b0f2e4d6c8a0b2f4e6d8c0a2b4f6")
 PASSPHRASE = b"kitten-stapler-horizon-7319"
@@ -126,7 +127,7 @@ class WaitingPaes:
         except OSError:
             return ""
 
-    def finish(self):
+    def close_input_and_wait(self):
         self.proc.stdin.close()
         self.proc.wait(timeout=60)
         self.proc.stderr.close()
@@ -135,14 +136,11 @@ class WaitingPaes:
 
 @unittest.skipUnless(os.geteuid() == 0, "SKIPPED: reading another process's smaps and memory needs root")
 class WhereSecretsLive(ScratchTestCase):
-    def key_file(self):
-        return write_file(self.path("key"), KEY.hex().encode() + b"\n", 0o600)
-
     def secure_mappings(self, pid):
         return [(s, e, flags) for s, e, flags in mappings(pid) if "dd" in flags]
 
     def test_the_key_sits_in_memory_excluded_from_dumps_and_locked(self):
-        paes = WaitingPaes(["encrypt", "--key-file", self.key_file(), "-o", self.path("out.paes")])
+        paes = WaitingPaes(["encrypt", "--key-file", self.key_file(KEY, name="key"), "-o", self.path("out.paes")])
         try:
             dd = self.secure_mappings(paes.pid)
             self.assertTrue(dd, "no mapping of paes is marked MADV_DONTDUMP")
@@ -154,14 +152,14 @@ class WhereSecretsLive(ScratchTestCase):
             if soft == resource.RLIM_INFINITY or soft >= (2 << 20):
                 self.assertIn("lo", holding[0][2], "RLIMIT_MEMLOCK allows it, but the key is not mlocked")
         finally:
-            self.assertEqual(paes.finish(), 0)
+            self.assertEqual(paes.close_input_and_wait(), 0)
 
     def test_without_mlock_it_still_runs_and_still_keeps_the_key_out_of_dumps(self):
         # As nobody: root's CAP_IPC_LOCK would ignore the limit.
         def no_memlock():
             resource.setrlimit(resource.RLIMIT_MEMLOCK, (0, 0))
         os.chmod(self.tmp, 0o777)
-        key = self.key_file()
+        key = self.key_file(KEY, name="key")
         os.chown(key, NOBODY_UID, NOBODY_GID)
         paes = WaitingPaes(["encrypt", "--key-file", key, "-o", self.path("out.paes")], preexec=no_memlock,
                            prefix=("setpriv", f"--reuid={NOBODY_UID}", f"--regid={NOBODY_GID}", "--clear-groups"))
@@ -171,7 +169,7 @@ class WhereSecretsLive(ScratchTestCase):
             self.assertTrue(holding, "with RLIMIT_MEMLOCK 0 the key is not in a MADV_DONTDUMP mapping")
             self.assertNotIn("lo", holding[0][2])
         finally:
-            self.assertEqual(paes.finish(), 0)
+            self.assertEqual(paes.close_input_and_wait(), 0)
 
 
 class NoCoreDumps(ScratchTestCase):
@@ -314,6 +312,7 @@ int main(void) {
 
 class NoUnwipedCopiesFreed(ScratchTestCase):
     """paes keygen frees no heap block that still holds the key it wrote, as hex."""
+    ctest_labels = ("mpi",)
 
     def build(self, name, source, *flags):
         src = write_file(self.path(name + ".c"), source.encode())
@@ -471,7 +470,7 @@ class UnicodeAndEmptyKeyFiles(ScratchTestCase):
                               capture_output=True)
         return proc, out
 
-    def assert_refused(self, content, *phrases):
+    def assert_key_file_refused(self, content, *phrases):
         proc, out = self.run_ctr(content)
         err = proc.stderr.decode(errors="replace")
         self.assertEqual(proc.returncode, 1, f"{content!r}: {describe(proc)}")
@@ -494,7 +493,7 @@ class UnicodeAndEmptyKeyFiles(ScratchTestCase):
             content = text.encode()
             self.assertIn(len(content), (16, 24, 32), f"{text!r}: a raw key's length")
             self.assertTrue(looks_like_text(content))
-            self.assert_refused(content, "key file KEY is UTF-8 text but not a hex key", "--passphrase-file",
+            self.assert_key_file_refused(content, "key file KEY is UTF-8 text but not a hex key", "--passphrase-file",
                                 "xxd -p -c 64 KEY")
 
     def test_a_byte_order_mark_before_text_is_named(self):
@@ -502,11 +501,11 @@ class UnicodeAndEmptyKeyFiles(ScratchTestCase):
         for content in (bom + KEY.hex().encode() + b"\n", bom + KEY[:16].hex().encode(),
                         bom + b"hunter2hunter",  # 16 bytes in all: a raw key's length
                         bom + "Passwört1234\n".encode()):
-            self.assert_refused(content, "key file KEY starts with a UTF-8 byte-order mark", "save it without one")
+            self.assert_key_file_refused(content, "key file KEY starts with a UTF-8 byte-order mark", "save it without one")
 
     def test_an_empty_file_is_called_empty(self):
-        self.assert_refused(b"", "key file KEY is empty (a key file holds 32, 48 or 64 hex digits")
-        self.assert_refused(b" \n\t\r\n", "key file KEY holds only whitespace")
+        self.assert_key_file_refused(b"", "key file KEY is empty (a key file holds 32, 48 or 64 hex digits")
+        self.assert_key_file_refused(b" \n\t\r\n", "key file KEY holds only whitespace")
 
     def assert_a_raw_key(self, content):
         proc, out = self.run_ctr(content)
@@ -575,7 +574,7 @@ class OutputOverSecrets(ScratchTestCase):
                               capture_output=True)
         self.assertEqual(proc.returncode, 0, describe(proc))
 
-    def assert_refused(self, args, secret, option, stdout=None):
+    def assert_output_over_secret_refused(self, args, secret, option, stdout=None):
         before = read_file(secret)
         for force in ([], ["-f"]):
             proc = subprocess.run([PAES, *args, *force], capture_output=True, stdout=stdout) if stdout is None \
@@ -588,47 +587,47 @@ class OutputOverSecrets(ScratchTestCase):
             self.assertEqual([n for n in os.listdir(self.tmp) if n.startswith(".")], [], "a temporary was left")
 
     def test_over_the_key_file(self):
-        self.assert_refused(["encrypt", "--key-file", self.key, self.data, "-o", self.key], self.key, "--key-file")
-        self.assert_refused(["encrypt", "--mode", "ctr", "--iv", IV, "--key-file", self.key, self.data,
+        self.assert_output_over_secret_refused(["encrypt", "--key-file", self.key, self.data, "-o", self.key], self.key, "--key-file")
+        self.assert_output_over_secret_refused(["encrypt", "--mode", "ctr", "--iv", IV, "--key-file", self.key, self.data,
                              "-o", self.key], self.key, "--key-file")
-        self.assert_refused(["decrypt", "--key-file", self.key, self.sealed, "-o", self.key], self.key, "--key-file")
+        self.assert_output_over_secret_refused(["decrypt", "--key-file", self.key, self.sealed, "-o", self.key], self.key, "--key-file")
 
     def test_over_the_passphrase_file(self):
-        self.assert_refused(["encrypt", "--passphrase-file", self.passphrase, "--scrypt-log-n", "10", self.data,
+        self.assert_output_over_secret_refused(["encrypt", "--passphrase-file", self.passphrase, "--scrypt-log-n", "10", self.data,
                              "-o", self.passphrase], self.passphrase, "--passphrase-file")
-        self.assert_refused(["encrypt", "--mode", "cbc", "--pbkdf2", "--passphrase-file", self.passphrase,
+        self.assert_output_over_secret_refused(["encrypt", "--mode", "cbc", "--pbkdf2", "--passphrase-file", self.passphrase,
                              self.data, "-o", self.passphrase], self.passphrase, "--passphrase-file")
 
     def test_over_the_identity_file(self):
-        self.assert_refused(["decrypt", "-i", self.identity, self.sealed, "-o", self.identity], self.identity, "-i")
+        self.assert_output_over_secret_refused(["decrypt", "-i", self.identity, self.sealed, "-o", self.identity], self.identity, "-i")
         other = self.path("other.key")
         subprocess.run([PAES, "keygen", "--x25519", "-o", other], capture_output=True, check=True)
-        self.assert_refused(["decrypt", "-i", other, "-i", self.identity, self.sealed, "-o", self.identity],
+        self.assert_output_over_secret_refused(["decrypt", "-i", other, "-i", self.identity, self.sealed, "-o", self.identity],
                             self.identity, "-i")
-        self.assert_refused(["rekey", "-i", self.identity, "-R", self.recipients, self.sealed, "-o", self.identity],
+        self.assert_output_over_secret_refused(["rekey", "-i", self.identity, "-R", self.recipients, self.sealed, "-o", self.identity],
                             self.identity, "-i")
 
     def test_over_the_recipients_file(self):
-        self.assert_refused(["encrypt", "-R", self.recipients, self.data, "-o", self.recipients],
+        self.assert_output_over_secret_refused(["encrypt", "-R", self.recipients, self.data, "-o", self.recipients],
                             self.recipients, "-R")
-        self.assert_refused(["rekey", "-i", self.identity, "-R", self.recipients, self.sealed, "-o", self.recipients],
+        self.assert_output_over_secret_refused(["rekey", "-i", self.identity, "-R", self.recipients, self.sealed, "-o", self.recipients],
                             self.recipients, "-R")
 
     def test_through_symbolic_and_hard_links(self):
         link = self.path("link.key")
         os.symlink(self.key, link)
-        self.assert_refused(["encrypt", "--key-file", self.key, self.data, "-o", link], self.key, "--key-file")
-        self.assert_refused(["encrypt", "--key-file", link, self.data, "-o", self.key], self.key, "--key-file")
+        self.assert_output_over_secret_refused(["encrypt", "--key-file", self.key, self.data, "-o", link], self.key, "--key-file")
+        self.assert_output_over_secret_refused(["encrypt", "--key-file", link, self.data, "-o", self.key], self.key, "--key-file")
         hard = self.path("hard.key")
         os.link(self.identity, hard)
-        self.assert_refused(["decrypt", "-i", self.identity, self.sealed, "-o", hard], self.identity, "-i")
+        self.assert_output_over_secret_refused(["decrypt", "-i", self.identity, self.sealed, "-o", hard], self.identity, "-i")
         os.symlink("recipients.txt", self.path("r-link"))
-        self.assert_refused(["encrypt", "-R", self.path("r-link"), self.data, "-o", self.recipients],
+        self.assert_output_over_secret_refused(["encrypt", "-R", self.path("r-link"), self.data, "-o", self.recipients],
                             self.recipients, "-R")
 
     def test_standard_output_appending_to_the_key_file(self):
         with open(self.key, "ab") as out:
-            self.assert_refused(["encrypt", "--key-file", self.key, self.data], self.key, "--key-file", stdout=out)
+            self.assert_output_over_secret_refused(["encrypt", "--key-file", self.key, self.data], self.key, "--key-file", stdout=out)
 
     def test_other_outputs_are_written(self):
         """The check is no blanket refusal: a new file, or another existing one with -f."""
@@ -718,23 +717,9 @@ class SecretsOnStandardInput(ScratchTestCase):
         super().setUp()
         self.data = write_file(self.path("data"), b"the data " * 100)
 
-    def paes(self, args, stdin=None, code=0, words=None, **kw):
-        """paes `args` with `stdin` (bytes, or a file object or descriptor); checks the exit
-        code and, for a failure, that stderr holds `words`; returns the process."""
-        if isinstance(stdin, bytes):
-            kw["input"] = stdin
-        else:
-            kw["stdin"] = subprocess.DEVNULL if stdin is None else stdin
-        kw.setdefault("stdout", subprocess.PIPE)
-        proc = subprocess.run([PAES, *args], stderr=subprocess.PIPE, timeout=60, **kw)
-        self.assertEqual(proc.returncode, code, f"{args}: {describe(proc)}")
-        if words is not None:
-            self.assertIn(words, proc.stderr.decode(errors="replace"), f"{args}: {describe(proc)}")
-        return proc
-
-    def identity(self):
+    def new_identity_on_stdout(self):
         """A new X25519 identity from 'paes keygen --x25519 -o -': (its file text, its recipient)."""
-        proc = self.paes(["keygen", "--x25519", "-o", "-"])
+        proc = self.assert_exit(["keygen", "--x25519", "-o", "-"])
         text = proc.stdout.decode()
         match = re.match(self.AGE_IDENTITY_RE, text)
         self.assertIsNotNone(match, f"stdout holds only the identity file: {text!r}")
@@ -747,24 +732,24 @@ class SecretsOnStandardInput(ScratchTestCase):
         keygen = subprocess.Popen([PAES, "keygen", "-o", "-"], stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
         tee = subprocess.Popen(["tee", key_copy], stdin=keygen.stdout, stdout=subprocess.PIPE)
         keygen.stdout.close()
-        self.paes(["encrypt", "--key-file", "-", self.data, "-o", sealed], stdin=tee.stdout)
+        self.assert_exit(["encrypt", "--key-file", "-", self.data, "-o", sealed], stdin=tee.stdout)
         tee.stdout.close()
         self.assertEqual((keygen.wait(timeout=60), tee.wait(timeout=60)), (0, 0))
         self.assertRegex(read_file(key_copy).decode(), r"\A[0-9a-f]{64}\n\Z")
         self.assertFalse(os.path.exists(self.path("-")))
-        self.assertEqual(self.paes(["decrypt", "--key-file", key_copy, sealed]).stdout, read_file(self.data))
+        self.assertEqual(self.assert_exit(["decrypt", "--key-file", key_copy, sealed]).stdout, read_file(self.data))
         # --key-bits and a file: redirected, the same text (mode as the shell made it, with a warning).
         with open(self.path("small.key"), "wb") as out:
             os.fchmod(out.fileno(), 0o600)
-            self.paes(["keygen", "--key-bits", "128", "-o", "-"], stdout=out)
+            self.assert_exit(["keygen", "--key-bits", "128", "-o", "-"], stdout=out)
         self.assertRegex(read_file(self.path("small.key")).decode(), r"\A[0-9a-f]{32}\n\Z")
         with open(self.path("small.key"), "rb") as key:
-            self.paes(["encrypt", "--key-file", "-", self.data, "-o", self.path("small.paes")], stdin=key)
-        self.assertEqual(self.paes(["decrypt", "--key-file", self.path("small.key"), self.path("small.paes")]).stdout,
+            self.assert_exit(["encrypt", "--key-file", "-", self.data, "-o", self.path("small.paes")], stdin=key)
+        self.assertEqual(self.assert_exit(["decrypt", "--key-file", self.path("small.key"), self.path("small.paes")]).stdout,
                          read_file(self.data))
         # A file named "-" is still a key file, as ./-.
         write_file(self.path("-"), KEY.hex().encode() + b"\n", 0o600)
-        self.paes(["encrypt", "--key-file", "./-", self.data, "-o", self.path("dash.paes")], cwd=self.tmp)
+        self.assert_exit(["encrypt", "--key-file", "./-", self.data, "-o", self.path("dash.paes")], cwd=self.tmp)
 
     def test_keygen_to_a_file_warns_when_others_can_read_it(self):
         with open(self.path("open.key"), "wb") as out:
@@ -775,47 +760,47 @@ class SecretsOnStandardInput(ScratchTestCase):
                                       b"(mode 0644); restrict it with chmod 600\n")
 
     def test_identities_on_standard_input_open_files_and_rekey_them(self):
-        alice, alice_recipient = self.identity()
-        bob, bob_recipient = self.identity()
+        alice, alice_recipient = self.new_identity_on_stdout()
+        bob, bob_recipient = self.new_identity_on_stdout()
         sealed = self.path("data.paes")
-        self.paes(["encrypt", "-r", alice_recipient, self.data, "-o", sealed])
-        self.assertEqual(self.paes(["decrypt", "-i", "-", sealed], stdin=alice).stdout, read_file(self.data))
-        self.paes(["decrypt", "-i", "-", sealed], stdin=bob, code=1)
+        self.assert_exit(["encrypt", "-r", alice_recipient, self.data, "-o", sealed])
+        self.assertEqual(self.assert_exit(["decrypt", "-i", "-", sealed], stdin=alice).stdout, read_file(self.data))
+        self.assert_exit(["decrypt", "-i", "-", sealed], stdin=bob, code=1)
         rekeyed = self.path("rekeyed.paes")
-        self.paes(["rekey", "-i", "-", "-r", bob_recipient, sealed, "-o", rekeyed], stdin=alice)
-        self.assertEqual(self.paes(["decrypt", "-i", "-", rekeyed], stdin=bob).stdout, read_file(self.data))
+        self.assert_exit(["rekey", "-i", "-", "-r", bob_recipient, sealed, "-o", rekeyed], stdin=alice)
+        self.assertEqual(self.assert_exit(["decrypt", "-i", "-", rekeyed], stdin=bob).stdout, read_file(self.data))
         # keygen -y takes it on stdin too.
-        self.assertEqual(self.paes(["keygen", "-y", "-"], stdin=alice).stdout.decode(), alice_recipient + "\n")
+        self.assertEqual(self.assert_exit(["keygen", "-y", "-"], stdin=alice).stdout.decode(), alice_recipient + "\n")
 
     @unittest.skipUnless(shutil.which("age-keygen"), "SKIPPED: age-keygen is not installed")
     def test_age_keygens_identity_on_standard_input(self):
         age_keygen = subprocess.run(["age-keygen"], capture_output=True, check=True, stdin=subprocess.DEVNULL)
         recipient = re.search(rb"Public key: (age1\S+)", age_keygen.stderr).group(1).decode()
         sealed = self.path("data.paes")
-        self.paes(["encrypt", "-r", recipient, self.data, "-o", sealed])
-        self.assertEqual(self.paes(["decrypt", "-i", "-", sealed], stdin=age_keygen.stdout).stdout,
+        self.assert_exit(["encrypt", "-r", recipient, self.data, "-o", sealed])
+        self.assertEqual(self.assert_exit(["decrypt", "-i", "-", sealed], stdin=age_keygen.stdout).stdout,
                          read_file(self.data))
 
     def test_passphrase_on_standard_input(self):
         write_file(self.path("pass"), PASSPHRASE + b"\n", 0o600)
         sealed = self.path("data.paes")
-        self.paes(["encrypt", "--passphrase-file", "-", "--scrypt-log-n", "10", self.data, "-o", sealed],
+        self.assert_exit(["encrypt", "--passphrase-file", "-", "--scrypt-log-n", "10", self.data, "-o", sealed],
                   stdin=PASSPHRASE + b"\n")
-        self.assertEqual(self.paes(["decrypt", "--passphrase-file", self.path("pass"), sealed]).stdout,
+        self.assertEqual(self.assert_exit(["decrypt", "--passphrase-file", self.path("pass"), sealed]).stdout,
                          read_file(self.data))
         salted = self.path("data.enc")
-        self.paes(["encrypt", "--mode", "cbc", "--pbkdf2", "--passphrase-file", "-", self.data, "-o", salted],
+        self.assert_exit(["encrypt", "--mode", "cbc", "--pbkdf2", "--passphrase-file", "-", self.data, "-o", salted],
                   stdin=PASSPHRASE + b"\n")
-        self.assertEqual(self.paes(["decrypt", "--mode", "cbc", "--pbkdf2", "--passphrase-file", "-", salted],
+        self.assertEqual(self.assert_exit(["decrypt", "--mode", "cbc", "--pbkdf2", "--passphrase-file", "-", salted],
                                    stdin=PASSPHRASE).stdout, read_file(self.data))
-        proc = self.paes(["decrypt", "--passphrase-file", "-", sealed], stdin=b"\n", code=1,
+        proc = self.assert_exit(["decrypt", "--passphrase-file", "-", sealed], stdin=b"\n", code=1,
                          words="empty passphrase in standard input (--passphrase-file -)")
         self.assertEqual(proc.stdout, b"")
 
     def test_standard_input_that_is_also_the_data_or_read_twice_is_refused(self):
-        identity, recipient = self.identity()
+        identity, recipient = self.new_identity_on_stdout()
         sealed = self.path("data.paes")
-        self.paes(["encrypt", "-r", recipient, self.data, "-o", sealed])
+        self.assert_exit(["encrypt", "-r", recipient, self.data, "-o", sealed])
         key = KEY.hex().encode() + b"\n"
         for args, words in (
                 (["encrypt", "--key-file", "-"], "--key-file - reads standard input, which is also the input to "
@@ -829,29 +814,22 @@ class SecretsOnStandardInput(ScratchTestCase):
                 (["decrypt", "-i", "-", "-i", "/dev/stdin", sealed], "-i - and -i /dev/stdin both read"),
                 (["decrypt", "-i", "-", "--aad-file", "-", sealed], "-i - and --aad-file - both read"),
                 (["rekey", "-i", "-", "-R", "-", sealed], "-i - and -R - both read")):
-            proc = self.paes(args + ["-o", self.path("out")], stdin=key, code=2, words=words)
+            proc = self.assert_exit(args + ["-o", self.path("out")], stdin=key, code=2, words=words)
             self.assertNotIn(KEY.hex(), proc.stderr.decode())
             self.assertFalse(os.path.exists(self.path("out")))
 
     def test_an_output_over_the_file_on_standard_input_is_refused(self):
         key = write_file(self.path("k.key"), KEY.hex().encode() + b"\n", 0o600)
         with open(key, "rb") as stdin:
-            self.paes(["encrypt", "--key-file", "-", self.data, "-o", key, "-f"], stdin=stdin, code=2,
+            self.assert_exit(["encrypt", "--key-file", "-", self.data, "-o", key, "-f"], stdin=stdin, code=2,
                       words="-o " + key + " is the file given to --key-file - (on standard input)")
         self.assertEqual(read_file(key), KEY.hex().encode() + b"\n")
 
-    def terminal(self):
-        try:
-            return os.openpty()
-        except OSError as e:
-            self.skipTest(f"no pseudo-terminal can be made here: {e}")
-
     def test_a_terminal_on_standard_input_is_no_secret(self):
-        identity, recipient = self.identity()
+        identity, recipient = self.new_identity_on_stdout()
         sealed = self.path("data.paes")
-        self.paes(["encrypt", "-r", recipient, self.data, "-o", sealed])
-        master, slave = self.terminal()
-        try:
+        self.assert_exit(["encrypt", "-r", recipient, self.data, "-o", sealed])
+        with self.terminal() as (master, slave):
             for args, words in (
                     (["encrypt", "--key-file", "-", self.data], "standard input (--key-file -) is a terminal: a key "
                                                                 "is not typed"),
@@ -860,18 +838,14 @@ class SecretsOnStandardInput(ScratchTestCase):
                     (["decrypt", "-i", "-", sealed], "standard input (-i -) is a terminal"),
                     (["rekey", "-i", "-", "-r", recipient, sealed], "standard input (-i -) is a terminal"),
                     (["keygen", "-y", "-"], "standard input (-y -) is a terminal")):
-                self.paes(args + (["-o", self.path("out")] if args[0] != "keygen" else []), stdin=slave, code=2,
+                self.assert_exit(args + (["-o", self.path("out")] if args[0] != "keygen" else []), stdin=slave, code=2,
                           words=words)
                 self.assertFalse(os.path.exists(self.path("out")))
-        finally:
-            os.close(master)
-            os.close(slave)
 
     def test_keygen_to_a_terminal_is_refused_and_writes_nothing_there(self):
-        master, slave = self.terminal()
-        try:
+        with self.terminal() as (master, slave):
             for args in (["keygen", "-o", "-"], ["keygen", "--x25519", "-o", "-"]):
-                proc = self.paes(args, stdout=slave, code=2, words="standard output, which is a terminal")
+                proc = self.assert_exit(args, stdout=slave, code=2, words="standard output, which is a terminal")
                 self.assertEqual(proc.stderr.count(b"\n"), 1, describe(proc))
             os.set_blocking(master, False)
             try:
@@ -879,19 +853,11 @@ class SecretsOnStandardInput(ScratchTestCase):
             except BlockingIOError:
                 shown = b""
             self.assertEqual(shown, b"", "keygen wrote on the terminal")
-        finally:
-            os.close(master)
-            os.close(slave)
         # Other streams stay refused as key outputs: a named pipe (nothing opens it).
         fifo = self.path("fifo")
         os.mkfifo(fifo)
-        self.paes(["keygen", "-o", fifo], code=2, words="is a stream, not one")
+        self.assert_exit(["keygen", "-o", fifo], code=2, words="is a stream, not one")
 
 
-if __name__ == "__main__":
-    PAES, OPENSSL, REST = tool_paths(__doc__)
-    if "--mpiexec" in REST:  # the launcher of the MPI paes-mpi was built with
-        i = REST.index("--mpiexec")
-        MPIEXEC = REST[i + 1]
-        del REST[i:i + 2]
-    sys.exit(run_unittest(REST))
+if __name__ == "__main__":  # --mpiexec: the launcher of the MPI paes-mpi was built with
+    sys.exit(run_test_script(__doc__, globals(), optional_paths=["--mpiexec"]))

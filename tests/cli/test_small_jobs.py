@@ -20,15 +20,15 @@ Run as:  python3 tests/cli/test_small_jobs.py --paes build/release/paes \\
 No test times anything. Python 3.9+ standard library only; Linux only (/proc, LD_PRELOAD).
 """
 
-import argparse
 import json
 import os
 import subprocess
 import sys
-import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import ScratchTestCase, describe, run_unittest, tool_paths, write_file  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from harness.fault_shim import fault_shim_env  # noqa: E402
+from harness import (ScratchTestCase, describe, killed_unless_finished, path_option, run_unittest,  # noqa: E402
+                     tool_paths, wait_for_pause, write_file)
 
 PAES = "paes"
 SHIM = "libpaes_fault_inject.so"
@@ -41,15 +41,8 @@ PAGE_MARGIN = 128  # 4 KiB pages: half a MiB. Zeroed slots made 1 MiB segments f
 # TSan's allocator maps ~100 pages more for a 1 MiB buffer it never touches.
 
 
-def shim_env(**faults):
-    env = dict(os.environ, LD_PRELOAD=SHIM)
-    # An ASan build refuses to start when another library is preloaded before its runtime.
-    env["ASAN_OPTIONS"] = (env.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0").lstrip(":")
-    env.update({f"PAES_FAULT_{name.upper()}": str(value) for name, value in faults.items()})
-    return env
-
-
 class SmallJobs(ScratchTestCase):
+    ctest_labels = ("threads",)
     prefix = "paes-small-jobs-"
 
     def setUp(self):
@@ -64,21 +57,15 @@ class SmallJobs(ScratchTestCase):
         faults.update({"read_fd": 0} if stdin_path else {"read_path": read_path})
         stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
         with open(self.path("stdout"), "wb") as stdout:
-            proc = subprocess.Popen(cmd, env=shim_env(**faults), stdin=stdin, stdout=stdout,
+            proc = subprocess.Popen(cmd, env=fault_shim_env(SHIM, **faults), stdin=stdin, stdout=stdout,
                                     stderr=subprocess.PIPE)
             try:
-                deadline = time.monotonic() + RUN_TIMEOUT
-                while not os.path.exists(pause_file):
-                    self.assertIsNone(proc.poll(), f"paes ended before the pause: exit {proc.returncode}")
-                    self.assertLess(time.monotonic(), deadline, "paes never reached the pause")
-                    time.sleep(0.01)
-                threads = len(os.listdir(f"/proc/{proc.pid}/task"))
-                os.remove(pause_file)
-                _, err = proc.communicate(timeout=RUN_TIMEOUT)
+                with killed_unless_finished(proc):
+                    wait_for_pause(proc, pause_file, timeout=RUN_TIMEOUT)
+                    threads = len(os.listdir(f"/proc/{proc.pid}/task"))
+                    os.remove(pause_file)
+                    _, err = proc.communicate(timeout=RUN_TIMEOUT)
             finally:
-                if proc.poll() is None:
-                    proc.kill()
-                    proc.wait()
                 if stdin_path:
                     stdin.close()
         self.assertEqual(proc.returncode, 0, err)
@@ -107,13 +94,13 @@ class SmallJobs(ScratchTestCase):
         self.assertEqual(proc.returncode, 0, describe(proc))
         final_segment = os.path.getsize(sealed) - 20  # the short last segment, read after the first
 
-        def command(threads):
+        def decrypt_command(threads):
             return [PAES, "decrypt", "--key-file", self.key, sealed, "-o", self.path("out"), "-f", *threads]
         # Counted against --threads 1, so that a sanitizer's own thread (TSan's) counts on both sides.
-        one = self.paused_threads(command(["--threads", "1"]), final_segment, read_path=sealed)
+        one = self.paused_threads(decrypt_command(["--threads", "1"]), final_segment, read_path=sealed)
         for threads in (["--threads", "4"], []):
             with self.subTest(threads=threads or "default"):
-                cmd = command(threads)
+                cmd = decrypt_command(threads)
                 self.assertEqual(self.paused_threads(cmd, final_segment, read_path=sealed), one,
                                  "a 1 MiB job started a thread team it can't use")
                 proc = subprocess.run(cmd + ["--json"], capture_output=True, timeout=RUN_TIMEOUT)
@@ -157,12 +144,7 @@ class SmallJobs(ScratchTestCase):
 def main():
     global PAES, SHIM
     PAES, _, rest = tool_paths(__doc__)
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--shim", required=True, help="the fault injection library (tests/fault/fault_inject.c)")
-    opts, rest = parser.parse_known_args(rest)
-    SHIM = os.path.abspath(opts.shim)
-    if not os.path.exists(SHIM):
-        sys.exit(f"test_small_jobs.py: shim {SHIM!r} not found")
+    SHIM, rest = path_option(rest, "--shim", "the fault injection library (tests/fault/fault_inject.c)")
     return run_unittest(rest)
 
 

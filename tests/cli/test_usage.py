@@ -23,15 +23,10 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import ScratchTestCase, describe, random_raw_key, run_unittest, tool_paths, write_file  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from harness import ScratchTestCase, describe, random_raw_key, run_paes, run_test_script, write_file  # noqa: E402
 
 PAES = "paes"
-
-
-def run(args, cwd, input_bytes=b"", env=None):
-    return subprocess.run([PAES] + [str(a) for a in args], cwd=cwd, input=input_bytes, capture_output=True,
-                          timeout=60, env=env)
 
 
 class UsageTestCase(ScratchTestCase):
@@ -40,11 +35,11 @@ class UsageTestCase(ScratchTestCase):
         write_file(self.path("d.txt"), b"hello\n")
         write_file(self.path("key.bin"), random_raw_key(32), 0o600)
 
-    def refused(self, args, *wanted, status=2, env=None):
+    def check_usage_error(self, args, *wanted, status=2, env=None):
         """Runs paes; checks the exit status, that stderr is one line holding each of `wanted`,
         and that nothing new was written. Returns stderr."""
         before = set(os.listdir(self.tmp))
-        proc = run(args, self.tmp, env=env)
+        proc = run_paes(args, input_bytes=b"", cwd=self.tmp, env=env)
         err = proc.stderr.decode(errors="replace")
         self.check(proc.returncode == status, f"{args}: wanted exit {status}, got {describe(proc)}")
         self.check(err.count("\n") == 1 and err.startswith("paes: "), f"{args}: not one 'paes: ' line: {err!r}")
@@ -59,15 +54,15 @@ class OptionValueMessageTest(UsageTestCase):
 
     def test_numbers_and_sizes(self):
         enc = ["encrypt", "--key-file", "key.bin", "d.txt", "-o", "out"]
-        self.refused(enc + ["--segment-size", "4G"], "--segment-size", "at most 64M", "got 4G")
-        err = self.refused(enc + ["--segment-size", "4G"])
+        self.check_usage_error(enc + ["--segment-size", "4G"], "--segment-size", "at most 64M", "got 4G")
+        err = self.check_usage_error(enc + ["--segment-size", "4G"])
         self.check("4294967295" not in err, f"the clamped value shown: {err!r}")
-        self.refused(enc + ["--iter", "10K"], "--iter", "'10K' is not a whole number")
-        self.refused(enc + ["--threads", "2.0"], "--threads", "'2.0' is not a whole number")
-        self.refused(enc + ["--threads", "5000"], "--threads", "5000 is out of range: 1 to 4096")
-        self.refused(enc + ["--key-bits", "abc"], "--key-bits", "'abc' is not an AES key size: 128, 192 or 256")
-        self.refused(["keygen", "--key-bits", "abc", "-o", "k"], "'abc' is not an AES key size")
-        self.refused(["bench", "--thread-counts", "1,2.0"], "'2.0' is not a whole number")
+        self.check_usage_error(enc + ["--iter", "10K"], "--iter", "'10K' is not a whole number")
+        self.check_usage_error(enc + ["--threads", "2.0"], "--threads", "'2.0' is not a whole number")
+        self.check_usage_error(enc + ["--threads", "5000"], "--threads", "5000 is out of range: 1 to 4096")
+        self.check_usage_error(enc + ["--key-bits", "abc"], "--key-bits", "'abc' is not an AES key size: 128, 192 or 256")
+        self.check_usage_error(["keygen", "--key-bits", "abc", "-o", "k"], "'abc' is not an AES key size")
+        self.check_usage_error(["bench", "--thread-counts", "1,2.0"], "'2.0' is not a whole number")
         self.finish()
 
     def test_option_of_another_command(self):
@@ -75,7 +70,7 @@ class OptionValueMessageTest(UsageTestCase):
                 (["encrypt", "d.txt", "-i", "key.bin"], "-i (--identity) is an option of decrypt"),
                 (["encrypt", "d.txt", "--identity=key.bin"], "--identity (-i) is an option of decrypt"),
                 (["decrypt", "d.txt", "-r", "age1x"], "-r (--recipient) is an option of encrypt")]:
-            err = self.refused(args, wanted, "not of " + args[0])
+            err = self.check_usage_error(args, wanted, "not of " + args[0])
             self.check("not expected" not in err, f"{args}: CLI11's words: {err!r}")
             self.check("bench" not in err, f"{args}: bench's -r is --repeat: {err!r}")
         self.finish()
@@ -86,12 +81,12 @@ class SerialEngineThreadsTest(UsageTestCase):
 
     def test_serial_with_threads(self):
         for direction in ["encrypt", "decrypt"]:
-            self.refused([direction, "--engine", "serial", "--threads", "2", "--key-file", "key.bin", "d.txt",
+            self.check_usage_error([direction, "--engine", "serial", "--threads", "2", "--key-file", "key.bin", "d.txt",
                           "-o", "out"], "--threads 2", "--engine serial", "one worker")
-        proc = run(["encrypt", "--engine", "serial", "--threads", "1", "--key-file", "key.bin", "d.txt", "-o", "out"],
-                   self.tmp)
+        proc = run_paes(["encrypt", "--engine", "serial", "--threads", "1", "--key-file", "key.bin", "d.txt",
+                         "-o", "out"], input_bytes=b"", cwd=self.tmp)
         self.check(proc.returncode == 0, f"--threads 1 with serial: {describe(proc)}")
-        help_text = run(["encrypt", "--help"], self.tmp).stdout.decode()
+        help_text = run_paes(["encrypt", "--help"], input_bytes=b"", cwd=self.tmp).stdout.decode()
         self.check("refused with --engine serial" in " ".join(help_text.split()), "--help doesn't say it")
         self.finish()
 
@@ -106,7 +101,7 @@ class TinkKeyBeforePromptTest(UsageTestCase):
             tink = [direction, "--format", "tink", "d.txt", "-o", "out"]
             for extra, wanted in [([], "takes a raw key: give --key-file or --key-env"),
                                   (["--passphrase-file", "pw.txt"], "not a passphrase: give --key-file or --key-env")]:
-                err = self.refused(tink + extra, wanted)
+                err = self.check_usage_error(tink + extra, wanted)
                 self.check("terminal" not in err, f"{direction} {extra}: {err!r}")
         self.finish()
 
@@ -117,22 +112,23 @@ class ExitStatusRuleTest(UsageTestCase):
 
     def setUp(self):
         super().setUp()
-        proc = run(["keygen", "--x25519", "-o", "id.txt"], self.tmp)
+        proc = run_paes(["keygen", "--x25519", "-o", "id.txt"], input_bytes=b"", cwd=self.tmp)
         self.assertEqual(proc.returncode, 0, describe(proc))
-        proc = run(["encrypt", "--key-file", "key.bin", "d.txt", "-o", "s.paes"], self.tmp)
+        proc = run_paes(["encrypt", "--key-file", "key.bin", "d.txt", "-o", "s.paes"], input_bytes=b"",
+                        cwd=self.tmp)
         self.assertEqual(proc.returncode, 0, describe(proc))
 
     def test_files_in_the_wrong_role(self):
-        self.refused(["encrypt", "--key-file", "id.txt", "d.txt", "-o", "out"], "is an age identity")
+        self.check_usage_error(["encrypt", "--key-file", "id.txt", "d.txt", "-o", "out"], "is an age identity")
         write_file(self.path("hex.key"), os.urandom(32).hex().encode() + b"\n", 0o600)
         for key in ["key.bin", "hex.key"]:
-            self.refused(["decrypt", "-i", key, "s.paes", "-o", "out"], "holds a raw AES key", "--key-file")
-            self.refused(["keygen", "-y", key], "holds a raw AES key")
+            self.check_usage_error(["decrypt", "-i", key, "s.paes", "-o", "out"], "holds a raw AES key", "--key-file")
+            self.check_usage_error(["keygen", "-y", key], "holds a raw AES key")
         write_file(self.path("id.pub"), b"age1" + b"q" * 58 + b"\n", 0o600)
-        self.refused(["decrypt", "-i", "id.pub", "s.paes", "-o", "out"], "is a recipient")
+        self.check_usage_error(["decrypt", "-i", "id.pub", "s.paes", "-o", "out"], "is a recipient")
         # Not a wrong role: a damaged identity file is the data's failure.
         write_file(self.path("bad.id"), b"AGE-SECRET-KEY-1QQQ\n", 0o600)
-        self.refused(["decrypt", "-i", "bad.id", "s.paes", "-o", "out"], "not an age identity", status=1)
+        self.check_usage_error(["decrypt", "-i", "bad.id", "s.paes", "-o", "out"], "not an age identity", status=1)
         self.finish()
 
     def test_binary_output_to_a_terminal(self):
@@ -185,7 +181,8 @@ class ProgressIntoALogTest(UsageTestCase):
         iv = "00" * 16
         for name, enc, dec in (("sealed", [], []), ("ctr -a", ["--mode", "ctr", "--iv", iv], ["--mode", "ctr", "--iv", iv])):
             text = self.path("zeros.asc")
-            proc = run(["encrypt", "-a", "-f", "--key-file", "key.bin"] + enc + ["zeros.bin", "-o", text], self.tmp)
+            proc = run_paes(["encrypt", "-a", "-f", "--key-file", "key.bin"] + enc + ["zeros.bin", "-o", text],
+                            input_bytes=b"", cwd=self.tmp)
             self.assertEqual(proc.returncode, 0, describe(proc))
             total = os.path.getsize(text)
             with subprocess.Popen([PAES, "decrypt", "--progress", "--key-file", "key.bin"] + dec +
@@ -328,7 +325,7 @@ class ReadmeUsageTest(UsageTestCase):
 
     def test_decrypt_help_pbkdf2_example_runs(self):
         """decrypt --help's openssl-then-paes pair, as written, gives back the plaintext."""
-        lines = run(["decrypt", "--help"], self.tmp).stdout.decode().splitlines()
+        lines = run_paes(["decrypt", "--help"], input_bytes=b"", cwd=self.tmp).stdout.decode().splitlines()
         first = next(i for i, line in enumerate(lines) if line.strip().startswith("openssl enc -aes-256-ctr -pbkdf2"))
         pair = [lines[first].strip(), lines[first + 1].strip()]
         self.assertTrue(pair[1].startswith("paes decrypt"), pair)
@@ -342,11 +339,5 @@ class ReadmeUsageTest(UsageTestCase):
             self.assertEqual(f.read(), g.read(), pair)
 
 
-def main():
-    global PAES
-    PAES, _, rest = tool_paths(__doc__)
-    return run_unittest(rest)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_test_script(__doc__, globals()))

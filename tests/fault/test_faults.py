@@ -37,7 +37,6 @@ temporary except after SIGKILL. A table of the outcomes ends the output.
 Python 3.11 standard library only; Linux only (LD_PRELOAD, /proc).
 """
 
-import argparse
 import errno
 import hashlib
 import os
@@ -49,9 +48,10 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
-from harness import (ScratchTestCase, openssl_enc_command, read_file, run_unittest, tool_paths,  # noqa: E402
-                     write_file)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from harness.fault_shim import fault_shim_env  # noqa: E402
+from harness import (ScratchTestCase, killed_unless_finished, openssl_ok, path_option, raw_args,  # noqa: E402
+                     read_file, run_unittest, tool_paths, wait_for, write_file)
 
 PAES = "paes"
 OPENSSL = "openssl"
@@ -89,8 +89,8 @@ class Fixtures:
         self.plain = write_file(os.path.join(self.dir, "plain.bin"), os.urandom(INPUT_LEN), 0o644)
         self.plain_bytes = read_file(self.plain)
         self.key_file = write_file(os.path.join(self.dir, "key.hex"), KEY.hex().encode(), 0o600)
-        self.ctr_bytes = openssl("ctr", self.plain_bytes)
-        self.cbc = write_file(os.path.join(self.dir, "plain.cbc"), openssl("cbc", self.plain_bytes), 0o644)
+        self.ctr_bytes = openssl_ok("ctr", KEY, IV, self.plain_bytes)
+        self.cbc = write_file(os.path.join(self.dir, "plain.cbc"), openssl_ok("cbc", KEY, IV, self.plain_bytes), 0o644)
         self.sealed = os.path.join(self.dir, "plain.paes")
         proc = subprocess.run([PAES, "encrypt", "--key-file", self.key_file, self.plain, "-o", self.sealed],
                               capture_output=True, timeout=RUN_TIMEOUT)
@@ -100,14 +100,6 @@ class Fixtures:
 
     def remove(self):
         shutil.rmtree(self.dir, ignore_errors=True)
-
-
-def openssl(mode, data):
-    proc = subprocess.run(openssl_enc_command(OPENSSL, mode, KEY, IV), input=data, capture_output=True,
-                          timeout=RUN_TIMEOUT)
-    if proc.returncode != 0:
-        raise RuntimeError(f"openssl enc -{mode} failed: {proc.stderr!r}")
-    return proc.stdout
 
 
 FIX = None
@@ -132,7 +124,8 @@ class Job:
         self.expected = expected         # the correct output bytes, or None for sealed output
         self.sealed_output = sealed_output
 
-    def command(self, inp, out):
+    def argv(self, inp, out):
+        """The paes command line of this job from `inp` to `out`."""
         return [PAES] + self.args + [inp, "-o", out]
 
     def output_is_correct(self, data, plain=None):
@@ -143,8 +136,9 @@ class Job:
         return proc.returncode == 0 and proc.stdout == (plain if plain is not None else FIX.plain_bytes)
 
 
-def raw_args(direction, mode, extra=()):
-    return [direction, "--mode", mode, "--key-env", "PAES_FAULT_TEST_KEY", "--iv", IV.hex()] + list(extra)
+def key_env_args(direction, mode, extra=()):
+    """A raw-mode run's arguments, the key in PAES_FAULT_TEST_KEY (paes_env sets it)."""
+    return raw_args(direction, mode, ["--key-env", "PAES_FAULT_TEST_KEY"], IV, extra)
 
 
 JOBS = {}
@@ -156,13 +150,13 @@ def jobs():
         return JOBS
     key_env = ["--key-env", "PAES_FAULT_TEST_KEY"]
     JOBS.update({
-        "ctr": Job("raw CTR encrypt, threads", raw_args("encrypt", "ctr", ["--threads", "2"]), FIX.plain,
+        "ctr": Job("raw CTR encrypt, threads", key_env_args("encrypt", "ctr", ["--threads", "2"]), FIX.plain,
                    FIX.ctr_bytes),
-        "ctr-serial": Job("raw CTR encrypt, --engine serial", raw_args("encrypt", "ctr", ["--engine", "serial"]),
+        "ctr-serial": Job("raw CTR encrypt, --engine serial", key_env_args("encrypt", "ctr", ["--engine", "serial"]),
                           FIX.plain, FIX.ctr_bytes),
-        "cbc-dec": Job("raw CBC decrypt, threads", raw_args("decrypt", "cbc", ["--threads", "2"]), FIX.cbc,
+        "cbc-dec": Job("raw CBC decrypt, threads", key_env_args("decrypt", "cbc", ["--threads", "2"]), FIX.cbc,
                        FIX.plain_bytes),
-        "cbc-enc": Job("raw CBC encrypt (ordered pipeline)", raw_args("encrypt", "cbc"), FIX.plain,
+        "cbc-enc": Job("raw CBC encrypt (ordered pipeline)", key_env_args("encrypt", "cbc"), FIX.plain,
                        read_file(FIX.cbc)),
         "seal": Job("sealed encrypt", ["encrypt"] + key_env + ["--threads", "2"], FIX.plain, sealed_output=True),
         "open": Job("sealed decrypt", ["decrypt"] + key_env + ["--threads", "2"], FIX.sealed, FIX.plain_bytes),
@@ -171,13 +165,10 @@ def jobs():
 
 
 def paes_env(**faults):
+    """This process's environment with the key in PAES_FAULT_TEST_KEY, and the shim with
+    `faults` when there are any."""
     env = dict(os.environ, PAES_FAULT_TEST_KEY=KEY.hex())
-    if faults:
-        env["LD_PRELOAD"] = SHIM
-        # An ASan build refuses to start when another library is preloaded before its runtime.
-        env["ASAN_OPTIONS"] = (env.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0").lstrip(":")
-        env.update({f"PAES_FAULT_{name.upper()}": str(value) for name, value in faults.items()})
-    return env
+    return fault_shim_env(SHIM, env, **faults) if faults else env
 
 
 def file_size_limit(limit):
@@ -226,18 +217,6 @@ def stderr_line(proc_stderr):
     return proc_stderr.decode(errors="replace").strip()
 
 
-def wait_for(predicate, what, gave_up=lambda: None, timeout=20):
-    """Polls `predicate`; fails when `gave_up` returns a reason or at the timeout."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        reason = gave_up()
-        if reason:
-            raise AssertionError(f"waiting for {what}: {reason}")
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.005)
-
-
 # --------------------------------------------------------------------------- the case runner
 
 class FaultTestCase(ScratchTestCase):
@@ -265,7 +244,7 @@ class FaultTestCase(ScratchTestCase):
                 write_file(out, old)
             source = inp or job.input_path
             before = sha256(source) if input_unchanged else None
-            cmd = job.command(source, out) + (["-f"] if force else [])
+            cmd = job.argv(source, out) + (["-f"] if force else [])
             if run is not None:
                 rc, err = run(cmd, source, out)
             else:
@@ -295,17 +274,15 @@ class FaultTestCase(ScratchTestCase):
         with open(self.path("stdout"), "w+b") as stdout:
             proc = subprocess.Popen(cmd, env=env, preexec_fn=preexec, stdout=stdout, stderr=subprocess.PIPE)
             try:
-                wait_for(lambda: os.path.exists(pause_file), "paes to reach the pause",
-                         lambda: f"paes ended first: {describe_exit(proc.returncode)}, {proc.stderr.read()!r}"
-                         if proc.poll() is not None else None)
-                act(proc)
-                if os.path.exists(pause_file):
-                    os.remove(pause_file)
-                _, err = proc.communicate(timeout=RUN_TIMEOUT)
+                with killed_unless_finished(proc):
+                    wait_for(lambda: os.path.exists(pause_file), "paes to reach the pause",
+                             lambda: f"paes ended first: {describe_exit(proc.returncode)}, {proc.stderr.read()!r}"
+                             if proc.poll() is not None else None)
+                    act(proc)
+                    if os.path.exists(pause_file):
+                        os.remove(pause_file)
+                    _, err = proc.communicate(timeout=RUN_TIMEOUT)
             finally:
-                if proc.poll() is None:
-                    proc.kill()
-                    proc.wait()
                 if os.path.exists(pause_file):
                     os.remove(pause_file)
             stdout.seek(0)
@@ -347,6 +324,7 @@ def print_table():
 
 class WriteFailureTest(FaultTestCase):
     """W: a write that fails mid-file leaves nothing under the output name."""
+    ctest_labels = ("threads",)
     section = "W"
 
     def test_file_size_limit(self):
@@ -360,24 +338,24 @@ class WriteFailureTest(FaultTestCase):
         for errno_name, text in (("ENOSPC", "No space left on device"), ("EIO", "Input/output error")):
             for name in ("ctr", "ctr-serial", "cbc-dec", "cbc-enc", "seal", "open"):
                 # The shim matches output files by their directory, known only per run.
-                def run(cmd, source, out):
+                def run_with_write_error(cmd, source, out):
                     proc = subprocess.run(cmd, env=paes_env(write_dir=os.path.dirname(out), write_at=FAULT_AT,
                                                             write_errno=getattr(errno, errno_name)),
                                           capture_output=True, timeout=RUN_TIMEOUT)
                     return proc.returncode, stderr_line(proc.stderr)
                 self.expect_failure(f"write: {errno_name} at output byte {FAULT_AT}", jobs()[name],
-                                    [f"writing {{out}}: {text}"], run=run)
+                                    [f"writing {{out}}: {text}"], run=run_with_write_error)
         self.finish()
 
     def test_fsync_failure(self):
         """A write error the kernel reports only at fsync (a lost page on a failing disk)."""
         for name in ("ctr", "seal"):
-            def run(cmd, source, out):
+            def run_with_fsync_error(cmd, source, out):
                 proc = subprocess.run(cmd, env=paes_env(write_dir=os.path.dirname(out), fsync_errno=5),
                                       capture_output=True, timeout=RUN_TIMEOUT)
                 return proc.returncode, stderr_line(proc.stderr)
             self.expect_failure("write: EIO from fsync before the rename", jobs()[name],
-                                ["writing {out}: Input/output error"], run=run)
+                                ["writing {out}: Input/output error"], run=run_with_fsync_error)
         self.finish()
 
     def test_full_tmpfs(self):
@@ -436,6 +414,7 @@ class WriteFailureTest(FaultTestCase):
 
 class ReadErrorTest(FaultTestCase):
     """R: a read error mid-file fails the run and leaves nothing."""
+    ctest_labels = ("threads",)
     section = "R"
 
     def test_file_read_error(self):
@@ -448,14 +427,14 @@ class ReadErrorTest(FaultTestCase):
     def test_stdin_read_error(self):
         job = jobs()["ctr"]
 
-        def run(cmd, source, out):
+        def run_from_stdin_with_read_error(cmd, source, out):
             cmd = ["-" if arg == source else arg for arg in cmd]
             proc = subprocess.run(cmd, input=FIX.plain_bytes, env=paes_env(read_fd=0, read_at=FAULT_AT),
                                   capture_output=True, timeout=RUN_TIMEOUT)
             return proc.returncode, stderr_line(proc.stderr)
         stdin_job = Job("raw CTR encrypt, stdin pipe to a file", job.args, job.input_path, job.expected)
         self.expect_failure(f"read: EIO at stdin byte {FAULT_AT}", stdin_job, ["reading stdin: Input/output error"],
-                            run=run)
+                            run=run_from_stdin_with_read_error)
         self.finish()
 
 
@@ -463,6 +442,7 @@ class ReadErrorTest(FaultTestCase):
 
 class InputChangesTest(FaultTestCase):
     """T: truncated mid-run fails; grown or unlinked mid-run, paes encrypts what it saw at start."""
+    ctest_labels = ("threads",)
     section = "T"
 
     def private_input(self, job):
@@ -475,12 +455,12 @@ class InputChangesTest(FaultTestCase):
             job = jobs()[name]
             inp = self.private_input(job)
 
-            def run(cmd, source, out):
+            def run_and_truncate_input(cmd, source, out):
                 shutil.copyfile(job.input_path, source)  # the -f run needs the whole input again
                 rc, err, _ = self.paused_run(cmd, source, lambda _: os.truncate(source, 2 * MIB))
                 return rc, err
             self.expect_failure("input truncated to 2 MiB mid-run", job,
-                                ["reading {inp}: file shrank while being read"], run=run, inp=inp,
+                                ["reading {inp}: file shrank while being read"], run=run_and_truncate_input, inp=inp,
                                 input_unchanged=False)
         self.finish()
 
@@ -527,7 +507,7 @@ class InputChangesTest(FaultTestCase):
             job = jobs()[name]
             inp = self.private_input(job)
             out_dir = self.new_dir(f"unlinked-{name}")
-            rc, err, _ = self.paused_run(job.command(inp, os.path.join(out_dir, "out.bin")), inp,
+            rc, err, _ = self.paused_run(job.argv(inp, os.path.join(out_dir, "out.bin")), inp,
                                          lambda _: os.unlink(inp))
             self.outcome_case(f"input unlinked mid-run -- {job.label}", rc, err, out_dir, job)
         self.finish()
@@ -537,6 +517,7 @@ class InputChangesTest(FaultTestCase):
 
 class SignalTest(FaultTestCase):
     """S: SIGINT/SIGTERM/SIGQUIT remove the temporary; SIGKILL's stale one never blocks a rerun."""
+    ctest_labels = ("threads",)
     section = "S"
 
     def signal_case(self, sig, name, rerun=False):
@@ -550,7 +531,7 @@ class SignalTest(FaultTestCase):
             if force:
                 old = os.urandom(100_000)
                 write_file(out, old)
-            cmd = job.command(job.input_path, out) + (["-f"] if force else [])
+            cmd = job.argv(job.input_path, out) + (["-f"] if force else [])
 
             def has_grown():
                 return any(e.startswith(".out.bin.paes-") and os.path.getsize(os.path.join(out_dir, e)) > 0
@@ -642,7 +623,7 @@ class SignalTest(FaultTestCase):
         def interrupt(proc):
             proc.send_signal(signal.SIGINT)
             time.sleep(0.1)
-        rc, err, _ = self.paused_run(job.command(job.input_path, os.path.join(out_dir, "out.bin")),
+        rc, err, _ = self.paused_run(job.argv(job.input_path, os.path.join(out_dir, "out.bin")),
                                      job.input_path, interrupt,
                                      preexec=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
         self.outcome_case(f"SIGINT mid-run, ignored at start (a script's background job) -- {job.label}",
@@ -671,7 +652,7 @@ class PermissionTest(FaultTestCase):
         for name in ("ctr", "seal", "open"):
             job = jobs()[name]
 
-            def run(cmd, source, out):
+            def run_in_read_only_directory(cmd, source, out):
                 d = os.path.dirname(out)
                 if not as_nobody:
                     os.chmod(d, 0o555)
@@ -682,7 +663,7 @@ class PermissionTest(FaultTestCase):
                 os.chmod(d, 0o755)
                 return proc.returncode, stderr_line(proc.stderr)
             self.expect_failure(f"output directory not writable ({who})", job,
-                                ["cannot create the output in {outdir}: Permission denied"], run=run)
+                                ["cannot create the output in {outdir}: Permission denied"], run=run_in_read_only_directory)
         self.finish()
 
 
@@ -695,6 +676,7 @@ UNUSED_UID = 2**30 + 4242
 
 class ThreadLimitTest(FaultTestCase):
     """L: threads that can't be started end the run cleanly."""
+    ctest_labels = ("threads",)
     section = "L"
 
     def test_no_threads_to_be_had(self):
@@ -738,7 +720,7 @@ class ThreadLimitTest(FaultTestCase):
                 def limit_threads():
                     resource.setrlimit(resource.RLIMIT_NPROC, (limit, limit))
                 cmd = ["setpriv", f"--reuid={UNUSED_UID}", f"--regid={UNUSED_UID}", "--clear-groups", paes] + \
-                    job.command(job.input_path, out)[1:] + (["-f"] if force else [])
+                    job.argv(job.input_path, out)[1:] + (["-f"] if force else [])
                 env = paes_env()
                 if UNDER_ASAN:  # LeakSanitizer's check at exit needs a thread of its own
                     env["ASAN_OPTIONS"] += ":detect_leaks=0"
@@ -763,12 +745,7 @@ class ThreadLimitTest(FaultTestCase):
 def main():
     global PAES, OPENSSL, SHIM
     PAES, OPENSSL, rest = tool_paths(__doc__)
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--shim", required=True, help="the fault injection library (fault_inject.c)")
-    opts, rest = parser.parse_known_args(rest)
-    SHIM = os.path.abspath(opts.shim)
-    if not os.path.exists(SHIM):
-        sys.exit(f"test_faults.py: shim {SHIM!r} not found")
+    SHIM, rest = path_option(rest, "--shim", "the fault injection library (fault_inject.c)")
     status = run_unittest(rest)
     print_table()
     return status

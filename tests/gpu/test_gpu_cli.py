@@ -22,19 +22,14 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
-from harness import (ScratchTestCase, describe, openssl_enc_command, read_file, run_unittest,  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from harness import (ScratchTestCase, describe, openssl_enc_command, read_file, run_paes, run_unittest,  # noqa: E402
                      tool_paths, write_file)
 
 PAES = "paes"
 OPENSSL = "openssl"
 INFO = {}
 CL_SHIM = None
-
-
-def run(args, env=None):
-    return subprocess.run([PAES] + [str(a) for a in args], capture_output=True, timeout=300,
-                          stdin=subprocess.DEVNULL, env=env)
 
 
 def backend_row(name):
@@ -83,7 +78,7 @@ class OpenClCliTest(ScratchTestCase):
                         inp, out = write_file(self.path("in"), source), self.path("out")
                         args = [direction, *form, "--mode", mode, "--key-file", key_file, "-f", inp, "-o", out,
                                 "--json"] + (["--iv", iv.hex()] if mode != "ecb" else [])
-                        proc = run(args)
+                        proc = run_paes(args)
                         what = f"{direction} {mode}-{bits} size {size} ({' '.join(form)})"
                         self.check(proc.returncode == 0, f"{what}: {describe(proc)}")
                         if proc.returncode == 0:
@@ -103,7 +98,7 @@ class OpenClCliTest(ScratchTestCase):
         for mode, direction in (("ctr", "encrypt"), ("cbc", "decrypt"), ("cfb", "decrypt")):
             source = plain if direction == "encrypt" else self.oracle(mode, key, iv, plain, False)
             inp = write_file(self.path("in"), source)
-            proc = run([direction, "--engine", "opencl", "--mode", mode, "--key-file", key_file, "--iv", iv.hex(),
+            proc = run_paes([direction, "--engine", "opencl", "--mode", mode, "--key-file", key_file, "--iv", iv.hex(),
                         "--threads", "2", "--chunk-size", "1M", "--json", "-v", "-f", inp, "-o", self.path("out")])
             what = f"{direction} {mode}"
             self.check(proc.returncode == 0, f"{what}: {describe(proc)}")
@@ -130,7 +125,7 @@ class OpenClCliTest(ScratchTestCase):
         inp = write_file(self.path("in"), plain)
         iv = os.urandom(16)
         for mode, form in (("cbc", self.FORMS[0]), ("ofb", self.FORMS[1])):
-            proc = run(["encrypt", *form, "--mode", mode, "--key-file", key_file, "--iv", iv.hex(), inp,
+            proc = run_paes(["encrypt", *form, "--mode", mode, "--key-file", key_file, "--iv", iv.hex(), inp,
                         "-o", self.path(mode), "--json"])
             self.assertEqual(proc.returncode, 0, describe(proc))
             self.assertEqual(read_file(self.path(mode)), self.oracle(mode, key, iv, plain, False))
@@ -143,7 +138,7 @@ class OpenClCliTest(ScratchTestCase):
         for direction, form, source in (("encrypt", self.FORMS[0], inp),
                                         ("decrypt", self.FORMS[1], self.path("sealed"))):
             out = self.path("sealed" if direction == "encrypt" else "back")
-            proc = run([direction, *form, "--key-file", key_file, source, "-o", out, "--json"])
+            proc = run_paes([direction, *form, "--key-file", key_file, source, "-o", out, "--json"])
             self.assertEqual(proc.returncode, 0, describe(proc))
             report = json.loads(proc.stdout)
             self.assertEqual((report["engine"], report["mode"], report["backend"]),
@@ -179,7 +174,7 @@ class OpenClCliTest(ScratchTestCase):
         plain = os.urandom(1000)
         inp = write_file(self.path("in"), plain)
         job = ["encrypt", "--mode", "ctr", "--key-file", key_file, "--iv", "00" * 16, inp, "-o", self.path("out")]
-        proc = run(job + ["--backend", "opencl", "--device", "0"])
+        proc = run_paes(job + ["--backend", "opencl", "--device", "0"])
         self.assertEqual(proc.returncode, 0, describe(proc))
         os.unlink(self.path("out"))
         count = len(INFO["opencl_devices"])
@@ -187,7 +182,7 @@ class OpenClCliTest(ScratchTestCase):
                               (["--engine", "threads", "--device", "0"], "--device picks a GPU"),
                               (["--backend", "openssl", "--device", "0"], "--device picks a GPU"),
                               (["--engine", "opencl", "--backend", "openssl"], "drop --backend openssl")):
-            proc = run(job + extra)
+            proc = run_paes(job + extra)
             lines = proc.stderr.decode().strip().splitlines()
             self.check(proc.returncode == 2, f"{extra}: {describe(proc)}")
             self.check(len(lines) == 1 and needle in lines[0], f"{extra}: {lines}")
@@ -195,7 +190,7 @@ class OpenClCliTest(ScratchTestCase):
         self.finish()
 
     def test_bench_reports_the_link_and_three_figures(self):
-        proc = run(["bench", "--engine", "opencl", "--modes", "ctr", "--key-bits", "128", "--directions",
+        proc = run_paes(["bench", "--engine", "opencl", "--modes", "ctr", "--key-bits", "128", "--directions",
                     "encrypt", "--size", "1M,4M", "--repeat", "1", "--json"])
         self.assertEqual(proc.returncode, 0, describe(proc))
         records = json.loads(proc.stdout)
@@ -213,7 +208,7 @@ class OpenClCliTest(ScratchTestCase):
         self.assertFalse(any(r["figure"] in ("transfers_pinned", "pin") for r in records), records)
 
     def test_bench_sweeps_launch_geometries(self):
-        proc = run(["bench", "--engine", "opencl", "--modes", "ctr", "--key-bits", "128", "--directions",
+        proc = run_paes(["bench", "--engine", "opencl", "--modes", "ctr", "--key-bits", "128", "--directions",
                     "encrypt", "--size", "1M", "--repeat", "1", "--group-sizes", "16,32", "--blocks-per-item",
                     "1,4,8", "--json"])
         self.assertEqual(proc.returncode, 0, describe(proc))
@@ -224,7 +219,7 @@ class OpenClCliTest(ScratchTestCase):
                             for r in records), records)
         for argv, needle in ((["bench", "--modes", "ctr", "--group-sizes", "64"], b"give --engine and a GPU backend"),
                              (["bench", "--engine", "threads", "--modes", "ctr"], b"--engine takes a GPU backend")):
-            proc = run(argv)
+            proc = run_paes(argv)
             self.assertEqual(proc.returncode, 2, describe(proc))
             self.assertIn(needle, proc.stderr)
 
@@ -236,7 +231,7 @@ class AutoEngineCliTest(ScratchTestCase):
         plain = os.urandom(3_000_017)
         inp = write_file(self.path("in"), plain)
         iv = os.urandom(16)
-        proc = run(["encrypt", "--engine", "auto", "--mode", "ctr", "--key-file", key_file, "--iv", iv.hex(),
+        proc = run_paes(["encrypt", "--engine", "auto", "--mode", "ctr", "--key-file", key_file, "--iv", iv.hex(),
                     "--json", inp, "-o", self.path("out")])
         self.assertEqual(proc.returncode, 0, describe(proc))
         report = json.loads(proc.stdout)
@@ -283,13 +278,13 @@ class FaultyOpenClDeviceTest(ScratchTestCase):
     def test_shim_alone_changes_nothing(self):
         # So the failures below are the corruption's, not the preload's.
         inp = write_file(self.path("in"), os.urandom(1 << 20))
-        proc = run(self.job("encrypt", "ctr", inp), env=self.faulty())
+        proc = run_paes(self.job("encrypt", "ctr", inp), env=self.faulty())
         self.assertEqual(proc.returncode, 0, describe(proc))
 
     def test_explicit_backend_fails_its_self_test(self):
         inp = write_file(self.path("in"), os.urandom(1 << 20))
         for n, (direction, mode) in enumerate(self.JOBS):
-            proc = run(self.job(direction, mode, inp, OpenClCliTest.FORMS[n % 2]), env=self.faulty(self.SELF_TEST_TOO))
+            proc = run_paes(self.job(direction, mode, inp, OpenClCliTest.FORMS[n % 2]), env=self.faulty(self.SELF_TEST_TOO))
             what = f"{direction} {mode}"
             lines = proc.stderr.decode().strip().splitlines()
             self.check(proc.returncode == 1, f"{what}: {describe(proc)}")
@@ -303,7 +298,7 @@ class FaultyOpenClDeviceTest(ScratchTestCase):
         inp = write_file(self.path("in"), os.urandom((1 << 20) + 48))
         for n, (direction, mode) in enumerate(self.JOBS):
             extra = ["--threads", "2", "--chunk-size", "256K"] if n % 2 else []
-            proc = run(self.job(direction, mode, inp, OpenClCliTest.FORMS[n // 2 % 2]) + extra,
+            proc = run_paes(self.job(direction, mode, inp, OpenClCliTest.FORMS[n // 2 % 2]) + extra,
                        env=self.faulty(self.BATCHES_ONLY))
             what = f"{direction} {mode}"
             lines = proc.stderr.decode().strip().splitlines()
@@ -319,7 +314,7 @@ class FaultyOpenClDeviceTest(ScratchTestCase):
         inp = self.path("in")
         with open(inp, "wb") as f:
             f.truncate(256 << 20)
-        proc = run(self.job("encrypt", "ctr", inp, ("--engine", "auto")) + ["--json", "-v"],
+        proc = run_paes(self.job("encrypt", "ctr", inp, ("--engine", "auto")) + ["--json", "-v"],
                    env=self.auto_env(corrupt_min_bytes, fake_gpu, env_extra))
         return inp, proc
 
@@ -385,7 +380,7 @@ class FaultyOpenClDeviceTest(ScratchTestCase):
         self.assertEqual(self.platform_loads(), loads)
         # paes info shows what auto kept, with where it would turn to the GPU: never, being slower. (It
         # lists the OpenCL devices, so it loads the platforms: last, after the counts above.)
-        info = run(["info", "--json"], env=self.auto_env())
+        info = run_paes(["info", "--json"], env=self.auto_env())
         self.assertEqual(info.returncode, 0, describe(info))
         kept = json.loads(info.stdout)["auto_kept"]
         self.assertEqual(len(kept), 1, kept)
@@ -393,7 +388,7 @@ class FaultyOpenClDeviceTest(ScratchTestCase):
         self.assertEqual((kept[0]["gpu_backend"], kept[0]["device"], kept[0]["gpu_from_bytes"]),
                          ("opencl", device, None), kept)
         self.assertAlmostEqual(kept[0]["gpu_bytes_per_s"], float(gpu), delta=float(gpu) * 1e-5)
-        info = run(["info"], env=self.auto_env())
+        info = run_paes(["info"], env=self.auto_env())
         self.assertIn(b"\n  ctr encrypt AES-256, ", info.stdout)
         self.assertIn(b": opencl (" + device.encode() + b") ", info.stdout)
         self.assertIn(b": the CPU at any size\n", info.stdout)
@@ -495,7 +490,7 @@ class CudaCliTest(ScratchTestCase):
         key_file = write_file(self.path("key"), os.urandom(32), 0o600)
         inp = write_file(self.path("in"), os.urandom(1000))
         for form in (["--engine", "cuda"], ["--backend", "cuda"]):
-            proc = run(["encrypt", *form, "--mode", "ctr", "--key-file", key_file, "--iv", "00" * 16,
+            proc = run_paes(["encrypt", *form, "--mode", "ctr", "--key-file", key_file, "--iv", "00" * 16,
                         inp, "-o", self.path("out")])
             lines = proc.stderr.decode().strip().splitlines()
             self.assertEqual(proc.returncode, 2, describe(proc))

@@ -24,10 +24,12 @@ import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
-from harness import describe, run_unittest, tool_paths, write_file  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mpi"))
+from harness import ScratchTestCase, describe, run_test_script, write_file  # noqa: E402
+from launchers import Launcher, Ranks  # noqa: E402
 
-PAES, OPENSSL, REST = None, None, None
+PAES, OPENSSL = None, None
 MPIEXEC = None
 GIB, MIB = 1 << 30, 1 << 20
 BIG = 4 * GIB + MIB + 48          # whole blocks, for ECB and CBC
@@ -73,7 +75,10 @@ def windows(length):
             ((1 << 32) + 256 * 1024 - WINDOW // 2, WINDOW), (last, length - last)]
 
 
-class HugeFiles(unittest.TestCase):
+class HugeFilesCase(ScratchTestCase):
+    """The sparse inputs and helpers; the tests are in the two classes below (the one that
+    launches mpiexec apart, so that it alone carries the mpi label)."""
+
     @classmethod
     def setUpClass(cls):
         cls.dir = tempfile.mkdtemp(prefix="paes-huge-", dir=os.environ.get("PAES_HUGE_DIR"))
@@ -97,18 +102,15 @@ class HugeFiles(unittest.TestCase):
             f.truncate(length)
         return path
 
-    def path(self, name):
+    def shared_path(self, name):
+        """A file in the class's directory, which its tests share (the big sparse inputs)."""
         return os.path.join(self.dir, name)
-
-    def paes(self, *args, expect=0, prefix=()):
-        proc = subprocess.run([*prefix, PAES, *args], capture_output=True)
-        self.assertEqual(proc.returncode, expect, f"paes {' '.join(args)}: {describe(proc)}")
-        return proc
 
     def tearDown(self):
         for name in os.listdir(self.dir):
             if name not in ("key", "zeros.bin", "zeros-odd.bin"):
                 os.remove(os.path.join(self.dir, name))
+        super().tearDown()
 
     def check_windows(self, out, length, expected_at):
         """Each window of `out` equals expected_at(offset, window_length)."""
@@ -117,21 +119,28 @@ class HugeFiles(unittest.TestCase):
             self.assertEqual(read_at(out, offset, n), expected_at(offset, n),
                              f"{os.path.basename(out)}: window at byte {offset} differs from openssl")
 
+
+class HugeFiles(HugeFilesCase):
+    ctest_labels = ("huge", "slow", "threads")
+
     def test_ctr_past_2_32_bytes_with_the_counter_wrapping_there(self):
-        out, back = self.path("ctr"), self.path("ctr.back")
-        self.paes("encrypt", "--mode", "ctr", "--key-file", self.key, "--iv", IV.hex(), self.zeros_odd, "-o", out)
+        out, back = self.shared_path("ctr"), self.shared_path("ctr.back")
+        self.assert_exit(["encrypt", "--mode", "ctr", "--key-file", self.key, "--iv", IV.hex(),
+                          self.zeros_odd, "-o", out], timeout=None)
         self.check_windows(out, BIG_ODD, lambda off, n: openssl(
             ["-aes-256-ctr", "-iv", counter_after(IV, off // 16).hex()], bytes(n)))
-        self.paes("decrypt", "--mode", "ctr", "--key-file", self.key, "--iv", IV.hex(), out, "-o", back)
+        self.assert_exit(["decrypt", "--mode", "ctr", "--key-file", self.key, "--iv", IV.hex(), out, "-o",
+                          back], timeout=None)
         self.assertTrue(equals_zeros(back, BIG_ODD), "CTR round trip differs from the input")
 
     def test_ctr_past_2_32_bytes_from_a_named_pipe(self):
         """The same job read as a stream: a FIFO that `cat` fills, as <(...) would."""
-        fifo, out = self.path("in.fifo"), self.path("ctr.fifo")
+        fifo, out = self.shared_path("in.fifo"), self.shared_path("ctr.fifo")
         os.mkfifo(fifo)
         writer = subprocess.Popen(["sh", "-c", 'exec cat "$0" > "$1"', self.zeros_odd, fifo])
         try:
-            self.paes("encrypt", "--mode", "ctr", "--key-file", self.key, "--iv", IV.hex(), fifo, "-o", out)
+            self.assert_exit(["encrypt", "--mode", "ctr", "--key-file", self.key, "--iv", IV.hex(), fifo,
+                              "-o", out], timeout=None)
         finally:
             try:
                 writer.wait(timeout=60)  # done once paes read to the end
@@ -143,31 +152,34 @@ class HugeFiles(unittest.TestCase):
             ["-aes-256-ctr", "-iv", counter_after(IV, off // 16).hex()], bytes(n)))
 
     def test_ecb_both_ways(self):
-        out, back = self.path("ecb"), self.path("ecb.back")
-        self.paes("encrypt", "--mode", "ecb", "--no-pad", "--key-file", self.key, self.zeros, "-o", out)
+        out, back = self.shared_path("ecb"), self.shared_path("ecb.back")
+        self.assert_exit(["encrypt", "--mode", "ecb", "--no-pad", "--key-file", self.key, self.zeros, "-o",
+                          out], timeout=None)
         self.check_windows(out, BIG, lambda off, n: openssl(["-aes-256-ecb", "-nopad"], bytes(n)))
-        self.paes("decrypt", "--mode", "ecb", "--no-pad", "--key-file", self.key, out, "-o", back)
+        self.assert_exit(["decrypt", "--mode", "ecb", "--no-pad", "--key-file", self.key, out, "-o", back],
+                          timeout=None)
         self.assertTrue(equals_zeros(back, BIG), "ECB round trip differs from the input")
 
     def test_cbc_decryption(self):
         # Zero ciphertext: every window's IV is the zero block before it, or the IV at 0.
-        out = self.path("cbc")
-        self.paes("decrypt", "--mode", "cbc", "--no-pad", "--key-file", self.key, "--iv", IV.hex(),
-                  self.zeros, "-o", out)
+        out = self.shared_path("cbc")
+        self.assert_exit(["decrypt", "--mode", "cbc", "--no-pad", "--key-file", self.key, "--iv", IV.hex(),
+                          self.zeros, "-o", out], timeout=None)
         self.check_windows(out, BIG, lambda off, n: openssl(
             ["-d", "-aes-256-cbc", "-nopad", "-iv", (IV if off == 0 else bytes(16)).hex()], bytes(n)))
 
     def test_cfb_decryption(self):
-        out = self.path("cfb")
-        self.paes("decrypt", "--mode", "cfb", "--key-file", self.key, "--iv", IV.hex(), self.zeros_odd, "-o", out)
+        out = self.shared_path("cfb")
+        self.assert_exit(["decrypt", "--mode", "cfb", "--key-file", self.key, "--iv", IV.hex(),
+                          self.zeros_odd, "-o", out], timeout=None)
         self.check_windows(out, BIG_ODD, lambda off, n: openssl(
             ["-d", "-aes-256-cfb", "-iv", (IV if off == 0 else bytes(16)).hex()], bytes(n)))
 
     def test_sealed_both_ways_and_a_flip_past_2_32_is_refused(self):
-        sealed, back = self.path("sealed"), self.path("sealed.back")
-        self.paes("encrypt", "--key-file", self.key, self.zeros_odd, "-o", sealed)
+        sealed, back = self.shared_path("sealed"), self.shared_path("sealed.back")
+        self.assert_exit(["encrypt", "--key-file", self.key, self.zeros_odd, "-o", sealed], timeout=None)
         self.assertGreater(os.path.getsize(sealed), BIG_ODD)
-        self.paes("decrypt", "--key-file", self.key, sealed, "-o", back)
+        self.assert_exit(["decrypt", "--key-file", self.key, sealed, "-o", back], timeout=None)
         self.assertTrue(equals_zeros(back, BIG_ODD), "sealed round trip differs from the input")
         os.remove(back)
         flip_at = (1 << 32) + 12345
@@ -176,19 +188,9 @@ class HugeFiles(unittest.TestCase):
             byte = f.read(1)
             f.seek(flip_at)
             f.write(bytes([byte[0] ^ 0x01]))
-        proc = self.paes("decrypt", "--key-file", self.key, sealed, "-o", back, expect=1)
+        proc = self.assert_exit(["decrypt", "--key-file", self.key, sealed, "-o", back], code=1, timeout=None)
         self.assertIn(b"segment", proc.stderr, describe(proc))
         self.assertFalse(os.path.exists(back), "a refused file left output")
-
-    def test_mpi_engine_matches_the_threads_engine(self):
-        if not MPIEXEC:
-            self.skipTest("SKIPPED: no mpiexec given (the mpi engine is not built)")
-        threads, mpi = self.path("ctr.threads"), self.path("ctr.mpi")
-        args = ["encrypt", "--mode", "ctr", "--key-file", self.key, "--iv", IV.hex(), self.zeros_odd]
-        self.paes(*args, "-o", threads)
-        self.paes(*args, "--engine", "mpi", "-o", mpi, prefix=(MPIEXEC, "-n", "2"))
-        self.assertEqual(subprocess.run(["cmp", "-s", threads, mpi]).returncode, 0,
-                         "mpi engine output differs from the threads engine past 4 GiB")
 
     def test_more_than_2_32_segments_is_refused_up_front(self):
         # The smallest segment for AES-256: the 40-byte header, a tag, one byte.
@@ -196,29 +198,42 @@ class HugeFiles(unittest.TestCase):
         per_segment = segment - 16
         most = 1 + (SEGMENT_LIMIT - 1) * per_segment  # plaintext bytes 2^32 segments hold
         too_big = self.sparse("too-big.bin", most + 1)
-        out = self.path("too-big.paes")
-        proc = self.paes("encrypt", "--key-file", self.key, "--segment-size", str(segment), too_big, "-o", out,
-                         expect=1)
+        out = self.shared_path("too-big.paes")
+        proc = self.assert_exit(["encrypt", "--key-file", self.key, "--segment-size", str(segment), too_big,
+                                 "-o", out], code=1, timeout=None)
         self.assertIn(b"2^32 segments", proc.stderr, describe(proc))
         self.assertFalse(os.path.exists(out), "refused input left output")
         self.assertEqual(len([n for n in os.listdir(self.dir) if n.startswith(".")]), 0, "a temporary was left")
 
         # Decrypting: a real sealed file, extended (sparse) to more than 2^32 segments.
-        small = write_file(self.path("small.bin"), b"x" * 100)
-        sealed = self.path("small.paes")
-        self.paes("encrypt", "--key-file", self.key, "--segment-size", str(segment), small, "-o", sealed)
+        small = write_file(self.shared_path("small.bin"), b"x" * 100)
+        sealed = self.shared_path("small.paes")
+        self.assert_exit(["encrypt", "--key-file", self.key, "--segment-size", str(segment), small, "-o",
+                          sealed], timeout=None)
         with open(sealed, "r+b") as f:
             f.truncate(32 + 40 + SEGMENT_LIMIT * segment + 1)
-        back = self.path("small.back")
-        proc = self.paes("decrypt", "--key-file", self.key, sealed, "-o", back, expect=1)
+        back = self.shared_path("small.back")
+        proc = self.assert_exit(["decrypt", "--key-file", self.key, sealed, "-o", back], code=1, timeout=None)
         self.assertIn(b"2^32 segments", proc.stderr, describe(proc))
         self.assertFalse(os.path.exists(back), "refused input left output")
 
 
-if __name__ == "__main__":
-    PAES, OPENSSL, REST = tool_paths(__doc__)
-    if "--mpiexec" in REST:
-        i = REST.index("--mpiexec")
-        MPIEXEC = REST[i + 1]
-        del REST[i:i + 2]
-    sys.exit(run_unittest(REST))
+class HugeFilesUnderMpi(HugeFilesCase):
+    ctest_labels = ("huge", "slow", "mpi")
+
+    def test_mpi_engine_matches_the_threads_engine(self):
+        if not MPIEXEC:
+            self.skipTest("SKIPPED: no mpiexec given (the mpi engine is not built)")
+        threads, mpi = self.shared_path("ctr.threads"), self.shared_path("ctr.mpi")
+        args = ["encrypt", "--mode", "ctr", "--key-file", self.key, "--iv", IV.hex(), self.zeros_odd]
+        self.assert_exit([*args, "-o", threads], timeout=None)
+        argv, env = Launcher(MPIEXEC).command([Ranks(2, [PAES, *args, "--engine", "mpi", "-o", mpi])])
+        proc = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, capture_output=True)
+        self.assertEqual(proc.returncode, 0, f"{' '.join(argv)}: {describe(proc)}")
+        self.assertEqual(subprocess.run(["cmp", "-s", threads, mpi]).returncode, 0,
+                         "mpi engine output differs from the threads engine past 4 GiB")
+
+
+
+if __name__ == "__main__":  # --mpiexec: the launcher of the MPI paes-mpi was built with
+    sys.exit(run_test_script(__doc__, globals(), optional_paths=["--mpiexec"]))

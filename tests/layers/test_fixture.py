@@ -24,7 +24,7 @@ from pathlib import Path
 FORBIDDEN = 'src/low/low.cpp:3: src/low -> src/high/high.hpp ("high/high.hpp") is not allowed'
 
 
-def run(checker, root):
+def run_checker(checker, root):
     result = subprocess.run([sys.executable, str(checker), "--root", str(root), "--doc", str(root / "ARCHITECTURE.md")],
                             capture_output=True, text=True)
     return result.returncode, result.stdout + result.stderr
@@ -50,38 +50,38 @@ def main():
     args = parser.parse_args()
     failures = []
 
-    code, output = run(args.checker, args.fixture)
+    code, output = run_checker(args.checker, args.fixture)
     expect(failures, "F", code, output, 1, FORBIDDEN)
     if output.count(" is not allowed") != 1:
         failures.append(f"F: wanted one forbidden include, got:\n{output}")
 
     with tempfile.TemporaryDirectory() as scratch:
         root = fresh(args.fixture, scratch, "P")
-        code, output = run(args.checker, root)
+        code, output = run_checker(args.checker, root)
         expect(failures, "P", code, output, 0, "keeps the layers")
 
         root = fresh(args.fixture, scratch, "A")
         with open(root / "src/low/low.cpp", "a") as f:
             f.write('#include "paes/b.hpp"\n')
-        code, output = run(args.checker, root)
+        code, output = run_checker(args.checker, root)
         expect(failures, "A", code, output, 1, "src/low/low.cpp:3: src/low -> include/paes/b.hpp")
 
         root = fresh(args.fixture, scratch, "E")
         with open(root / "src/low/low.hpp", "a") as f:
             f.write('#include "high/tool.hpp"\n')
-        code, output = run(args.checker, root)
+        code, output = run_checker(args.checker, root)
         expect(failures, "E", code, output, 1, "src/low/low.hpp:3: src/low -> src/high/tool.hpp")
 
         root = fresh(args.fixture, scratch, "R")
         (root / "src/new").mkdir()
         (root / "src/new/new.cpp").write_text('#include "low/low.hpp"\n')
-        code, output = run(args.checker, root)
+        code, output = run_checker(args.checker, root)
         expect(failures, "R", code, output, 1, "src/new/new.cpp: its folder src/new has no row")
 
         root = fresh(args.fixture, scratch, "S")
         (root / "src/high/tool.hpp").unlink()
         (root / "src/low/special.cpp").write_text("")
-        code, output = run(args.checker, root)
+        code, output = run_checker(args.checker, root)
         expect(failures, "S", code, output, 1, "src/high/tool.hpp: named in the layer tables but not in the tree")
 
         root = fresh(args.fixture, scratch, "D")
@@ -92,7 +92,7 @@ def main():
         doc.write_text(doc.read_text().replace(row, row + "| `src/low/deep` | | |\n"))
         with open(root / "src/high/high.hpp", "a") as f:
             f.write('#include "low/deep/deep.hpp"\n')
-        code, output = run(args.checker, root)
+        code, output = run_checker(args.checker, root)
         expect(failures, "D", code, output, 1, "src/high/high.hpp:4: src/high -> src/low/deep/deep.hpp")
 
     for failure in failures:

@@ -112,7 +112,7 @@ class Soak:
         return ["encrypt", "--engine", engine, "--mode", leg, "--key-file", self.key, "--iv", IV,
                 "--chunk-size", "64K", self.plain, "-o", out]
 
-    def check(self, leg, out):
+    def output_is_right(self, leg, out):
         if leg != "sealed":
             return read(out) == self.expected[leg]
         opened = out + ".opened"
@@ -123,7 +123,7 @@ class Soak:
             os.remove(opened)
         return same
 
-    def one(self, leg, ranks, n):
+    def one_job(self, leg, ranks, n):
         """'ok', 'hang', 'failed' or 'differs'."""
         out = os.path.join(self.dir, f"out-{leg}-{ranks}")
         if os.path.exists(out):
@@ -146,9 +146,9 @@ class Soak:
         if proc.returncode != 0:
             print(f"  failed: {leg} x{ranks} run {n}: {err.decode(errors='replace').strip()}", flush=True)
             return "failed"
-        return "ok" if self.check(leg, out) else "differs"
+        return "ok" if self.output_is_right(leg, out) else "differs"
 
-    def run(self):
+    def run_every_leg(self):
         rows = []
         for ranks in self.args.ranks:
             for leg in self.args.legs:
@@ -156,7 +156,7 @@ class Soak:
                 seconds = []
                 for n in range(self.args.runs):
                     start = time.monotonic()
-                    counts[self.one(leg, ranks, n)] += 1
+                    counts[self.one_job(leg, ranks, n)] += 1
                     seconds.append(time.monotonic() - start)
                 rows.append((leg, ranks, counts, sorted(seconds)))
                 self.print_row(*rows[-1])
@@ -190,7 +190,7 @@ def main():
         parser.error(f"unknown legs: {sorted(set(args.legs) - set(LEGS))}")
     soak = Soak(args)
     try:
-        rows = soak.run()
+        rows = soak.run_every_leg()
     finally:
         shutil.rmtree(soak.dir, ignore_errors=True)
     bad = sum(c["hang"] + c["failed"] + c["differs"] for _, _, c, _ in rows)

@@ -15,17 +15,16 @@ rank exits 0 and the output is the threads engine's.
 Python 3.9+ standard library only.
 """
 
-import argparse
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
-import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from launchers import Launcher, Ranks  # noqa: E402
+from harness import (ScratchTestCase, killed_unless_finished, path_option, run_unittest, tool_paths,  # noqa: E402
+                     wait_for_pause, write_file)
 
 PAES = MPIEXEC = SHIM = None
 MIB = 1024 * 1024
@@ -38,40 +37,32 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
 
-class IdleRanksTest(unittest.TestCase):
+class IdleRanksTest(ScratchTestCase):
+    prefix = "paes-idle-"
+
     def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="paes-idle-")
-        self.inp = os.path.join(self.tmp, "plain")
-        with open(self.inp, "wb") as f:
-            f.write(os.urandom(4 * MIB + 5))
-        self.key = os.path.join(self.tmp, "key.hex")
-        with open(self.key, "w") as f:
-            f.write(os.urandom(16).hex() + "\n")
+        super().setUp()
+        self.inp = write_file(self.path("plain"), os.urandom(4 * MIB + 5))
+        self.key = self.key_file(os.urandom(16), name="key.hex")
 
-    def tearDown(self):
-        shutil.rmtree(self.tmp, ignore_errors=True)
-
-    def args(self, out, engine):
+    def cbc_encrypt_args(self, out, engine):
         return ["encrypt", "--engine", engine, "--mode", "cbc", "--iv", "00" * 16, "--key-file", self.key,
                 self.inp, "-o", out]
 
     def check_waiting_ranks(self, ranks):
         pause, pid_file = os.path.join(self.tmp, "paused"), os.path.join(self.tmp, "waiting.pids")
         out, expected = os.path.join(self.tmp, "mpi"), os.path.join(self.tmp, "threads")
-        rank0 = Ranks(1, [PAES] + self.args(out, "mpi"),
+        rank0 = Ranks(1, [PAES] + self.cbc_encrypt_args(out, "mpi"),
                       {"LD_PRELOAD": SHIM, "PAES_FAULT_READ_PATH": self.inp, "PAES_FAULT_PAUSE_AT": MIB,
                        "PAES_FAULT_PAUSE_FILE": pause})
         # Each waiting rank records its pid, then becomes paes.
         others = Ranks(ranks - 1, ["sh", "-c", 'echo $$ >> "$0"; shift; exec "$@"', pid_file, "-", PAES]
-                       + self.args(out, "mpi"))
+                       + self.cbc_encrypt_args(out, "mpi"))
         argv, env = Launcher(MPIEXEC).command([rank0, others])
         proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE)
-        try:
-            deadline = time.monotonic() + 60
-            while not os.path.exists(pause) and time.monotonic() < deadline and proc.poll() is None:
-                time.sleep(0.05)
-            self.assertTrue(os.path.exists(pause), f"rank 0 never reached the pause: {proc.poll()}")
+        with killed_unless_finished(proc):
+            wait_for_pause(proc, pause, "rank 0 to reach the pause")
             with open(pid_file) as f:
                 pids = [int(line) for line in f if line.strip()]
             self.assertEqual(len(pids), ranks - 1)
@@ -82,15 +73,11 @@ class IdleRanksTest(unittest.TestCase):
             used = {pid: (cpu_seconds(pid) - before[pid]) / (time.monotonic() - start) for pid in pids}
             os.remove(pause)
             _, err = proc.communicate(timeout=120)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.communicate()
         self.assertEqual(proc.returncode, 0, err.decode(errors="replace"))
         for pid, rate in used.items():
             self.assertLess(rate, LIMIT, f"a waiting rank (pid {pid}) used {rate:.2f} s of CPU per second "
                                          f"while rank 0 worked alone ({ranks} ranks)")
-        done = subprocess.run([PAES] + self.args(expected, "threads"), stdin=subprocess.DEVNULL,
+        done = subprocess.run([PAES] + self.cbc_encrypt_args(expected, "threads"), stdin=subprocess.DEVNULL,
                               capture_output=True, timeout=120)
         self.assertEqual(done.returncode, 0, done.stderr)
         with open(out, "rb") as a, open(expected, "rb") as b:
@@ -105,14 +92,10 @@ class IdleRanksTest(unittest.TestCase):
 
 def main():
     global PAES, MPIEXEC, SHIM
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--paes", required=True)
-    parser.add_argument("--mpiexec", required=True)
-    parser.add_argument("--shim", required=True, help="the fault injection library (tests/fault/fault_inject.c)")
-    opts, rest = parser.parse_known_args()
-    PAES, MPIEXEC, SHIM = (os.path.abspath(p) for p in (opts.paes, opts.mpiexec, opts.shim))
-    program = unittest.main(argv=[sys.argv[0]] + rest, exit=False, verbosity=2)
-    return 0 if program.result.wasSuccessful() else 1
+    PAES, _, rest = tool_paths(__doc__, need_openssl=False)
+    MPIEXEC, rest = path_option(rest, "--mpiexec", "the mpiexec of the MPI paes-mpi was built with")
+    SHIM, rest = path_option(rest, "--shim", "the fault injection library (tests/fault/fault_inject.c)")
+    return run_unittest(rest)
 
 
 if __name__ == "__main__":

@@ -60,7 +60,6 @@ Python 3.9+ standard library only. Exits non-zero when any test fails; every ski
 """
 
 import argparse
-import itertools
 import json
 import os
 import stat
@@ -68,16 +67,17 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 import unittest
 from concurrent.futures import ThreadPoolExecutor
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from launchers import Launcher, Ranks, Unsupported  # noqa: E402
-from harness import (ScratchTestCase, describe, openssl_enc_command, read_file, run_unittest, tool_paths,  # noqa: E402
-                     write_file)
+from harness.fault_shim import fault_shim_variables  # noqa: E402
+from harness import (ScratchTestCase, describe, killed_unless_finished, openssl_ok,  # noqa: E402
+                     oracle_input_and_output, raw_args, read_file, run_paes, run_unittest, tool_paths,
+                     wait_for_pause, write_file)
 
 PAES = "paes"
 OPENSSL = "openssl"
@@ -94,18 +94,11 @@ SEQUENTIAL = {("encrypt", "cbc"), ("encrypt", "cfb"), ("encrypt", "cfb8"), ("enc
               ("encrypt", "ofb"), ("decrypt", "ofb")}
 # mpiexec start-up dominates; two runs side by side keep the 2-core machine busy.
 POOL = ThreadPoolExecutor(max_workers=2)
-_counter = itertools.count()
-_counter_lock = threading.Lock()
-
-
-def unique(prefix):
-    with _counter_lock:
-        return f"{prefix}{next(_counter)}"
 
 
 # --------------------------------------------------------------------------- helpers
 
-def launch(groups, **options):
+def mpiexec_command(groups, **options):
     """(argv, environment) of mpiexec starting `groups` (launchers.Ranks). Open MPI's
     ranks talk over TCP alone, the transport every cluster has (its node-local and
     UCX paths off). MPICH's use the transports UCX picks, but for the two-hosts tests:
@@ -117,18 +110,12 @@ def launch(groups, **options):
 
 def run_mpi(ranks, args, timeout=120):
     """`mpiexec -n ranks paes args`; stdin is /dev/null (both launchers forward stdin)."""
-    cmd, env = launch([Ranks(ranks, [PAES] + list(args))])
+    cmd, env = mpiexec_command([Ranks(ranks, [PAES] + list(args))])
     return subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, env=env)
 
 
-def run_local(args, timeout=120):
-    """paes without mpiexec (threads or serial engine)."""
-    cmd = [PAES] + [str(a) for a in args]
-    return subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
-
-
 def mpi_cmd(ranks, args):
-    return " ".join(launch([Ranks(ranks, [PAES] + list(args))])[0])
+    return " ".join(mpiexec_command([Ranks(ranks, [PAES] + list(args))])[0])
 
 
 def stderr_lines(proc):
@@ -139,23 +126,10 @@ def note_lines(proc):
     return [l for l in stderr_lines(proc) if l.startswith("paes: note:")]
 
 
-def openssl_ok(mode, key, iv, data, decrypt=False, nopad=False):
-    cmd = openssl_enc_command(OPENSSL, mode, key, iv, decrypt, nopad)
-    proc = subprocess.run(cmd, input=data, capture_output=True, timeout=120)
-    if proc.returncode != 0:
-        raise AssertionError(f"openssl enc -{mode} failed: {describe(proc)}")
-    return proc.stdout
-
-
-def raw_args(direction, mode, key_file, iv, inp, out, chunk=None, nopad=False, extra=()):
-    args = [direction, "--mode", mode, "--key-file", key_file]
-    if mode != "ecb":
-        args += ["--iv", iv.hex()]
-    if chunk is not None:
-        args += ["--chunk-size", chunk]
-    if nopad:
-        args.append("--no-pad")
-    return args + list(extra) + [inp, "-o", out]
+def raw_args_with_key_file(direction, mode, key_file, iv, inp, out, chunk=None, nopad=False, extra=()):
+    """harness.raw_args with the key in `key_file`, --chunk-size `chunk` and --no-pad."""
+    options = (["--chunk-size", chunk] if chunk is not None else []) + (["--no-pad"] if nopad else [])
+    return raw_args(direction, mode, ["--key-file", key_file], iv, options + list(extra), inp, out)
 
 
 class MpiTestCase(ScratchTestCase):
@@ -166,19 +140,12 @@ class MpiTestCase(ScratchTestCase):
         if SKIP_REASON:
             raise unittest.SkipTest(SKIP_REASON)
 
-    def key_file(self, bits, key=None):
-        """A hex key file (a fresh random key unless `key` is given); returns (path, key)."""
-        key = key if key is not None else os.urandom(bits // 8)
-        path = write_file(self.path(unique("key-") + ".hex"), key.hex().encode() + b"\n", 0o600)
-        return path, key
+    def random_key_file(self, bits):
+        """A hex key file holding a fresh random key; returns (path, key)."""
+        key = os.urandom(bits // 8)
+        return self.key_file(key), key
 
-    def keygen(self, bits):
-        path = self.path(unique("keygen-") + ".key")
-        proc = run_local(["keygen", "--key-bits", bits, "-o", path])
-        self.assertEqual(proc.returncode, 0, f"paes keygen: {describe(proc)}")
-        return path
-
-    def expect_failure(self, ranks, args, out_dir, substring=None, code=None, before=None):
+    def expect_mpi_failure(self, ranks, args, out_dir, substring=None, code=None, before=None):
         """The MPI run must exit non-zero (`code` if given), print one 'paes: ' line (with
         `substring`), print nothing on stdout, and leave `out_dir` as it was."""
         if before is None:
@@ -205,15 +172,15 @@ class MpiTestCase(ScratchTestCase):
 
 class OracleTest(MpiTestCase):
     """1: raw modes under MPI give openssl's bytes and the threads engine's bytes."""
+    ctest_labels = ("slow",)
 
-    def oracle_case(self, ranks, direction, mode, bits, size, chunk, nopad=False):
+    def mpi_oracle_problems(self, ranks, direction, mode, bits, size, chunk, nopad=False):
         """Returns a list of problems (empty when the case passed)."""
-        d = self.new_dir(unique("case-"))
-        key_file, key = self.key_file(bits)
+        d = self.new_dir(self.unique_name("case-"))
+        key_file, key = self.random_key_file(bits)
         iv = os.urandom(16)
         plaintext = os.urandom(size)
-        ciphertext = openssl_ok(mode, key, iv, plaintext, nopad=nopad)
-        source, expected = (plaintext, ciphertext) if direction == "encrypt" else (ciphertext, plaintext)
+        source, expected = oracle_input_and_output(direction, mode, key, iv, plaintext, nopad)
         inp = write_file(os.path.join(d, "in.bin"), source)
         out_dir = os.path.join(d, "out")
         os.makedirs(out_dir)
@@ -222,16 +189,16 @@ class OracleTest(MpiTestCase):
         problems = []
 
         out_t = os.path.join(out_dir, "threads.bin")
-        args_t = raw_args(direction, mode, key_file, iv, inp, out_t, chunk, nopad,
+        args_t = raw_args_with_key_file(direction, mode, key_file, iv, inp, out_t, chunk, nopad,
                           ["--engine", "threads", "--threads", "2"])
-        proc = run_local(args_t)
+        proc = run_paes(args_t)
         if proc.returncode != 0:
             problems.append(f"{what}: threads engine {describe(proc)}")
         elif read_file(out_t) != expected:
             problems.append(f"{what}: threads engine differs from openssl")
 
         out_m = os.path.join(out_dir, "mpi.bin")
-        args_m = raw_args(direction, mode, key_file, iv, inp, out_m, chunk, nopad,
+        args_m = raw_args_with_key_file(direction, mode, key_file, iv, inp, out_m, chunk, nopad,
                           ["--engine", "mpi"])
         proc = run_mpi(ranks, args_m)
         cmd = mpi_cmd(ranks, args_m)
@@ -256,10 +223,8 @@ class OracleTest(MpiTestCase):
         shutil.rmtree(d, ignore_errors=True)
         return problems
 
-    def run_cases(self, cases):
-        for problems in POOL.map(lambda c: self.oracle_case(*c), cases):
-            self.check(not problems, "; ".join(problems))
-        self.finish()
+    def run_oracle_cases(self, cases):
+        self.run_cases(self.mpi_oracle_problems, cases, POOL)
 
     def test_two_ranks_every_mode(self):
         """Modes x key sizes x directions at 2 ranks."""
@@ -274,7 +239,7 @@ class OracleTest(MpiTestCase):
                     if bits == KEY_BITS[(MODES.index(mode) + DIRECTIONS.index(direction)) % 3]:
                         for size in (0, 1, 17):
                             cases.append((2, direction, mode, bits, size, "16"))
-        self.run_cases(cases)
+        self.run_oracle_cases(cases)
 
     def test_one_three_four_ranks(self):
         """A subset of modes/directions at 1, 3 and 4 ranks, incl. fewer chunks than ranks."""
@@ -293,7 +258,7 @@ class OracleTest(MpiTestCase):
                     sizes.append((3 * 16 - 1, "16"))  # padding fills the 3rd block
                 for size, chunk in sizes:
                     cases.append((ranks, direction, mode, bits, size, chunk))
-        self.run_cases(cases)
+        self.run_oracle_cases(cases)
 
     def test_no_pad(self):
         cases = []
@@ -302,7 +267,7 @@ class OracleTest(MpiTestCase):
                 for direction in DIRECTIONS:
                     for size, chunk in ((0, "16"), (48, "16"), (64 * 1024, "4K")):
                         cases.append((ranks, direction, mode, 256, size, chunk, True))
-        self.run_cases(cases)
+        self.run_oracle_cases(cases)
 
 
 # --------------------------------------------------------------------------- 2. sealed
@@ -313,7 +278,7 @@ class SealedTest(MpiTestCase):
     def seal_open(self, seal, open_, key_args, size, seg, label):
         """Seals with `seal` ("mpi:N", "threads", "serial") and opens with `open_`;
         returns a list of problems."""
-        d = self.new_dir(unique("sealed-"))
+        d = self.new_dir(self.unique_name("sealed-"))
         data = os.urandom(size)
         inp = write_file(os.path.join(d, "in.bin"), data)
         sealed = os.path.join(d, "sealed.paes")
@@ -326,7 +291,7 @@ class SealedTest(MpiTestCase):
                 args = args[:1] + ["--engine", "mpi"] + args[1:]
                 return run_mpi(int(engine[4:]), args), mpi_cmd(int(engine[4:]), args)
             args = args[:1] + ["--engine", engine] + args[1:]
-            return run_local(args), "paes " + " ".join(map(str, args))
+            return run_paes(args), "paes " + " ".join(map(str, args))
 
         proc, cmd = go(seal, ["encrypt"] + key_args + seg_args + [inp, "-o", sealed])
         if proc.returncode != 0 or not os.path.exists(sealed):
@@ -354,10 +319,8 @@ class SealedTest(MpiTestCase):
         shutil.rmtree(d, ignore_errors=True)
         return problems
 
-    def run_cases(self, cases):
-        for problems in POOL.map(lambda c: self.seal_open(*c), cases):
-            self.check(not problems, "; ".join(problems))
-        self.finish()
+    def run_seal_open_cases(self, cases):
+        self.run_cases(self.seal_open, cases, POOL)
 
     def test_keys_across_engines(self):
         keys = {bits: self.keygen(bits) for bits in (128, 256)}
@@ -382,7 +345,7 @@ class SealedTest(MpiTestCase):
                           "AES-256 exact"))
             cases.append((mpi, "threads", ["--key-file", keys[128]], 8 * (4096 - 16) - 23, "4K",
                           "AES-128 exact+1"))
-        self.run_cases(cases)
+        self.run_seal_open_cases(cases)
 
     def test_passphrase_across_engines(self):
         pw = write_file(self.path("pass.txt"), b"correct horse battery staple\n", 0o600)
@@ -393,7 +356,7 @@ class SealedTest(MpiTestCase):
             cases.append(("mpi:3", "threads", key_args, 50 * 1024 + 1, "4K", label))
             cases.append(("threads", "mpi:4", key_args, 50 * 1024 + 1, "4K", label))
             cases.append(("mpi:2", "serial", key_args, 1, None, label))
-        self.run_cases(cases)
+        self.run_seal_open_cases(cases)
 
 
     def test_recipients_across_engines(self):
@@ -403,7 +366,7 @@ class SealedTest(MpiTestCase):
         ids = []
         for i in range(2):
             path = self.path(f"id{i}.txt")
-            proc = run_local(["keygen", "--x25519", "-o", path])
+            proc = run_paes(["keygen", "--x25519", "-o", path])
             self.assertEqual(proc.returncode, 0, describe(proc))
             ids.append((path, proc.stdout.decode().strip()))
         data = os.urandom(70 * 1024 + 5)
@@ -417,7 +380,7 @@ class SealedTest(MpiTestCase):
             for engine in ("mpi", "threads"):
                 back = self.path(f"back-{engine}.bin")
                 open_args = ["decrypt", "--engine", engine, "-i", identity, sealed, "-o", back, "-f"]
-                proc = run_mpi(3, open_args) if engine == "mpi" else run_local(open_args)
+                proc = run_mpi(3, open_args) if engine == "mpi" else run_paes(open_args)
                 self.check(proc.returncode == 0 and read_file(back) == data,
                            f"{identity} under {engine}: {describe(proc)}")
         # The two stanzas swapped: each still unwraps the file key, but the MAC
@@ -460,7 +423,7 @@ class FailureTest(MpiTestCase):
             tampered = write_file(self.path(f"tampered-{name}.paes"), bytes(bad))
             args = ["decrypt", "--engine", "mpi", "--key-file", key, tampered,
                     "-o", os.path.join(out_dir, "plain.bin")]
-            proc = self.expect_failure(4, args, out_dir, "authentication failed")
+            proc = self.expect_mpi_failure(4, args, out_dir, "authentication failed")
             lines = stderr_lines(proc)
             # The message may name the rank; the flipped byte is in rank 3's range.
             if lines and "(rank" in lines[0]:
@@ -489,7 +452,7 @@ class FailureTest(MpiTestCase):
             if other is None:  # the same bytes under another inode and time
                 other = read_file(os.path.join(here, "in.bin"))
             write_file(os.path.join(there, "in.bin"), other)
-            cmd, env = launch([Ranks(1, [paes] + args), Ranks(1, rank1)])
+            cmd, env = mpiexec_command([Ranks(1, [paes] + args), Ranks(1, rank1)])
             proc = subprocess.run(cmd, cwd=here, stdin=subprocess.DEVNULL, capture_output=True,
                                   timeout=120, env=env)
             lines = stderr_lines(proc)
@@ -506,18 +469,11 @@ class FailureTest(MpiTestCase):
         `pause`, renames `other` over `name`. Returns (exit status, stderr lines)."""
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 cwd=cwd, env=env)
-        try:
-            deadline = time.monotonic() + 60
-            while not os.path.exists(pause) and time.monotonic() < deadline and proc.poll() is None:
-                time.sleep(0.05)
-            self.assertTrue(os.path.exists(pause), f"{' '.join(cmd)}: never paused")
+        with killed_unless_finished(proc):
+            wait_for_pause(proc, pause, f"{' '.join(cmd)} to pause")
             os.rename(other, name)
             os.remove(pause)
             _, err = proc.communicate(timeout=60)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
         return proc.returncode, [l for l in err.decode(errors="replace").splitlines() if l.strip()]
 
     def test_input_replaced_after_rank_0_opened_it(self):
@@ -533,7 +489,7 @@ class FailureTest(MpiTestCase):
         crypt = ["--mode", "ctr", "--pbkdf2", "--passphrase-file", passphrase]
         inp = write_file(self.path("plain.bin"), os.urandom(64 * 1024 + 5))
         enc = self.path("enc.bin")
-        proc = run_local(["encrypt"] + crypt + [inp, "-o", enc])
+        proc = run_paes(["encrypt"] + crypt + [inp, "-o", enc])
         self.assertEqual(proc.returncode, 0, describe(proc))
         swapped = bytearray(read_file(enc))
         swapped[16 + 1000] ^= 0x01
@@ -541,7 +497,7 @@ class FailureTest(MpiTestCase):
         out_dir = self.new_dir("out")
         pause = self.path("paused")
         args = ["decrypt", "--engine", "mpi"] + crypt + [enc, "-o", os.path.join(out_dir, "plain.bin")]
-        cmd, env = launch([Ranks(2, [PAES] + args)],
+        cmd, env = mpiexec_command([Ranks(2, [PAES] + args)],
                           env=dict(os.environ, LD_PRELOAD=SHIM, PAES_FAULT_READ_PATH=enc, PAES_FAULT_PAUSE_AT="0",
                                    PAES_FAULT_PAUSE_FILE=pause))
         status, lines = self.rename_while_paused(cmd, pause, other, enc, env)
@@ -569,7 +525,7 @@ class FailureTest(MpiTestCase):
         rank1 = Ranks(1, ["sh", "-c", 'cd "$0" && exec "$@"', there, paes] + args,
                       {"LD_PRELOAD": SHIM, "PAES_FAULT_READ_PATH": "in.paes", "PAES_FAULT_PAUSE_OPEN": "1",
                        "PAES_FAULT_PAUSE_FILE": pause})
-        cmd, env = launch([Ranks(1, [paes] + args), rank1])
+        cmd, env = mpiexec_command([Ranks(1, [paes] + args), rank1])
         status, lines = self.rename_while_paused(cmd, pause, other, os.path.join(there, "in.paes"), env, cwd=here)
         self.assertEqual((status, lines), (0, []), " ".join(cmd))
         self.assertEqual(read_file(out), read_file(inp))
@@ -580,17 +536,17 @@ class FailureTest(MpiTestCase):
         out = os.path.join(out_dir, "plain.bin")
         # A missing input.
         for ranks in (2, 4):
-            self.expect_failure(ranks, ["decrypt", "--engine", "mpi", "--key-file", key,
+            self.expect_mpi_failure(ranks, ["decrypt", "--engine", "mpi", "--key-file", key,
                                         self.path("no-such-file"), "-o", out], out_dir,
                                 "no-such-file")
-            self.expect_failure(ranks, ["encrypt", "--engine", "mpi", "--mode", "ctr",
+            self.expect_mpi_failure(ranks, ["encrypt", "--engine", "mpi", "--mode", "ctr",
                                         "--key-file", key, "--iv", "00" * 16,
                                         self.path("no-such-file"), "-o", out], out_dir,
                                 "no-such-file")
         # A wrong key.
         wrong = self.keygen(256)
         for ranks in (2, 3):
-            self.expect_failure(ranks, ["decrypt", "--engine", "mpi", "--key-file", wrong, sealed,
+            self.expect_mpi_failure(ranks, ["decrypt", "--engine", "mpi", "--key-file", wrong, sealed,
                                         "-o", out], out_dir, "authentication failed")
         # An existing output without -f: refused, left untouched.
         write_file(out, b"precious")
@@ -598,7 +554,7 @@ class FailureTest(MpiTestCase):
             for args in (["decrypt", "--engine", "mpi", "--key-file", key, sealed, "-o", out],
                          ["encrypt", "--engine", "mpi", "--mode", "ctr", "--key-file", key,
                           "--iv", "00" * 16, inp, "-o", out]):
-                self.expect_failure(ranks, args, out_dir, "exists")
+                self.expect_mpi_failure(ranks, args, out_dir, "exists")
                 self.check(read_file(out) == b"precious", f"{mpi_cmd(ranks, args)}: output changed")
         os.remove(out)
         # With -f the existing output is replaced.
@@ -613,15 +569,15 @@ class FailureTest(MpiTestCase):
     def test_raw_decrypt_failures(self):
         out_dir = self.new_dir("out")
         out = os.path.join(out_dir, "plain.bin")
-        key_file, key = self.key_file(128)
+        key_file, key = self.random_key_file(128)
         iv = os.urandom(16)
         data = os.urandom(50 * 1024 + 5)
         ct = openssl_ok("cbc", key, iv, data)
         # A wrong key: the padding check fails in the last chunk (the last rank's).
-        wrong_file, _ = self.key_file(128)
+        wrong_file, _ = self.random_key_file(128)
         inp = write_file(self.path("ct.bin"), ct)
         for ranks in (2, 4):
-            args = raw_args("decrypt", "cbc", wrong_file, iv, inp, out, "4K", extra=["--engine", "mpi"])
+            args = raw_args_with_key_file("decrypt", "cbc", wrong_file, iv, inp, out, "4K", extra=["--engine", "mpi"])
             # A random wrong key still gives valid padding with probability ~1/256:
             # accept success only if the padding really happens to be valid.
             proc = run_mpi(ranks, args)
@@ -637,12 +593,12 @@ class FailureTest(MpiTestCase):
             for mode in ("cbc", "ecb"):
                 ctm = openssl_ok(mode, key, iv, data)
                 trunc = write_file(self.path(f"trunc-{mode}.bin"), ctm[:-5])
-                self.expect_failure(ranks, raw_args("decrypt", mode, key_file, iv, trunc, out, "4K",
+                self.expect_mpi_failure(ranks, raw_args_with_key_file("decrypt", mode, key_file, iv, trunc, out, "4K",
                                                     extra=["--engine", "mpi"]), out_dir)
         # --no-pad encryption of input that is not whole blocks.
         for ranks in (2, 4):
             plain = write_file(self.path("odd.bin"), os.urandom(4096 * 3 + 7))
-            self.expect_failure(ranks, raw_args("encrypt", "ecb", key_file, iv, plain, out, "4K",
+            self.expect_mpi_failure(ranks, raw_args_with_key_file("encrypt", "ecb", key_file, iv, plain, out, "4K",
                                                 nopad=True, extra=["--engine", "mpi"]), out_dir)
         self.finish()
 
@@ -654,10 +610,10 @@ class NoFileOutputTest(MpiTestCase):
     --engine mpi."""
 
     def test_dev_null_discards_every_ranks_part(self):
-        key_file, _ = self.key_file(256)
+        key_file, _ = self.random_key_file(256)
         inp = write_file(self.path("in.bin"), os.urandom((3 << 20) + 5))
         sealed = self.path("s.paes")
-        proc = run_local(["encrypt", "--key-file", key_file, "--segment-size", "64K", inp, "-o", sealed])
+        proc = run_paes(["encrypt", "--key-file", key_file, "--segment-size", "64K", inp, "-o", sealed])
         self.assertEqual(proc.returncode, 0, describe(proc))
         proc = run_mpi(3, ["decrypt", "--engine", "mpi", "--key-file", key_file, sealed, "-o", "/dev/null"])
         self.assertEqual(proc.returncode, 0, describe(proc))
@@ -670,10 +626,10 @@ class NoFileOutputTest(MpiTestCase):
         self.assertTrue(stat.S_ISCHR(os.lstat("/dev/null").st_mode), "/dev/null was replaced")
 
     def test_ranks_without_engine_mpi_are_refused(self):
-        key_file, _ = self.key_file(256)
+        key_file, _ = self.random_key_file(256)
         inp = write_file(self.path("in.bin"), os.urandom(1000))
         out_dir = self.new_dir("out")
-        self.expect_failure(3, ["encrypt", "--key-file", key_file, inp, "-o", os.path.join(out_dir, "x")], out_dir,
+        self.expect_mpi_failure(3, ["encrypt", "--key-file", key_file, inp, "-o", os.path.join(out_dir, "x")], out_dir,
                             "add --engine mpi", code=2)
         self.finish()
 
@@ -685,17 +641,16 @@ class SequentialTest(MpiTestCase):
         cases = [("encrypt", "cbc"), ("encrypt", "ofb"), ("decrypt", "ofb"), ("encrypt", "cfb"),
                  ("encrypt", "cfb8"), ("encrypt", "cfb1")]
 
-        def one(case):
-            direction, mode = case
-            key_file, key = self.key_file(256)
+        def sequential_case_problems(direction, mode):
+            key_file, key = self.random_key_file(256)
             iv = os.urandom(16)
-            d = self.new_dir(unique("seq-"))
+            d = self.new_dir(self.unique_name("seq-"))
             size = 20 * 1024 + 1 if mode == "cfb1" else 256 * 1024 + 3
             src = os.urandom(size)
             expected = openssl_ok(mode, key, iv, src, decrypt=(direction == "decrypt"))
             inp = write_file(os.path.join(d, "in.bin"), src)
             out = os.path.join(d, "out.bin")
-            args = raw_args(direction, mode, key_file, iv, inp, out, "4K",
+            args = raw_args_with_key_file(direction, mode, key_file, iv, inp, out, "4K",
                             extra=["--engine", "mpi", "--json"])
             proc = run_mpi(3, args)
             cmd = mpi_cmd(3, args)
@@ -719,9 +674,7 @@ class SequentialTest(MpiTestCase):
                 problems.append(f"{cmd}: bad --json ({e}): {proc.stdout[:300]!r}")
             return problems
 
-        for problems in POOL.map(one, cases):
-            self.check(not problems, "; ".join(problems))
-        self.finish()
+        self.run_cases(sequential_case_problems, cases, POOL)
 
 
 # --------------------------------------------------------------------------- 5. stdin/stdout
@@ -730,7 +683,7 @@ class PipeRefusedTest(MpiTestCase):
     """5: stdin and stdout are refused under MPI."""
 
     def test_stdin_stdout_refused(self):
-        key_file, _ = self.key_file(256)
+        key_file, _ = self.random_key_file(256)
         inp = write_file(self.path("in.bin"), os.urandom(1000))
         out_dir = self.new_dir("out")
         out = os.path.join(out_dir, "o.bin")
@@ -740,13 +693,13 @@ class PipeRefusedTest(MpiTestCase):
             for opts in (raw, sealed):
                 for direction in DIRECTIONS:
                     for tail in (["-", "-o", out], ["-o", out], [inp, "-o", "-"], [inp]):
-                        self.expect_failure(ranks, [direction] + opts + tail, out_dir,
+                        self.expect_mpi_failure(ranks, [direction] + opts + tail, out_dir,
                                             "refused under MPI: every rank opens the input and output files "
                                             "itself (give INPUT and -o OUTPUT as files)", code=2)
         # Streams named as files: a /proc file (read to its end, its size is made up), and
         # /dev/stdout; refused up front, as stdin and stdout are.
         for tail in (["/proc/self/status", "-o", out], [inp, "-o", "/dev/stdout"]):
-            self.expect_failure(2, ["encrypt"] + raw + tail, out_dir, "MPI", code=2)
+            self.expect_mpi_failure(2, ["encrypt"] + raw + tail, out_dir, "MPI", code=2)
         self.finish()
 
 
@@ -780,7 +733,7 @@ class JsonTest(MpiTestCase):
         return summary
 
     def test_json_raw(self):
-        key_file, key = self.key_file(256)
+        key_file, key = self.random_key_file(256)
         iv = os.urandom(16)
         size = 300 * 1024 + 11
         chunk = 4096
@@ -789,7 +742,7 @@ class JsonTest(MpiTestCase):
             src = data if direction == "encrypt" else openssl_ok(mode, key, iv, data)
             inp = write_file(self.path(f"in-{mode}"), src)
             out = self.path(f"out-{mode}")
-            args = raw_args(direction, mode, key_file, iv, inp, out, "4K",
+            args = raw_args_with_key_file(direction, mode, key_file, iv, inp, out, "4K",
                             extra=["--engine", "mpi", "--json"])
             proc = run_mpi(3, args)
             cmd = mpi_cmd(3, args)
@@ -809,7 +762,7 @@ class JsonTest(MpiTestCase):
 
     def test_json_sealed_encrypt(self):
         key = self.path("k.key")
-        run_local(["keygen", "-o", key])
+        run_paes(["keygen", "-o", key])
         size = 200 * 1024 + 5
         inp = write_file(self.path("in"), os.urandom(size))
         sealed = self.path("sealed")
@@ -827,10 +780,10 @@ class JsonTest(MpiTestCase):
 
     def test_json_sealed_decrypt(self):
         key = self.path("k.key")
-        run_local(["keygen", "-o", key])
+        run_paes(["keygen", "-o", key])
         inp = write_file(self.path("in"), os.urandom(200 * 1024 + 5))
         sealed = self.path("sealed")
-        proc = run_local(["encrypt", "--key-file", key, "--segment-size", "4K", inp, "-o", sealed])
+        proc = run_paes(["encrypt", "--key-file", key, "--segment-size", "4K", inp, "-o", sealed])
         self.assertEqual(proc.returncode, 0, describe(proc))
         size = os.path.getsize(sealed)
         args = ["decrypt", "--engine", "mpi", "--key-file", key, "--json", sealed,
@@ -894,7 +847,7 @@ class OnlyWhenAskedTest(MpiTestCase):
         self.fifo = self.path("in.fifo")
         os.mkfifo(self.fifo)
         self.data = os.urandom(100000)
-        self.key, _ = self.key_file(256)
+        self.key, _ = self.random_key_file(256)
 
     def test_a_plain_run_has_no_mpi_in_its_memory(self):
         out = self.path("plain.paes")
@@ -921,7 +874,7 @@ class OnlyWhenAskedTest(MpiTestCase):
             [PAES, "encrypt", "--key-file", self.key, self.fifo, "-o", out], hang_up,
             preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
         self.assertEqual(proc.returncode, 0, f"exit {proc.returncode}: {err!r}")
-        back = run_local(["decrypt", "--key-file", self.key, out, "-o", "-"])
+        back = run_paes(["decrypt", "--key-file", self.key, out, "-o", "-"])
         self.assertEqual(back.stdout, self.data)
 
     def test_nohup_under_mpi(self):
@@ -939,17 +892,14 @@ class OnlyWhenAskedTest(MpiTestCase):
         if ignore:
             print(f"test_mpi.py: {LAUNCHER} does not pass an ignored SIGHUP on to the ranks: "
                   "each rank ignores it itself", file=sys.stderr)
-        cmd, env = launch([Ranks(1, ["sh", "-c", ignore + 'echo $$ > "$0"; shift; exec "$@"', pid_file, "-",
+        cmd, env = mpiexec_command([Ranks(1, ["sh", "-c", ignore + 'echo $$ > "$0"; shift; exec "$@"', pid_file, "-",
                                      PAES, "encrypt", "--engine", "mpi", "--key-file", self.key, inp, "-o", out])],
                           env=dict(os.environ, LD_PRELOAD=SHIM, PAES_FAULT_READ_PATH=inp,
                                    PAES_FAULT_PAUSE_AT=str(2 << 20), PAES_FAULT_PAUSE_FILE=pause))
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                                 preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
-        try:
-            deadline = time.monotonic() + 60
-            while not os.path.exists(pause) and time.monotonic() < deadline and proc.poll() is None:
-                time.sleep(0.05)
-            self.assertTrue(os.path.exists(pause), "rank 0 never reached the pause")
+        with killed_unless_finished(proc):
+            wait_for_pause(proc, pause, "rank 0 to reach the pause")
             with open(pid_file) as f:
                 pid = int(f.read())
             with open(f"/proc/{pid}/status") as f:
@@ -958,12 +908,8 @@ class OnlyWhenAskedTest(MpiTestCase):
             os.kill(pid, signal.SIGHUP)
             os.remove(pause)
             _, err = proc.communicate(timeout=60)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
         self.assertEqual(proc.returncode, 0, err)
-        self.assertEqual(run_local(["decrypt", "--key-file", self.key, out, "-o", "-"]).stdout, read_file(inp))
+        self.assertEqual(run_paes(["decrypt", "--key-file", self.key, out, "-o", "-"]).stdout, read_file(inp))
 
     def test_engine_mpi_runs_paes_mpi(self):
         inp = write_file(self.path("in.bin"), self.data)
@@ -1009,7 +955,7 @@ class OtherMpisLauncherTest(MpiTestCase):
             print(f"test_mpi.py: skipping the other launcher's test: no launcher of another MPI beside {LAUNCHER}",
                   file=sys.stderr)
             self.skipTest("SKIPPED: no launcher of another MPI installed")
-        key, _ = self.key_file(256)
+        key, _ = self.random_key_file(256)
         inp = write_file(self.path("in.bin"), os.urandom(100000))
         out_dir = self.new_dir("out")
         paes_mpi = os.path.join(os.path.dirname(os.path.abspath(PAES)), "paes-mpi")
@@ -1038,18 +984,18 @@ class OtherMpisLauncherTest(MpiTestCase):
             print(f"test_mpi.py: skipping Slurm's variables under {LAUNCHER}: its MPI would look for their "
                   "PMIx server", file=sys.stderr)
             self.skipTest("SKIPPED: Slurm's variables need a build whose MPI ignores PMIx's")
-        key, _ = self.key_file(256)
+        key, _ = self.random_key_file(256)
         inp = write_file(self.path("in.bin"), os.urandom(100000))
         paes_mpi = os.path.join(os.path.dirname(os.path.abspath(PAES)), "paes-mpi")
         for what, step, launched, status in (
                 ("rank 1 of srun --mpi=pmix", {"PMIX_RANK": "1", "SLURM_STEP_NUM_TASKS": "2"}, False, 2),
                 ("a batch script of 4 tasks", {"SLURM_NTASKS": "4"}, False, 0),
                 ("mpiexec -n 1 inside a step of 4", {"PMIX_RANK": "0", "SLURM_STEP_NUM_TASKS": "4"}, True, 0)):
-            out = self.path(unique("out-"))
+            out = self.path(self.unique_name("out-"))
             argv = [paes_mpi, "encrypt", "--engine", "mpi", "--key-file", key, inp, "-o", out]
             env = dict(os.environ, **step)
             if launched:
-                argv, env = launch([Ranks(1, argv)], env=env)
+                argv, env = mpiexec_command([Ranks(1, argv)], env=env)
             proc = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
             self.check(proc.returncode == status and os.path.exists(out) == (status == 0),
                        f"{what}: expected exit {status}, got {describe(proc)}")
@@ -1071,24 +1017,24 @@ class OneRankFaultTest(MpiTestCase):
         super().setUp()
         if not SHIM:
             self.skipTest("SKIPPED: no fault shim given (--shim)")
-        self.key, _ = self.key_file(256)
+        self.key, _ = self.random_key_file(256)
         self.data = os.urandom(6 * self.MIB + 5)
         self.inp = write_file(self.path("in.bin"), self.data)
 
     def run_with_fault_on(self, faulty, faults, args, out_dir):
         """mpiexec with RANKS ranks, the shim and `faults` (PAES_FAULT_*) on rank `faulty`;
         each rank writes its exit status to a file. Returns (proc, {rank: status})."""
-        statuses = self.path(unique("statuses-"))
+        statuses = self.path(self.unique_name("statuses-"))
         wrapper = ["sh", "-c", 'status_file=$1; shift; "$@"; s=$?; echo "$' + LAUNCHER.rank_variable +
                    ' $s" >> "$status_file"; exit $s', "sh", statuses, PAES] + [str(a) for a in args]
-        env = dict({"LD_PRELOAD": SHIM}, **{f"PAES_FAULT_{k.upper()}": str(v) for k, v in faults.items()})
+        env = fault_shim_variables(SHIM, **faults)
         groups = []
         if faulty > 0:
             groups.append(Ranks(faulty, wrapper))
         groups.append(Ranks(1, wrapper, env))
         if faulty < self.RANKS - 1:
             groups.append(Ranks(self.RANKS - 1 - faulty, wrapper))
-        cmd, launcher_env = launch(groups, every_rank_ends=True)
+        cmd, launcher_env = mpiexec_command(groups, every_rank_ends=True)
         proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=120, env=launcher_env)
         seen = {}
         if os.path.exists(statuses):
@@ -1099,7 +1045,7 @@ class OneRankFaultTest(MpiTestCase):
         return proc, seen
 
     def check_failed_everywhere(self, what, faulty, faults, words, sealed=True):
-        out_dir = self.new_dir(unique("out-"))
+        out_dir = self.new_dir(self.unique_name("out-"))
         out = os.path.join(out_dir, "o.bin")
         mode = [] if sealed else ["--mode", "ctr", "--iv", "00" * 16]
         args = ["encrypt", "--engine", "mpi", "--key-file", self.key, *mode, self.inp, "-o", out]
@@ -1154,18 +1100,18 @@ class TwoHostsTest(MpiTestCase):
     def setUp(self):
         super().setUp()
         try:
-            launch([], hosts=self.HOSTS, tcp_only=True)
+            mpiexec_command([], hosts=self.HOSTS, tcp_only=True)
         except Unsupported as e:
             print(f"test_mpi.py: skipping the two-hosts tests under {LAUNCHER}: {e}", file=sys.stderr)
             self.skipTest(f"SKIPPED: {e}")
 
     def mpiexec(self, argv, timeout=120):
         """2 ranks of `argv`, one on each host."""
-        cmd, env = launch([Ranks(2, argv)], hosts=self.HOSTS, tcp_only=True)
+        cmd, env = mpiexec_command([Ranks(2, argv)], hosts=self.HOSTS, tcp_only=True)
         return subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, env=env)
 
     def test_round_trips_across_two_hosts(self):
-        key, _ = self.key_file(256)
+        key, _ = self.random_key_file(256)
         data = os.urandom(5 * (1 << 20) + 3)
         inp = write_file(self.path("in.bin"), data)
         sealed, back, ctr = self.path("s.paes"), self.path("back"), self.path("ctr")
@@ -1189,7 +1135,7 @@ class TwoHostsTest(MpiTestCase):
         watcher removes the temporary output."""
         if not SHIM:
             self.skipTest("SKIPPED: no fault shim given (--shim)")
-        key, _ = self.key_file(256)
+        key, _ = self.random_key_file(256)
         inp = write_file(self.path("in.bin"), os.urandom(24 << 20))
         out_dir = self.new_dir("out")
         pause, pid_file = self.path("paused"), self.path("rank1.pid")
@@ -1197,22 +1143,15 @@ class TwoHostsTest(MpiTestCase):
         rank1 = Ranks(1, ["sh", "-c", 'echo $$ > "$0"; shift; exec "$@"', pid_file, "-", PAES] + args,
                       {"LD_PRELOAD": SHIM, "PAES_FAULT_READ_PATH": inp, "PAES_FAULT_PAUSE_AT": str(20 << 20),
                        "PAES_FAULT_PAUSE_FILE": pause})
-        cmd, env = launch([Ranks(1, [PAES] + args), rank1], hosts=self.HOSTS, tcp_only=True)
+        cmd, env = mpiexec_command([Ranks(1, [PAES] + args), rank1], hosts=self.HOSTS, tcp_only=True)
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 env=env)
-        try:
-            deadline = time.monotonic() + 60
-            while not os.path.exists(pause) and time.monotonic() < deadline and proc.poll() is None:
-                time.sleep(0.05)
-            self.assertTrue(os.path.exists(pause), "rank 1 never reached the pause")
+        with killed_unless_finished(proc):
+            wait_for_pause(proc, pause, "rank 1 to reach the pause")
             self.assertNotEqual(os.listdir(out_dir), [], "no temporary output mid-run")
             with open(pid_file) as f:
                 os.kill(int(f.read()), signal.SIGKILL)
             proc.communicate(timeout=60)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
         self.assertNotEqual(proc.returncode, 0)
         deadline = time.monotonic() + 10  # the watcher runs as rank 0 dies
         while os.listdir(out_dir) and time.monotonic() < deadline:
@@ -1257,10 +1196,10 @@ class GpuRanksTest(MpiTestCase):
             print(f"test_mpi.py: skipping the ranks x GPUs tests: {why}", file=sys.stderr)
             self.skipTest(f"SKIPPED: {why}")
         self.data = os.urandom(self.SIZE)
-        self.key_path, self.key = self.key_file(256)
+        self.key_path, self.key = self.random_key_file(256)
         self.iv = os.urandom(16)
 
-    def jobs(self):
+    def gpu_cases(self):
         """(mode, direction, input bytes, openssl's output bytes)"""
         return [("ctr", "encrypt", self.data, openssl_ok("ctr", self.key, self.iv, self.data)),
                 ("cbc", "decrypt", openssl_ok("cbc", self.key, self.iv, self.data), self.data)]
@@ -1268,15 +1207,15 @@ class GpuRanksTest(MpiTestCase):
     def run_ranks(self, args, rank1_env=()):
         """2 ranks of paes `args`, rank 1 with `rank1_env` (NAME, VALUE pairs) added."""
         args = [str(a) for a in args]
-        cmd, env = launch([Ranks(1, [PAES] + args), Ranks(1, [PAES] + args, dict(rank1_env))], env=self.env)
+        cmd, env = mpiexec_command([Ranks(1, [PAES] + args), Ranks(1, [PAES] + args, dict(rank1_env))], env=self.env)
         proc = subprocess.run(cmd, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=300)
         return " ".join(cmd), proc
 
     def check_run(self, mode, direction, src, want, extra, rank1_env=()):
         """Runs one job; checks openssl's bytes. Returns (cmd, its --json ranks, stderr lines)."""
-        inp = write_file(self.path(unique("in-")), src)
-        out = self.path(unique("out-"))
-        args = raw_args(direction, mode, self.key_path, self.iv, inp, out, "256K",
+        inp = write_file(self.path(self.unique_name("in-")), src)
+        out = self.path(self.unique_name("out-"))
+        args = raw_args_with_key_file(direction, mode, self.key_path, self.iv, inp, out, "256K",
                         extra=["--engine", "mpi", "--backend", "opencl", "--json", "-v"] + extra)
         cmd, proc = self.run_ranks(args, rank1_env)
         if proc.returncode != 0:
@@ -1296,7 +1235,7 @@ class GpuRanksTest(MpiTestCase):
 
     def test_each_rank_its_device(self):
         count = len(self.devices)
-        for mode, direction, src, want in self.jobs():
+        for mode, direction, src, want in self.gpu_cases():
             cmd, ranks, lines = self.check_run(mode, direction, src, want, [])
             if ranks is None:
                 continue
@@ -1311,7 +1250,7 @@ class GpuRanksTest(MpiTestCase):
 
     def test_device_option_for_every_rank(self):
         device = len(self.devices) - 1
-        for mode, direction, src, want in self.jobs():
+        for mode, direction, src, want in self.gpu_cases():
             cmd, ranks, _ = self.check_run(mode, direction, src, want, ["--device", device])
             if ranks is None:
                 continue
@@ -1324,7 +1263,7 @@ class GpuRanksTest(MpiTestCase):
         devices, _ = opencl_devices(dict(self.env, **dict(hidden)))
         if devices is not None:
             self.skipTest("SKIPPED: OCL_ICD_VENDORS does not hide this machine's OpenCL devices")
-        for mode, direction, src, want in self.jobs():
+        for mode, direction, src, want in self.gpu_cases():
             cmd, ranks, _ = self.check_run(mode, direction, src, want, [], rank1_env=hidden)
             if ranks is None:
                 continue
@@ -1353,7 +1292,7 @@ def probe(paes, mpiexec):
     if proc.returncode != 0 or not engines or "mpi" not in engines[0].split():
         return f"this paes has no mpi engine (paes info: {engines or describe(proc)})"
     try:
-        cmd, env = launch([Ranks(2, [paes, "--version"])])
+        cmd, env = mpiexec_command([Ranks(2, [paes, "--version"])])
         proc = subprocess.run(cmd, capture_output=True, stdin=subprocess.DEVNULL, timeout=60, env=env)
     except (OSError, subprocess.TimeoutExpired) as e:
         return f"`{mpiexec} -n 2 paes --version` does not run: {e}"

@@ -21,12 +21,10 @@ Exit status: 0 passed, 1 a check failed, 77 `cryptography` is not importable.
 """
 
 import argparse
-import base64
 import hashlib
 import hmac
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -34,14 +32,15 @@ try:
     from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
     from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM, ChaCha20Poly1305
-    from cryptography.hazmat.primitives.hashes import SHA256
-    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 except ImportError as exc:
     print(f"recipients_commit.py: SKIP: the Python package `cryptography` is not importable ({exc}); "
           f"run with a Python that has it (scripts/setup.sh's .venv)", file=sys.stderr)
     sys.exit(77)
 
-PAES = "paes"
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from harness import Tools, bech32_decode, run_paes  # noqa: E402
+from harness.sealed_format import b64_unpadded, hkdf_sha256  # noqa: E402
+
 SEGMENT = 4096
 ALICE_TEXT = b"ALICE: pay 100\n\n"     # block 0 of alice's plaintext
 BOB_TEXT = b"BOB: pay 999999\n"        # block 1 of bob's plaintext
@@ -52,7 +51,7 @@ class Failure(Exception):
     pass
 
 
-def check(condition, message):
+def require(condition, message):
     if not condition:
         raise Failure(message)
 
@@ -84,7 +83,7 @@ def gf_pow(x, e):
 
 
 def gf_inv(x):
-    check(x != 0, "GF(2^128): 0 has no inverse")
+    require(x != 0, "GF(2^128): 0 has no inverse")
     return gf_pow(x, (1 << 128) - 2)   # x^(2^128 - 2) = x^-1 in the field of 2^128 elements
 
 
@@ -98,14 +97,6 @@ def unblock(n):
 
 # ---------------------------------------------------------------- building the file
 
-def hkdf(ikm, salt, info, length=32):
-    return HKDF(SHA256(), length, salt, info).derive(ikm)
-
-
-def b64(data):
-    return base64.b64encode(data).rstrip(b"=")
-
-
 def aes_block(key, data):
     encryptor = Cipher(algorithms.AES(key), modes.ECB()).encryptor()
     return encryptor.update(data) + encryptor.finalize()
@@ -116,9 +107,9 @@ def x25519_stanza(recipient_public, file_key):
     e = X25519PrivateKey.generate()
     E = e.public_key().public_bytes_raw()
     shared = e.exchange(X25519PublicKey.from_public_bytes(recipient_public))
-    wrap_key = hkdf(shared, E + recipient_public, b"age-encryption.org/v1/X25519")
+    wrap_key = hkdf_sha256(shared, E + recipient_public, b"age-encryption.org/v1/X25519")
     wrapped = ChaCha20Poly1305(wrap_key).encrypt(bytes(12), file_key, None)
-    return b"-> X25519 " + b64(E) + b"\n" + b64(wrapped) + b"\n"
+    return b"-> X25519 " + b64_unpadded(E) + b"\n" + b64_unpadded(wrapped) + b"\n"
 
 
 def colliding_segment(key1, key2, nonce):
@@ -151,11 +142,11 @@ def colliding_segment(key1, key2, nonce):
         for x in c + [length]:
             y = gf_mul(y ^ x, h)
         tags.append(unblock(y ^ e))
-    check(tags[0] == tags[1], "the solved block does not make the two GHASH tags agree")
+    require(tags[0] == tags[1], "the solved block does not make the two GHASH tags agree")
     segment = ciphertext + tags[0]
     plains = [AESGCM(k).decrypt(nonce, segment, None) for k in (key1, key2)]   # raises if not
-    check(plains[0] != plains[1], "the two plaintexts are equal")
-    check(plains[0].startswith(ALICE_TEXT) and plains[1][16:32] == BOB_TEXT,
+    require(plains[0] != plains[1], "the two plaintexts are equal")
+    require(plains[0].startswith(ALICE_TEXT) and plains[1][16:32] == BOB_TEXT,
           f"unexpected plaintexts {plains}")
     return segment, plains
 
@@ -166,34 +157,27 @@ def build_file(alice_public, bob_public, mac_under):
     k1, k2 = os.urandom(16), os.urandom(16)
     preamble = b"PAES\x03\x03\x20\x00\x00\x00\x00\x00" + SEGMENT.to_bytes(4, "big") + bytes(16)
     header = preamble + x25519_stanza(alice_public, k1) + x25519_stanza(bob_public, k2) + b"---"
-    mac = hmac.new(hkdf((k1, k2)[mac_under], b"", b"header"), header, hashlib.sha256).digest()
+    mac = hmac.new(hkdf_sha256((k1, k2)[mac_under], b"", b"header"), header, hashlib.sha256).digest()
     salt, nonce_prefix = os.urandom(32), os.urandom(7)
     tink_header = bytes([1 + 32 + 7]) + salt + nonce_prefix
-    segment_keys = [hkdf(hkdf(k, b"", b"paes v3 body"), salt, preamble) for k in (k1, k2)]
+    segment_keys = [hkdf_sha256(hkdf_sha256(k, b"", b"paes v3 body"), salt, preamble) for k in (k1, k2)]
     nonce = nonce_prefix + (0).to_bytes(4, "big") + b"\x01"             # segment 0, the last
     segment, plains = colliding_segment(segment_keys[0], segment_keys[1], nonce)
-    data = header + b" " + b64(mac) + b"\n" + tink_header + segment
+    data = header + b" " + b64_unpadded(mac) + b"\n" + tink_header + segment
     return data, plains
 
 
 # ---------------------------------------------------------------- running paes
 
-def paes(*args):
-    return subprocess.run([PAES, *map(str, args)], capture_output=True, timeout=120)
-
-
 def recipient_public(identity_path):
     """The X25519 public key in `paes keygen -y`'s age1... recipient (Bech32 data, checksum
     not checked here: paes wrote it, and alice opening the file shows the key is right)."""
-    proc = paes("keygen", "-y", identity_path)
-    check(proc.returncode == 0, f"paes keygen -y: exit {proc.returncode}, {proc.stderr!r}")
+    proc = run_paes(["keygen", "-y", identity_path])
+    require(proc.returncode == 0, f"paes keygen -y: exit {proc.returncode}, {proc.stderr!r}")
     recipient = proc.stdout.decode().strip()
-    values = ["qpzry9x8gf2tvdw0s3jn54khce6mua7l".index(c) for c in recipient[4:-6]]
-    check(recipient.startswith("age1") and len(values) == 52, f"unexpected recipient {recipient}")
-    acc = 0
-    for v in values:
-        acc = acc << 5 | v
-    return (acc >> 4).to_bytes(32, "big")
+    hrp, public = bech32_decode(recipient)
+    require(hrp == "age" and len(public) == 32, f"unexpected recipient {recipient}")
+    return public
 
 
 def expect_open(identity, name, path, plain, work):
@@ -201,11 +185,11 @@ def expect_open(identity, name, path, plain, work):
     for what, args, want in (("-o FILE", ["-o", out], plain), ("stdout", [], plain),
                              ("--range 0:4 -o FILE", ["--range", "0:4", "-o", out], plain[:4]),
                              ("--range 0:4 to stdout", ["--range", "0:4"], plain[:4])):
-        proc = paes("decrypt", "-i", identity, *args, path)
-        check(proc.returncode == 0, f"{name} ({what}): exit {proc.returncode}, "
+        proc = run_paes(["decrypt", "-i", identity, *args, path])
+        require(proc.returncode == 0, f"{name} ({what}): exit {proc.returncode}, "
                                     f"{proc.stderr.decode(errors='replace').strip()!r}; expected success")
         got = proc.stdout if "-o" not in args else open(out, "rb").read()
-        check(got == want, f"{name} ({what}): read {got[:40]!r}, expected {want[:40]!r}")
+        require(got == want, f"{name} ({what}): read {got[:40]!r}, expected {want[:40]!r}")
         if os.path.exists(out):
             os.remove(out)
 
@@ -217,28 +201,27 @@ def expect_refused(identity, name, path, work):
     for what, args in (("-o FILE", ["-o", out]), ("stdout", []),
                        ("--range 0:4 -o FILE", ["--range", "0:4", "-o", out]),
                        ("--range 0:4 to stdout", ["--range", "0:4"])):
-        proc = paes("decrypt", "-i", identity, *args, path)
+        proc = run_paes(["decrypt", "-i", identity, *args, path])
         err = proc.stderr.decode(errors="replace").strip()
-        check(proc.returncode == 1, f"{name} ({what}): exit {proc.returncode} (stderr {err!r}, "
+        require(proc.returncode == 1, f"{name} ({what}): exit {proc.returncode} (stderr {err!r}, "
                                     f"{len(proc.stdout)} bytes on stdout); expected exit 1: the header "
                                     f"MAC must refuse a file whose stanzas wrap different keys")
-        check("header mac" in err.lower(), f"{name} ({what}): stderr {err!r} does not name the header MAC")
-        check(proc.stdout == b"", f"{name} ({what}): {len(proc.stdout)} bytes on stdout: {proc.stdout[:40]!r}")
-        check(os.listdir(outdir) == [], f"{name} ({what}): left {os.listdir(outdir)} in the output directory")
+        require("header mac" in err.lower(), f"{name} ({what}): stderr {err!r} does not name the header MAC")
+        require(proc.stdout == b"", f"{name} ({what}): {len(proc.stdout)} bytes on stdout: {proc.stdout[:40]!r}")
+        require(os.listdir(outdir) == [], f"{name} ({what}): left {os.listdir(outdir)} in the output directory")
 
 
 def main():
-    global PAES
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--paes", default="paes", help="the paes binary")
-    PAES = parser.parse_args().paes
+    Tools.paes = parser.parse_args().paes
     work = tempfile.mkdtemp(prefix="paes-recipients-commit-")
     try:
         ids = {}
         for name in ("alice", "bob"):
             path = os.path.join(work, f"{name}.txt")
-            proc = paes("keygen", "--x25519", "-o", path)
-            check(proc.returncode == 0, f"paes keygen --x25519: exit {proc.returncode}, {proc.stderr!r}")
+            proc = run_paes(["keygen", "--x25519", "-o", path])
+            require(proc.returncode == 0, f"paes keygen --x25519: exit {proc.returncode}, {proc.stderr!r}")
             ids[name] = (path, recipient_public(path))
         for mac_under, opener, refused in ((0, "alice", "bob"), (1, "bob", "alice")):
             data, plains = build_file(ids["alice"][1], ids["bob"][1], mac_under)

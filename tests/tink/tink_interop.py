@@ -27,7 +27,6 @@ Exit status: 0 all passed, 1 a test failed, 77 `tink` is not importable (nothing
 Tests that need paes' sealed-format flags are skipped, saying why, when the binary lacks them.
 """
 
-import argparse
 import hashlib
 import json
 import os
@@ -35,7 +34,6 @@ import random
 import subprocess
 import sys
 import tempfile
-import unittest
 from importlib import metadata
 
 try:
@@ -46,19 +44,15 @@ except ImportError as exc:  # the whole file needs tink
     sys.exit(77)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from tink_raw_key import tink_decrypt, tink_encrypt, tink_streaming_aead  # noqa: E402
+from harness import ScratchTestCase, describe, path_option, run_paes, run_unittest, tool_paths, write_file  # noqa: E402
+from harness.sealed_format import (DEFAULT_SEGMENT, MAX_SEGMENT, PREAMBLE_LEN, boundary_sizes,  # noqa: E402
+                                   first_segment_capacity, header_len, min_segment, tink_ciphertext_len)
 
 PAES = "paes"
 VECTORS = None            # the parsed vectors file
 SEALED_SUPPORT = None     # None: supported; else the reason it is not (a string)
-DEFAULT_SEGMENT = 1 << 20
-MAX_SEGMENT = 64 << 20   # paes' largest --segment-size
-
-
-def min_segment(key_len):
-    """The smallest segment size, Tink's: one plaintext byte fits in segment 0."""
-    return key_len + 25
-PREAMBLE_LEN = 32
 AAD_TEXT = "paes interop aad \u00e9\u2713"   # non-ASCII on purpose: --aad is UTF-8 text
 RNG = random.Random(0x7A11C)
 
@@ -81,39 +75,10 @@ def decrypt_paes_file_with_tink(data, key, aad=b""):
 
 # --------------------------------------------------------------------------- helpers
 
-def header_len(key):
-    return 1 + len(key) + 7
-
-
-def first_segment_capacity(key, segment_size):
-    """Plaintext bytes in segment 0."""
-    return segment_size - header_len(key) - 16
-
-
-def tink_ciphertext_len(key, segment_size, n):
-    """The length of Tink's ciphertext of an n-byte plaintext."""
-    first = first_segment_capacity(key, segment_size)
-    if n <= first:
-        return header_len(key) + n + 16
-    rest = n - first
-    per = segment_size - 16
-    segments = 1 + (rest + per - 1) // per
-    return header_len(key) + n + 16 * segments
-
-
 def make_preamble(key, segment_size):
     """A raw-key paes preamble, built by hand from the documented layout."""
     return (b"PAES" + bytes([1, 1, len(key), 0, 0, 0, 0, 0])
             + segment_size.to_bytes(4, "big") + bytes(16))
-
-
-def run(args, timeout=300):
-    return subprocess.run([PAES] + [str(a) for a in args], capture_output=True, timeout=timeout)
-
-
-def describe(proc):
-    err = proc.stderr.decode(errors="replace").strip()
-    return f"exit {proc.returncode}, stderr: {err!r}"
 
 
 def aad_args(aad_text):
@@ -128,7 +93,7 @@ def sealed_support():
     """None when `paes encrypt --help` offers --format tink, --aad and --segment-size;
     else why not."""
     try:
-        proc = run(["encrypt", "--help"], timeout=30)
+        proc = run_paes(["encrypt", "--help"], timeout=30)
     except OSError as exc:
         return f"cannot run {PAES}: {exc}"
     text = proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace")
@@ -139,82 +104,49 @@ def sealed_support():
     return None
 
 
-class Base(unittest.TestCase):
+class Base(ScratchTestCase):
+    prefix = "paes-tink-"
     needs_paes = True
 
     def setUp(self):
         if self.needs_paes and SEALED_SUPPORT is not None:
             self.skipTest(SEALED_SUPPORT)
-        self._tmp = tempfile.TemporaryDirectory(prefix="paes-tink-")
-        self.dir = self._tmp.name
-        self.failures = []
+        super().setUp()
 
-    def tearDown(self):
-        self._tmp.cleanup()
+    def scratch_file(self, name, data):
+        """Writes `data` to `name` in the test's directory; returns its path."""
+        return write_file(self.path(name), data)
 
-    def check(self, ok, message):
-        if not ok:
-            self.failures.append(message)
-
-    def finish(self):
-        if self.failures:
-            shown = self.failures[:15]
-            more = len(self.failures) - len(shown)
-            self.fail(f"{len(self.failures)} problem(s):\n  " + "\n  ".join(shown)
-                      + (f"\n  ... and {more} more" if more else ""))
-
-    def path(self, name, data=None):
-        p = os.path.join(self.dir, name)
-        if data is not None:
-            with open(p, "wb") as f:
-                f.write(data)
-        return p
-
-    def key_file(self, key):
-        path = self.path(f"key{len(key)}-{key[:4].hex()}.bin", key)
-        os.chmod(path, 0o600)
-        return path
-
-    def paes_bytes(self, args, out):
-        """Runs paes; (proc, output bytes or None). Removes the output afterwards."""
-        if os.path.exists(out):
-            os.remove(out)
-        proc = run(args + ["-o", out])
-        data = None
-        if os.path.exists(out):
-            with open(out, "rb") as f:
-                data = f.read()
-            os.remove(out)
-        return proc, data
+    def sealed_args(self, direction, key, fmt, aad_text=None, segment_size=None, aad_file=None):
+        """The options of a sealed `direction` ("encrypt" or "decrypt") with the raw `key`
+        in a key file: --aad, --aad-file, --format and --segment-size when given."""
+        args = [direction, "--key-file", self.key_file(key, as_hex=False)] + aad_args(aad_text)
+        if aad_file is not None:
+            args += ["--aad-file", aad_file]
+        if fmt is not None:
+            args += ["--format", fmt]
+        if segment_size is not None:
+            args += ["--segment-size", segment_size]
+        return args
 
     def paes_encrypt(self, key, plaintext, fmt, aad_text=None, segment_size=None, aad_file=None):
-        inp = self.path("pt.bin", plaintext)
-        args = ["encrypt", "--key-file", self.key_file(key)] + aad_args(aad_text)
-        if aad_file is not None:
-            args += ["--aad-file", aad_file]
-        if fmt is not None:
-            args += ["--format", fmt]
-        if segment_size is not None:
-            args += ["--segment-size", segment_size]
-        return self.paes_bytes(args + [inp], self.path("ct.out"))
+        """(process, ciphertext or None) of paes sealing `plaintext`; options as sealed_args."""
+        out = self.path("ct.out")
+        return self.output_of(self.sealed_args("encrypt", key, fmt, aad_text, segment_size, aad_file)
+                              + [self.scratch_file("pt.bin", plaintext)], out)
 
     def paes_decrypt(self, key, ciphertext, fmt, aad_text=None, segment_size=None, aad_file=None):
-        inp = self.path("ct.bin", ciphertext)
-        args = ["decrypt", "--key-file", self.key_file(key)] + aad_args(aad_text)
-        if aad_file is not None:
-            args += ["--aad-file", aad_file]
-        if fmt is not None:
-            args += ["--format", fmt]
-        if segment_size is not None:
-            args += ["--segment-size", segment_size]
-        return self.paes_bytes(args + [inp], self.path("pt.out"))
+        """(process, plaintext or None) of paes opening `ciphertext`; options as sealed_args."""
+        out = self.path("pt.out")
+        return self.output_of(self.sealed_args("decrypt", key, fmt, aad_text, segment_size, aad_file)
+                              + [self.scratch_file("ct.bin", ciphertext)], out)
 
     def assert_paes_fails(self, args, what):
         """paes `args` (no -o) must exit 1, print one 'paes: ' stderr line, write nothing."""
-        out_dir = os.path.join(self.dir, "out")
+        out_dir = os.path.join(self.tmp, "out")
         os.makedirs(out_dir, exist_ok=True)
         out = os.path.join(out_dir, "result")
-        proc = run(args + ["-o", out])
+        proc = run_paes(args + ["-o", out])
         err = proc.stderr.decode(errors="replace")
         lines = [line for line in err.splitlines() if line.strip()]
         cmd = "paes " + " ".join(map(str, args))
@@ -278,7 +210,7 @@ class A1_VectorsTink(Base):
     def test_vector_lengths_match_segmentation(self):
         for v in vectors(compatible_only=True):
             key = bytes.fromhex(v["key"])
-            expected = tink_ciphertext_len(key, v["segment_size"], len(v["plaintext"]) // 2)
+            expected = tink_ciphertext_len(len(v["plaintext"]) // 2, v["segment_size"], len(key))
             self.check(len(v["ciphertext"]) // 2 == expected,
                        f"{v['name']}: ciphertext {len(v['ciphertext']) // 2} bytes, "
                        f"expected {expected}")
@@ -310,8 +242,8 @@ class A2_VectorsPaes(Base):
             self.check(len(ct) == len(v["ciphertext"]) // 2,
                        f"{v['name']}: paes ciphertext is {len(ct)} bytes, Tink's is "
                        f"{len(v['ciphertext']) // 2}")
-            self.check(ct[0] == header_len(key),
-                       f"{v['name']}: header length byte {ct[0]}, expected {header_len(key)}")
+            self.check(ct[0] == header_len(len(key)),
+                       f"{v['name']}: header length byte {ct[0]}, expected {header_len(len(key))}")
             try:
                 got = tink_decrypt(tink_streaming_aead(key, seg), ct, aad)
                 self.check(got == plaintext, f"{v['name']}: Tink decrypts paes' output wrongly")
@@ -322,14 +254,12 @@ class A2_VectorsPaes(Base):
 
 # --------------------------------------------------------------------------- B. round trips
 
-def boundary_sizes(key, segment_size):
-    first = first_segment_capacity(key, segment_size)
-    per = segment_size - 16
-    return [0, 1, first - 1, first, first + 1, first + per, first + per + 1, first + 2 * per - 1,
-            first + 3 * per + 7]
+def tink_boundary_sizes(key, segment_size):
+    return boundary_sizes(segment_size, len(key))
 
 
 class B_RoundTrips(Base):
+    ctest_labels = ("threads",)
     def round_trips(self, segment_sizes, sizes_for, aad_choices):
         for key_len in (16, 32):
             key = os.urandom(key_len)
@@ -353,9 +283,9 @@ class B_RoundTrips(Base):
                         if proc.returncode != 0 or ct is None:
                             self.check(False, f"paes->Tink {what}: encrypt {describe(proc)}")
                             continue
-                        self.check(len(ct) == tink_ciphertext_len(key, seg or DEFAULT_SEGMENT, n),
+                        self.check(len(ct) == tink_ciphertext_len(n, seg or DEFAULT_SEGMENT, len(key)),
                                    f"paes->Tink {what}: ciphertext {len(ct)} bytes, Tink makes "
-                                   f"{tink_ciphertext_len(key, seg or DEFAULT_SEGMENT, n)}")
+                                   f"{tink_ciphertext_len(n, seg or DEFAULT_SEGMENT, len(key))}")
                         try:
                             self.check(tink_decrypt(saead, ct, aad) == plaintext,
                                        f"paes->Tink {what}: Tink's plaintext differs")
@@ -364,10 +294,10 @@ class B_RoundTrips(Base):
         self.finish()
 
     def test_boundaries_small_segments(self):
-        self.round_trips([4096], boundary_sizes, [None, AAD_TEXT])
+        self.round_trips([4096], tink_boundary_sizes, [None, AAD_TEXT])
 
     def test_boundaries_default_segment(self):
-        self.round_trips([None], boundary_sizes, [None, AAD_TEXT])
+        self.round_trips([None], tink_boundary_sizes, [None, AAD_TEXT])
 
     def test_three_mebibytes_default_segment(self):
         self.round_trips([None], lambda key, s: [3 * (1 << 20) + 12345], [None, AAD_TEXT])
@@ -382,8 +312,8 @@ class B2_LongAssociatedData(Base):
     def test_forty_thousand_bytes_from_a_file(self):
         # Random bytes, not UTF-8: --aad-file passes a file's bytes as they are.
         aad = RNG.randbytes(self.AAD_LEN)
-        aad_file = self.path("aad.bin", aad)
-        other_aad_file = self.path("other-aad.bin", aad[:-1] + bytes([aad[-1] ^ 1]))
+        aad_file = self.scratch_file("aad.bin", aad)
+        other_aad_file = self.scratch_file("other-aad.bin", aad[:-1] + bytes([aad[-1] ^ 1]))
         seg = 4096
         for key_len in (16, 32):
             key = os.urandom(key_len)
@@ -395,7 +325,7 @@ class B2_LongAssociatedData(Base):
             self.check(proc.returncode == 0 and got == plaintext,
                        f"Tink->paes {what}: " + (describe(proc) if proc.returncode else "plaintext differs"))
             self.assert_paes_fails(["decrypt", "--format", "tink", "--segment-size", seg, "--key-file",
-                                    self.key_file(key), "--aad-file", other_aad_file, self.path("ct.bin", ct)],
+                                    self.key_file(key, as_hex=False), "--aad-file", other_aad_file, self.scratch_file("ct.bin", ct)],
                                    f"Tink->paes {what}, its last byte changed")
 
             proc, ct = self.paes_encrypt(key, plaintext, "tink", segment_size=seg, aad_file=aad_file)
@@ -492,7 +422,7 @@ class C2_PaesFormat(Base):
                             continue
                         self.check_preamble(what, data[:PREAMBLE_LEN], key, seg or DEFAULT_SEGMENT)
                         self.check(len(data) == PREAMBLE_LEN + tink_ciphertext_len(
-                            key, seg or DEFAULT_SEGMENT, n), f"{what}: file is {len(data)} bytes")
+                            n, seg or DEFAULT_SEGMENT, len(key)), f"{what}: file is {len(data)} bytes")
                         try:
                             got = decrypt_paes_file_with_tink(data, key, aad_bytes(aad_text))
                             self.check(got == plaintext, f"{what}: Tink's plaintext differs")
@@ -530,7 +460,7 @@ class C2_PaesFormat(Base):
             plaintext = RNG.randbytes(n)
             out = self.path("pass.paes")
             proc = subprocess.run([PAES, "encrypt", "--passphrase-env", "PAES_TINK_PASS", "--scrypt-log-n", "12",
-                                   "--segment-size", "4096", self.path("pt.bin", plaintext), "-o", out],
+                                   "--segment-size", "4096", self.scratch_file("pt.bin", plaintext), "-o", out],
                                   capture_output=True, timeout=300, env=dict(os.environ, PAES_TINK_PASS=passphrase))
             if proc.returncode != 0:
                 self.check(False, f"n={n}: paes encrypt {describe(proc)}")
@@ -566,12 +496,8 @@ class C2_PaesFormat(Base):
 
 class D_Failures(Base):
     def decrypt_args(self, key, ciphertext, fmt, aad_text=None, segment_size=None):
-        args = ["decrypt", "--key-file", self.key_file(key)] + aad_args(aad_text)
-        if fmt is not None:
-            args += ["--format", fmt]
-        if segment_size is not None:
-            args += ["--segment-size", segment_size]
-        return args + [self.path(f"bad-{RNG.getrandbits(32):08x}.bin", ciphertext)]
+        return (self.sealed_args("decrypt", key, fmt, aad_text, segment_size)
+                + [self.scratch_file(f"bad-{RNG.getrandbits(32):08x}.bin", ciphertext)])
 
     def test_wrong_aad_paes_format(self):
         key = os.urandom(16)
@@ -611,8 +537,8 @@ class D_Failures(Base):
         for key_len in (16, 32):
             key = os.urandom(key_len)
             saead = tink_streaming_aead(key, seg)
-            h = header_len(key)
-            first = first_segment_capacity(key, seg)
+            h = header_len(len(key))
+            first = first_segment_capacity(seg, len(key))
             # exactly 4 full segments, then a short last one
             plaintext = RNG.randbytes(first + 3 * (seg - 16) + 100)
             ct = tink_encrypt(saead, plaintext)
@@ -664,13 +590,13 @@ class D_Failures(Base):
         (exit 2) in both directions; the extremes themselves work."""
         for key_len in (16, 32):
             key = os.urandom(key_len)
-            kf = self.key_file(key)
-            inp = self.path("pt.bin", b"x")
+            kf = self.key_file(key, as_hex=False)
+            inp = self.scratch_file("pt.bin", b"x")
             for seg in (0, min_segment(key_len) - 1, MAX_SEGMENT + 1):
                 for cmd in ("encrypt", "decrypt"):
-                    out_dir = os.path.join(self.dir, "out")
+                    out_dir = os.path.join(self.tmp, "out")
                     os.makedirs(out_dir, exist_ok=True)
-                    proc = run([cmd, "--format", "tink", "--key-file", kf, "--segment-size", seg,
+                    proc = run_paes([cmd, "--format", "tink", "--key-file", kf, "--segment-size", seg,
                                 inp, "-o", os.path.join(out_dir, "r")])
                     left = os.listdir(out_dir)
                     for name in left:
@@ -685,7 +611,7 @@ class D_Failures(Base):
         for key_len in (16, 32):
             key = os.urandom(key_len)
             for seg, sizes in ((min_segment(key_len), range(0, 40)),
-                               (MAX_SEGMENT, [first_segment_capacity(key, MAX_SEGMENT) + 1])):
+                               (MAX_SEGMENT, [first_segment_capacity(MAX_SEGMENT, len(key)) + 1])):
                 saead = tink_streaming_aead(key, seg)
                 for n in sizes:
                     plaintext = RNG.randbytes(n)
@@ -693,7 +619,7 @@ class D_Failures(Base):
                     proc, ct = self.paes_encrypt(key, plaintext, "tink", AAD_TEXT, seg)
                     try:
                         self.check(proc.returncode == 0 and len(ct) == tink_ciphertext_len(
-                            key, seg, n) and tink_decrypt(saead, ct, AAD_TEXT.encode())
+                            n, seg, len(key)) and tink_decrypt(saead, ct, AAD_TEXT.encode())
                             == plaintext, f"{what} paes->Tink: {describe(proc)}")
                     except tink.TinkError as exc:
                         self.check(False, f"{what} paes->Tink: Tink rejects it: {exc}")
@@ -706,11 +632,11 @@ class D_Failures(Base):
 
     def test_bad_key_sizes(self):
         for n in (0, 15, 24, 33):
-            out_dir = os.path.join(self.dir, "out")
+            out_dir = os.path.join(self.tmp, "out")
             os.makedirs(out_dir, exist_ok=True)
-            kf = self.path(f"key-{n}.bin", RNG.randbytes(n) if n else b"")
-            proc = run(["encrypt", "--format", "tink", "--key-file", kf,
-                        self.path("pt.bin", b"x"), "-o", os.path.join(out_dir, "r")])
+            kf = self.scratch_file(f"key-{n}.bin", RNG.randbytes(n) if n else b"")
+            proc = run_paes(["encrypt", "--format", "tink", "--key-file", kf,
+                        self.scratch_file("pt.bin", b"x"), "-o", os.path.join(out_dir, "r")])
             self.check(proc.returncode in (1, 2) and not os.listdir(out_dir),
                        f"{n}-byte key: expected a failure and no output, got {describe(proc)}")
         self.finish()
@@ -720,6 +646,7 @@ class D_Failures(Base):
 
 class E_EnginesAndPipes(Base):
     """Every engine and thread count, and stdin/stdout, speak the same Tink stream."""
+    ctest_labels = ("threads",)
 
     ENGINES = [["--engine", "serial"], ["-t", "1"], ["-t", "2"], ["-t", "3"], ["-t", "8"], []]
 
@@ -730,12 +657,12 @@ class E_EnginesAndPipes(Base):
             saead = tink_streaming_aead(key, seg)
             plaintext = RNG.randbytes(600 * (seg - 16) + 123)
             tink_ct = tink_encrypt(saead, plaintext, AAD_TEXT.encode())
-            kf = self.key_file(key)
-            inp_pt = self.path("pt.bin", plaintext)
-            inp_ct = self.path("tink.bin", tink_ct)
+            kf = self.key_file(key, as_hex=False)
+            inp_pt = self.scratch_file("pt.bin", plaintext)
+            inp_ct = self.scratch_file("tink.bin", tink_ct)
             for extra in self.ENGINES:
                 what = f"AES-{key_len * 8} {' '.join(extra) or '(defaults)'}"
-                proc, ct = self.paes_bytes(["encrypt", "--format", "tink", "--key-file", kf,
+                proc, ct = self.output_of(["encrypt", "--format", "tink", "--key-file", kf,
                                             "--aad", AAD_TEXT, "--segment-size", seg]
                                            + extra + [inp_pt], self.path("ct.out"))
                 try:
@@ -744,7 +671,7 @@ class E_EnginesAndPipes(Base):
                     self.check(ok, f"{what} paes->Tink: {describe(proc)}")
                 except tink.TinkError as exc:
                     self.check(False, f"{what} paes->Tink: Tink rejects it: {exc}")
-                proc, got = self.paes_bytes(["decrypt", "--format", "tink", "--key-file", kf,
+                proc, got = self.output_of(["decrypt", "--format", "tink", "--key-file", kf,
                                              "--aad", AAD_TEXT, "--segment-size", seg]
                                             + extra + [inp_ct], self.path("pt.out"))
                 self.check(proc.returncode == 0 and got == plaintext,
@@ -756,7 +683,7 @@ class E_EnginesAndPipes(Base):
         seg = 4096
         key = os.urandom(32)
         saead = tink_streaming_aead(key, seg)
-        kf = self.key_file(key)
+        kf = self.key_file(key, as_hex=False)
         plaintext = RNG.randbytes(100 * seg + 7)
         base = ["--format", "tink", "--key-file", kf, "--aad", AAD_TEXT, "--segment-size", seg]
         proc = subprocess.run([PAES, "encrypt"] + [str(a) for a in base], input=plaintext,
@@ -803,18 +730,11 @@ def backend_that_seals():
 
 def main():
     global PAES, VECTORS, SEALED_SUPPORT
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--paes", required=True, help="the paes binary under test")
-    parser.add_argument("--vectors", required=True,
-                        help="tests/data/tink/aes_gcm_hkdf_streaming_vectors.json")
-    opts, rest = parser.parse_known_args()
-    PAES = os.path.abspath(opts.paes)
-    with open(opts.vectors) as f:
+    PAES, _, rest = tool_paths(__doc__, need_openssl=False)
+    vectors_path, rest = path_option(rest, "--vectors", "tests/data/tink/aes_gcm_hkdf_streaming_vectors.json")
+    with open(vectors_path) as f:
         VECTORS = json.load(f)
-    if not os.access(PAES, os.X_OK):
-        SEALED_SUPPORT = f"paes binary {PAES!r} is not executable"
-    else:
-        SEALED_SUPPORT = sealed_support()
+    SEALED_SUPPORT = sealed_support()
     try:
         tink_version = metadata.version("tink")
     except metadata.PackageNotFoundError:
@@ -830,8 +750,7 @@ def main():
             return 1
     if SEALED_SUPPORT is not None:
         print(f"tink_interop.py: SKIP paes tests: {SEALED_SUPPORT}", file=sys.stderr)
-    program = unittest.main(argv=[sys.argv[0]] + rest, exit=False, verbosity=2)
-    return 0 if program.result.wasSuccessful() else 1
+    return run_unittest(rest)
 
 
 if __name__ == "__main__":

@@ -80,7 +80,9 @@ TEST(ChunkPlan, DefaultChunkIsAboutTheSameWorkInEveryMode) {
   const CipherSpec cfb1_spec = test::make_spec(Mode::cfb1, Direction::decrypt, 128, 1);
   const ChunkPlan cfb1(cfb1_spec, ChunkPlan::kAutoChunkLen);
   EXPECT_EQ(cfb1.chunk_len(), 16u << 10);
-  EXPECT_EQ(cfb1.chunk_count(1 << 20), 64u);  // a 1 MiB CFB1 job spreads over threads
+  // 64 chunks of about a default chunk's work each (a 1 MiB job still runs on
+  // one worker: one per MiB of input; larger ones spread theirs over threads).
+  EXPECT_EQ(cfb1.chunk_count(1 << 20), 64u);
 }
 
 TEST(ChunkPlan, FittedChunksGiveEveryWorkerSeveral) {
