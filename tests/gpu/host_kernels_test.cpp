@@ -74,7 +74,7 @@ std::array<std::uint32_t, 4> be_words(const std::uint8_t* p) {
   return w;
 }
 
-// A batch of a message as an engine hands it to a kernel: message bytes
+// A batch of a message as the GPU backend hands it to a kernel: message bytes
 // [16 * first, 16 * first + nbytes), with the kernel's state for that place.
 struct Batch {
   Kernel kernel;
