@@ -129,12 +129,15 @@ TEST(GpuBackend, PiecesOfAnyLengthGiveOpenSslsBytes) {
 
 // Over files, each worker's chunk buffer is the backend's page-locked
 // memory: the device copies straight from and into it. In memory that isn't
-// pinned, chunks go through the lane's buffer; pinned, straight again.
+// pinned, chunks go through the lane's buffer; pinned, straight again. Two
+// workers (2 MiB: a job runs one worker per MiB of input), so the engine's
+// parallel file path runs, each worker with a buffer of its own.
 TEST(GpuBackend, ChunksInPageLockedMemoryGoToTheDeviceWithNoCopy) {
   const auto backend = host_backend();
   const CipherSpec spec = test::make_spec(Mode::ctr, Direction::encrypt, 128, 5, false);
-  const std::vector<std::uint8_t> in = test::random_bytes(16 * kBatch + 5, 6);
+  const std::vector<std::uint8_t> in = test::random_bytes((std::size_t{2} << 20) + 5, 6);
   const std::vector<std::uint8_t> expected = openssl_oneshot(spec, in);
+  ASSERT_EQ(make_engine(EngineKind::threads, 2)->workers_for(ChunkPlan(spec, kBatch, *backend), in.size()), 2u);
 
   const auto dir = std::filesystem::temp_directory_path() / ("paes-gpu-backend-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
