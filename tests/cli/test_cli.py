@@ -817,12 +817,12 @@ class ProgressOnATerminalTest(PaesTestCase):
             os.close(master)
         return proc.returncode, b"".join(got)
 
-    def args(self, direction="encrypt"):
+    def ctr_encrypt_args(self, direction="encrypt"):
         key_file = write_file(self.path("key"), random_raw_key(16), 0o600)
         return [direction, "--mode", "ctr", "--key-file", key_file, "--iv", os.urandom(16).hex()]
 
     def test_cut_to_a_narrow_terminal_and_cleared_at_the_end(self):
-        rc, screen = self.on_terminal(self.args() + ["-o", "/dev/null"], columns=30)
+        rc, screen = self.on_terminal(self.ctr_encrypt_args() + ["-o", "/dev/null"], columns=30)
         self.assertEqual(rc, 0, screen[-200:])
         self.assertTrue(b"encrypting" in screen, screen[-200:])
         drawn = [part.replace(b"\x1b[K", b"") for part in screen.split(b"\r")]
@@ -831,13 +831,14 @@ class ProgressOnATerminalTest(PaesTestCase):
         self.assertTrue(screen.endswith(b"\r\x1b[K"), f"the line was not cleared: {screen[-80:]!r}")
 
     def test_cleared_when_a_signal_ends_paes(self):
-        rc, screen = self.on_terminal(self.args() + ["-o", "/dev/null"], columns=80, signal_after=signal.SIGINT)
+        rc, screen = self.on_terminal(self.ctr_encrypt_args() + ["-o", "/dev/null"], columns=80,
+                                      signal_after=signal.SIGINT)
         self.assertEqual(rc, -signal.SIGINT, screen[-200:])
         self.assertTrue(b"encrypting" in screen, screen[-200:])
         self.assertTrue(screen.endswith(b"\r\x1b[K"), f"the line was left on screen: {screen[-80:]!r}")
 
     def test_not_drawn_among_plaintext_printed_on_the_terminal(self):
-        rc, screen = self.on_terminal(self.args("decrypt"), columns=80, stdout_too=True)
+        rc, screen = self.on_terminal(self.ctr_encrypt_args("decrypt"), columns=80, stdout_too=True)
         self.assertEqual(rc, 0, screen[-200:])
         self.assertFalse(b"decrypting" in screen, "a progress line was drawn among the plaintext")
 

@@ -539,7 +539,7 @@ class SignalTest(FaultTestCase):
 
             released = []  # under TSan: the pause let go while the signal was still pending
 
-            def interrupt(proc):
+            def signal_once_the_output_grew(proc):
                 wait_for(has_grown, "the temporary output to grow")
                 proc.send_signal(sig)
                 try:
@@ -556,7 +556,7 @@ class SignalTest(FaultTestCase):
                     os.remove(self.path("paused"))
                     proc.wait(timeout=RUN_TIMEOUT)
             before = sha256(job.input_path)
-            rc, err, _ = self.paused_run(cmd, job.input_path, interrupt)
+            rc, err, _ = self.paused_run(cmd, job.input_path, signal_once_the_output_grew)
             what = left_on_disk(out_dir, "out.bin", old)
             label = f"{sig.name} mid-run -- {job.label}{' (-f over old output)' if force else ''}"
             if released and rc == 0:
@@ -620,11 +620,11 @@ class SignalTest(FaultTestCase):
         job = jobs()["ctr"]
         out_dir = self.new_dir("ignored")
 
-        def interrupt(proc):
+        def send_sigint(proc):
             proc.send_signal(signal.SIGINT)
             time.sleep(0.1)
         rc, err, _ = self.paused_run(job.argv(job.input_path, os.path.join(out_dir, "out.bin")),
-                                     job.input_path, interrupt,
+                                     job.input_path, send_sigint,
                                      preexec=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
         self.outcome_case(f"SIGINT mid-run, ignored at start (a script's background job) -- {job.label}",
                           rc, err, out_dir, job)
