@@ -45,7 +45,7 @@ DAMAGE_WORDS = ("authentication failed", "truncated", "corrupt")
 
 class TamperTest(SealedTestCase):
     """3: any change, truncation, extension or reordering fails cleanly."""
-    ctest_labels = ("threads", "slow")
+    ctest_labels = ("threads",)
 
     def expect_damage(self, index, sealed, key, what, words=DAMAGE_WORDS, via_stdin=False,
                       out_dir=None):
