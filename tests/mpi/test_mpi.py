@@ -223,9 +223,6 @@ class OracleTest(MpiTestCase):
         shutil.rmtree(d, ignore_errors=True)
         return problems
 
-    def run_oracle_cases(self, cases):
-        self.run_cases(self.mpi_oracle_problems, cases, POOL)
-
     def test_two_ranks_every_mode(self):
         """Modes x key sizes x directions at 2 ranks."""
         cases = []
@@ -239,7 +236,7 @@ class OracleTest(MpiTestCase):
                     if bits == KEY_BITS[(MODES.index(mode) + DIRECTIONS.index(direction)) % 3]:
                         for size in (0, 1, 17):
                             cases.append((2, direction, mode, bits, size, "16"))
-        self.run_oracle_cases(cases)
+        self.run_cases(self.mpi_oracle_problems, cases, POOL)
 
     def test_one_three_four_ranks(self):
         """A subset of modes/directions at 1, 3 and 4 ranks, incl. fewer chunks than ranks."""
@@ -258,7 +255,7 @@ class OracleTest(MpiTestCase):
                     sizes.append((3 * 16 - 1, "16"))  # padding fills the 3rd block
                 for size, chunk in sizes:
                     cases.append((ranks, direction, mode, bits, size, chunk))
-        self.run_oracle_cases(cases)
+        self.run_cases(self.mpi_oracle_problems, cases, POOL)
 
     def test_no_pad(self):
         cases = []
@@ -267,7 +264,7 @@ class OracleTest(MpiTestCase):
                 for direction in DIRECTIONS:
                     for size, chunk in ((0, "16"), (48, "16"), (64 * 1024, "4K")):
                         cases.append((ranks, direction, mode, 256, size, chunk, True))
-        self.run_oracle_cases(cases)
+        self.run_cases(self.mpi_oracle_problems, cases, POOL)
 
 
 # --------------------------------------------------------------------------- 2. sealed
@@ -319,9 +316,6 @@ class SealedTest(MpiTestCase):
         shutil.rmtree(d, ignore_errors=True)
         return problems
 
-    def run_seal_open_cases(self, cases):
-        self.run_cases(self.seal_open, cases, POOL)
-
     def test_keys_across_engines(self):
         keys = {bits: self.keygen(bits) for bits in (128, 256)}
         cases = []
@@ -345,7 +339,7 @@ class SealedTest(MpiTestCase):
                           "AES-256 exact"))
             cases.append((mpi, "threads", ["--key-file", keys[128]], 8 * (4096 - 16) - 23, "4K",
                           "AES-128 exact+1"))
-        self.run_seal_open_cases(cases)
+        self.run_cases(self.seal_open, cases, POOL)
 
     def test_passphrase_across_engines(self):
         pw = write_file(self.path("pass.txt"), b"correct horse battery staple\n", 0o600)
@@ -356,7 +350,7 @@ class SealedTest(MpiTestCase):
             cases.append(("mpi:3", "threads", key_args, 50 * 1024 + 1, "4K", label))
             cases.append(("threads", "mpi:4", key_args, 50 * 1024 + 1, "4K", label))
             cases.append(("mpi:2", "serial", key_args, 1, None, label))
-        self.run_seal_open_cases(cases)
+        self.run_cases(self.seal_open, cases, POOL)
 
 
     def test_recipients_across_engines(self):
