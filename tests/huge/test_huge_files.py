@@ -219,7 +219,7 @@ class HugeFiles(HugeFilesCase):
 
 
 class HugeFilesUnderMpi(HugeFilesCase):
-    ctest_labels = ("huge", "slow", "mpi")
+    ctest_labels = ("huge", "mpi")
 
     def test_mpi_engine_matches_the_threads_engine(self):
         if not MPIEXEC:
