@@ -294,10 +294,19 @@ class FaultyOpenClDeviceTest(ScratchTestCase):
         self.finish()
 
     def test_wrong_batch_output_fails_the_run(self):
-        # 1 MiB + 48: one batch of the default size, or four chunks on two workers' lanes; the self-test passes.
-        inp = write_file(self.path("in"), os.urandom((1 << 20) + 48))
+        # 1 MiB + 48: one batch of the default size, on one worker. 2 MiB + 48 in 512 KiB chunks: four chunks
+        # and a 48-byte one on two workers' lanes (a job runs a worker per MiB of input: 1 MiB + 48 ran one
+        # whatever --threads said). The self-test passes.
+        one = write_file(self.path("one"), os.urandom((1 << 20) + 48))
+        two = write_file(self.path("two"), os.urandom((2 << 20) + 48))
+        lanes = ["--threads", "2", "--chunk-size", "512K"]
+        # Without the shim, the two-lane jobs do run two workers.
+        proc = run_paes(self.job("encrypt", "ctr", two) + lanes + ["--json"])
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.assertEqual(json.loads(proc.stdout)["threads"], 2, proc.stdout)
+        os.unlink(self.path("out"))
         for n, (direction, mode) in enumerate(self.JOBS):
-            extra = ["--threads", "2", "--chunk-size", "256K"] if n % 2 else []
+            inp, extra = (two, lanes) if n % 2 else (one, [])
             proc = run_paes(self.job(direction, mode, inp, OpenClCliTest.FORMS[n // 2 % 2]) + extra,
                        env=self.faulty(self.BATCHES_ONLY))
             what = f"{direction} {mode}"
@@ -305,7 +314,7 @@ class FaultyOpenClDeviceTest(ScratchTestCase):
             self.check(proc.returncode == 1, f"{what}: {describe(proc)}")
             self.check(len(lines) == 1 and "gave wrong AES output" in lines[0] and "self-test" not in lines[0],
                        f"{what}: {lines}")
-            self.check(sorted(os.listdir(self.tmp)) == ["in", "key"], f"{what}: left {os.listdir(self.tmp)}")
+            self.check(sorted(os.listdir(self.tmp)) == ["key", "one", "two"], f"{what}: left {os.listdir(self.tmp)}")
         self.finish()
 
     def auto_job(self, corrupt_min_bytes, fake_gpu=True, env_extra=None):
