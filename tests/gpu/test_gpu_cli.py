@@ -52,6 +52,9 @@ class OpenClCliTest(ScratchTestCase):
     prefix = "paes-gpu-cli-"
     # The two spellings of the same job: the short form and the long one.
     FORMS = (["--engine", "opencl"], ["--engine", "threads", "--backend", "opencl"])
+    # Two workers, each driving a lane of the device: 1 MiB chunks (a GPU's default chunk, its batch, is
+    # larger than the inputs here: one chunk, one worker), two threads; a job of 2 MiB or more runs both.
+    TWO_LANES = ["--threads", "2", "--chunk-size", "1M"]
 
     def setUp(self):
         super().setUp()
@@ -69,15 +72,20 @@ class OpenClCliTest(ScratchTestCase):
             for mode, directions in (("ctr", ("encrypt", "decrypt")), ("ecb", ("encrypt", "decrypt")),
                                      ("cbc", ("decrypt",)), ("cfb", ("decrypt",))):
                 for direction in directions:
-                    # 17 bytes: ECB's and CBC's padding, CTR's and CFB's partial block.
-                    sizes = ((0, self.FORMS[0]), (17, self.FORMS[1]), ((1 << 20) + 5, self.FORMS[bits // 64 % 2]))
-                    for size, form in sizes:
+                    # 17 bytes: ECB's and CBC's padding, CTR's and CFB's partial block. Up to 1 MiB + 5
+                    # the job runs one worker (one per MiB of input), so one lane; 2 MiB + 5 in 1 MiB chunks
+                    # runs two workers' lanes (three chunks; --json says "threads": 2), for CTR and ECB.
+                    sizes = [(0, self.FORMS[0], []), (17, self.FORMS[1], []),
+                             ((1 << 20) + 5, self.FORMS[bits // 64 % 2], [])]
+                    if mode in ("ctr", "ecb"):
+                        sizes.append(((2 << 20) + 5, self.FORMS[bits // 64 % 2 ^ 1], self.TWO_LANES))
+                    for size, form, lanes in sizes:
                         plain = os.urandom(size)
                         source = plain if direction == "encrypt" else self.oracle(mode, key, iv, plain, False)
                         expected = self.oracle(mode, key, iv, source, direction == "decrypt")
                         inp, out = write_file(self.path("in"), source), self.path("out")
                         args = [direction, *form, "--mode", mode, "--key-file", key_file, "-f", inp, "-o", out,
-                                "--json"] + (["--iv", iv.hex()] if mode != "ecb" else [])
+                                "--json", *lanes] + (["--iv", iv.hex()] if mode != "ecb" else [])
                         proc = run_paes(args)
                         what = f"{direction} {mode}-{bits} size {size} ({' '.join(form)})"
                         self.check(proc.returncode == 0, f"{what}: {describe(proc)}")
@@ -85,8 +93,8 @@ class OpenClCliTest(ScratchTestCase):
                             self.check(read_file(out) == expected, f"{what}: output differs from openssl")
                             self.check(proc.stderr == b"", f"{what}: said {proc.stderr!r}")
                             report = json.loads(proc.stdout)
-                            self.check((report["engine"], report["backend"]) == ("threads", "opencl"),
-                                       f"{what}: {report}")
+                            self.check((report["engine"], report["backend"], report["threads"]) ==
+                                       ("threads", "opencl", 2 if lanes else 1), f"{what}: {report}")
         self.finish()
 
     def test_each_worker_drives_a_lane(self):
