@@ -11,6 +11,11 @@ Run as:  python3 tests/cli/test_small_jobs.py --paes build/release/paes \\
     and "threads": 1 in --json.
   - A 512 KiB stream (stdin to stdout) with --threads 4 runs one cipher worker
     beside the reader and the writer: as many threads as --threads 1, while paused.
+  - And the other side, so that "always one worker" fails too: a 4 MiB file with
+    --threads 4 reports "threads": 4 in --json and has more threads than --threads 1
+    while paused in its last read; the same 4 MiB as a stream in 64 KiB chunks, paused
+    64 KiB before its end, has started a worker per MiB read: two more threads than
+    --threads 1 (three workers against one).
   - --threads 4096 --chunk-size 16 over a 3 MB file and over a pipe peaks (ru_maxrss
     of that child alone) within 32 MiB of the same job with --threads 2 (the
     workers' memory had grown with the thread count: 870 MB against 10 MB).
@@ -115,6 +120,26 @@ class SmallJobs(ScratchTestCase):
         # as with --threads 1 (6 threads had started: every worker at once).
         one = self.paused_threads(cmd + ["1"], 448 * 1024, stdin_path=plain)
         self.assertEqual(self.paused_threads(cmd + ["4"], 448 * 1024, stdin_path=plain), one)
+
+    def test_4mib_runs_the_threads_it_pays_for(self):
+        plain = write_file(self.path("plain"), os.urandom(4 * MIB))
+        with self.subTest("file"):
+            def file_command(threads):
+                return [PAES, "encrypt", "--mode", "ctr", "--key-file", self.key, "--iv", IV.hex(), plain,
+                        "-o", self.path("out"), "-f", "--threads", threads]
+            proc = subprocess.run(file_command("4") + ["--json"], capture_output=True, timeout=RUN_TIMEOUT)
+            self.assertEqual(proc.returncode, 0, describe(proc))
+            self.assertEqual(json.loads(proc.stdout)["threads"], 4, "a 4 MiB file pays for four workers")
+            one = self.paused_threads(file_command("1"), 4 * MIB - 1, read_path=plain)
+            self.assertGreater(self.paused_threads(file_command("4"), 4 * MIB - 1, read_path=plain), one,
+                               "a 4 MiB file ran no more threads with --threads 4 than with --threads 1")
+        with self.subTest("stream"):
+            cmd = [PAES, "encrypt", "--mode", "ctr", "--key-file", self.key, "--iv", IV.hex(), "--chunk-size", "64K",
+                   "--threads"]
+            # Paused in the read of the last 64 KiB chunk: 4 MiB - 64 KiB read, so three workers started.
+            one = self.paused_threads(cmd + ["1"], 4 * MIB - 64 * 1024, stdin_path=plain)
+            self.assertEqual(self.paused_threads(cmd + ["4"], 4 * MIB - 64 * 1024, stdin_path=plain), one + 2,
+                             "a stream started no worker per MiB read")
 
     def test_memory_does_not_follow_threads(self):
         plain = write_file(self.path("plain"), os.urandom(3_000_000))
