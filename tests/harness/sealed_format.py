@@ -27,11 +27,15 @@ def first_segment_capacity(seg, key_len):
     return seg - header_len(key_len) - TAG_LEN
 
 
+def segment_count(n, seg, key_len):
+    """The segments of a stream holding n plaintext bytes (segment 0 also holds the header)."""
+    first, per = first_segment_capacity(seg, key_len), seg - TAG_LEN
+    return 1 if n <= first else 1 + -(-(n - first) // per)
+
+
 def tink_ciphertext_len(n, seg, key_len):
     """The length of Tink's stream (no paes preamble) holding n plaintext bytes."""
-    first, per = first_segment_capacity(seg, key_len), seg - TAG_LEN
-    segments = 1 if n <= first else 1 + -(-(n - first) // per)
-    return header_len(key_len) + n + TAG_LEN * segments
+    return header_len(key_len) + n + TAG_LEN * segment_count(n, seg, key_len)
 
 
 def sealed_len(n, seg, key_len):

@@ -1112,9 +1112,13 @@ class TwoHostsTest(MpiTestCase):
         proc = self.mpiexec([PAES, "encrypt", "--engine", "mpi", "--json", "--key-file", key, inp, "-o", sealed])
         self.assertEqual(proc.returncode, 0, describe(proc))
         report = json.loads(proc.stdout.decode().strip().splitlines()[-1])
-        # Alone on its "host", each rank takes every CPU (one host would split them).
+        # Alone on its "host", each rank takes every CPU (one host would split them), as far as its
+        # segments go: a rank runs no more threads than it has segments (6 here, 3 a rank, of 1 MiB).
+        from harness.sealed_format import DEFAULT_SEGMENT, segment_count
         cpus = len(os.sched_getaffinity(0))
-        self.assertEqual([r["threads"] for r in report["ranks"]], [cpus, cpus], report)
+        segments = segment_count(len(data), DEFAULT_SEGMENT, 32)
+        per_rank = [segments // 2 + (rank < segments % 2) for rank in range(2)]
+        self.assertEqual([r["threads"] for r in report["ranks"]], [min(cpus, n) for n in per_rank], report)
         proc = self.mpiexec([PAES, "decrypt", "--engine", "mpi", "--key-file", key, sealed, "-o", back])
         self.assertEqual(proc.returncode, 0, describe(proc))
         self.assertEqual(read_file(back), data)
