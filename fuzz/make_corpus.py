@@ -6,13 +6,14 @@ format: sealed files from the paes binary (with the fixed key of
 fuzz_segment_decoder.cpp), "Salted__" files from openssl enc -pbkdf2 -iter 1
 (the passphrase of fuzz_salted_header.cpp), and paes command lines from the
 documentation. Edge cases (empty, truncated, one byte changed) are added by
-hand. Usage:
+hand. Regression inputs (regression-*) and what scripts/fuzz.sh merged in
+(sha1 names) are kept. Usage:
 
     fuzz/make_corpus.py --paes build/release/paes [--openssl openssl]
 """
 import argparse
 import os
-import shutil
+import re
 import subprocess
 import tempfile
 
@@ -74,9 +75,13 @@ class Maker:
 
 
 def write_corpus(target, seeds):
+    """Replaces the made seeds; keeps regression-* reproducers and the inputs
+    scripts/fuzz.sh merged in (40-hex sha1 names)."""
     directory = os.path.join(HERE, "corpus", target)
-    shutil.rmtree(directory, ignore_errors=True)
-    os.makedirs(directory)
+    os.makedirs(directory, exist_ok=True)
+    for name in os.listdir(directory):
+        if not (name.startswith("regression-") or re.fullmatch(r"[0-9a-f]{40}", name)):
+            os.unlink(os.path.join(directory, name))
     for name, data in seeds.items():
         with open(os.path.join(directory, name), "wb") as f:
             f.write(data)
