@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -79,6 +80,16 @@ std::unique_ptr<ChunkWorker> TwoBadChunks::make_worker() const {
   return std::make_unique<FailFifthAfterSeventh>(*this);
 }
 
+// Runs a TwoBadChunks job; it must fail with chunk 5's error.
+void expect_chunk_5_reported(const std::function<void()>& run_job) {
+  try {
+    run_job();
+    ADD_FAILURE() << "the bad chunks went unnoticed";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "chunk 5 is bad");
+  }
+}
+
 // A job whose chunks fail on several workers reports its first bad chunk,
 // whichever failed first in time: the same error from run to run. (Keeping
 // the error that came first in time, FirstError's rule before issue 26,
@@ -89,12 +100,7 @@ TEST(ThreadsEngine, ReportsTheFirstBadChunkNotTheFirstToFail) {
   MemorySource source(in);
   MemorySink sink(out);
   const auto engine = make_engine(EngineKind::threads, 4);
-  try {
-    engine->run(job, source, sink);
-    ADD_FAILURE() << "the bad chunks went unnoticed";
-  } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "chunk 5 is bad");
-  }
+  expect_chunk_5_reported([&] { engine->run(job, source, sink); });
 }
 
 // The same over a stream, through the ordered pipeline (a bare Tink stream
@@ -102,6 +108,8 @@ TEST(ThreadsEngine, ReportsTheFirstBadChunkNotTheFirstToFail) {
 // failure says why): the worker that lost the race must not name another.
 TEST(ThreadsEngine, ReportsTheFirstBadChunkOfAStream) {
   const TwoBadChunks job;
+  const int null = ::open("/dev/null", O_WRONLY);
+  ASSERT_GE(null, 0);
   int in_pipe[2];
   ASSERT_EQ(::pipe(in_pipe), 0);
   // The pipe holds less than the input: a thread of its own feeds it, and
@@ -120,18 +128,11 @@ TEST(ThreadsEngine, ReportsTheFirstBadChunkOfAStream) {
     }
     ::close(fd);
   });
-  const int null = ::open("/dev/null", O_WRONLY);
-  ASSERT_GE(null, 0);
   {
     StreamReader reader(in_pipe[0], "the pipe");
     StreamWriter writer(null, "/dev/null");
     const auto engine = make_engine(EngineKind::threads, 4);
-    try {
-      engine->run_stream(job, reader, writer);
-      ADD_FAILURE() << "the bad chunks went unnoticed";
-    } catch (const Error& e) {
-      EXPECT_STREQ(e.what(), "chunk 5 is bad");
-    }
+    expect_chunk_5_reported([&] { engine->run_stream(job, reader, writer); });
   }
   ::close(in_pipe[0]);  // the feeder's next write fails, if it has one left
   feeder.join();
