@@ -2,8 +2,10 @@
 // where the build found it, Intel's ipsec-mb (CTR, ECB, CBC and CFB128
 // decryption, and the sealed format's AES-GCM, 2-4x faster a core than
 // OpenSSL 3.0 on CPUs with VAES). Both give the same bytes; the choice is only
-// about speed. One choice per process, made before the jobs it governs: a job
-// takes its backend when it is made.
+// about speed. The choice is a value, BackendChoice, that the caller puts in
+// a job's options (TransformOptions::backend): a job resolves it once, when it
+// is made, and every worker (and every MPI rank) runs what it resolved to. Two
+// jobs of one process may run on two backends at the same time.
 #pragma once
 
 #include <cstddef>
@@ -22,9 +24,40 @@
 namespace paes {
 
 // "auto": ipsec-mb where it is built in and this CPU runs its VAES code,
-// otherwise OpenSSL; a GPU for the raw modes it runs, where auto measured it
-// faster for the job (see --engine auto). The default.
+// otherwise OpenSSL; with BackendChoice::gpu_where_faster, a GPU for the raw
+// modes it runs, where auto measured it faster for the job (--engine auto).
+// The default.
 inline constexpr std::string_view kAutoBackend = "auto";
+
+// Which backend runs a job's AES, as its caller asks for it.
+struct BackendChoice {
+  BackendChoice() = default;
+  // NOLINTNEXTLINE(google-explicit-constructor): {"openssl"} reads as what it is
+  BackendChoice(std::string backend_name, std::optional<unsigned> gpu_device = std::nullopt,
+                bool gpu_if_faster = false)
+      : name(std::move(backend_name)), device(gpu_device), gpu_where_faster(gpu_if_faster) {}
+
+  // kAutoBackend or a backend's name (cipher_backend_names()). A named
+  // backend runs every mode and direction it supports; the rest (CBC
+  // encryption under ipsec-mb, the sealed format under a GPU) run on the
+  // CPU's backend that auto takes.
+  std::string name{kAutoBackend};
+  // A GPU backend's device, by its index in `paes info` (unset: the API's
+  // default); under auto with gpu_where_faster, the only GPU auto may take.
+  std::optional<unsigned> device;
+  // Auto's policy for raw jobs of known length: a GPU where it measured one
+  // faster than the CPU for such a job on this machine (kept_auto_verdicts),
+  // its start-up included. Off: auto stays on the CPU and starts no driver.
+  bool gpu_where_faster = false;
+
+  bool is_auto() const { return name == kAutoBackend; }
+};
+
+// Throws the usage Error (exit 2) that refuses `choice` here, before any work:
+// an unknown name, a backend not built in or that this machine can't run, a
+// device for a backend that has none, saying which. Returns otherwise. Jobs
+// check the same when they resolve a choice.
+void check_backend_choice(const BackendChoice& choice);
 
 // One device of a GPU backend, as `paes info` lists it; --device takes `index`.
 struct GpuDeviceInfo {
@@ -63,35 +96,24 @@ struct CipherBackendName {
 };
 std::vector<CipherBackendName> cipher_backend_names();
 
-// Sets the process's choice: kAutoBackend or a backend's name. A named backend
-// runs every mode and direction it supports; the rest (e.g. CBC encryption
-// under ipsec-mb, the sealed format under a GPU) run on OpenSSL. `device`
-// picks a GPU backend's device by its index in `paes info` (unset: the API's
-// default); a usage Error for another backend. Throws a usage Error (exit 2)
-// for an unknown name, a backend not built in, or one this machine can't
-// run, saying which. Jobs made before the call keep their backend.
-void select_cipher_backend(std::string_view name, std::optional<unsigned> device = std::nullopt);
-// kAutoBackend or the name last selected.
-std::string selected_cipher_backend();
-// The device last selected with a GPU backend; unset where none was given
-// (the API's default) or the selected backend is no GPU.
-std::optional<unsigned> selected_cipher_device();
 // How many devices GPU backend `name` lists here (their indices are
-// select_cipher_backend's `device`): 0 for a backend that is no GPU of this
-// build, or whose driver or device this machine lacks. Starts its driver.
+// BackendChoice::device): 0 for a backend that is no GPU of this build, or
+// whose driver or device this machine lacks. Starts its driver.
 unsigned cipher_device_count(std::string_view name);
 
-// The backend a job made now would run: for a raw mode's direction, and for
-// the sealed format's segments.
-std::string raw_backend_name(Mode mode, Direction direction);
-std::string segment_backend_name();
+// The backend a job made now under `choice` would run, before auto's GPU
+// verdict (a job of known length may yet go to a GPU under
+// gpu_where_faster): for a raw mode's direction, and for the sealed
+// format's segments. Throws like check_backend_choice.
+std::string raw_backend_name(const BackendChoice& choice, Mode mode, Direction direction);
+std::string segment_backend_name(const BackendChoice& choice);
+// The chunk length the backend `choice` resolves to asks its raw jobs for (a
+// GPU: one launch's bytes), for ChunkPlan::decide_chunk_len; 0 where it
+// leaves it to the job.
+std::uint64_t backend_chunk_len(const BackendChoice& choice, Mode mode, Direction direction);
 // Whether backend `name` (built in) runs this raw mode and direction itself
 // (a GPU: ECB, CTR, CBC and CFB128 decryption); false for one not built in.
 bool backend_runs(std::string_view name, Mode mode, Direction direction);
-
-// The chunk length that backend asks its jobs for (a GPU: one launch's
-// bytes); 0 where it leaves it to the job.
-std::uint64_t preferred_chunk_len(Mode mode, Direction direction);
 
 // Caller memory that a GPU backend page-locked (pin_memory), so that its
 // device copies straight from and into it; unpinned when the handle goes.
@@ -138,8 +160,7 @@ struct GpuGeometry {
   unsigned blocks_per_item = 0;
 };
 
-// A GPU backend's device opened on its own, apart from the process's
-// backend, for `paes bench` and bench/gpu/: the kernels timed alone, the
+// A GPU backend's device opened on its own, apart from any job's backend, for `paes bench` and bench/gpu/: the kernels timed alone, the
 // page-locked link, and the threads engine in memory on it. Each probe opens
 // its own device (its own lanes, batch size and launch geometry).
 class GpuProbe {
@@ -173,5 +194,26 @@ class GpuProbe {
 // geometry the device refuses, and what opening the device throws.
 std::unique_ptr<GpuProbe> open_gpu_probe(std::string_view name, std::optional<unsigned> device,
                                          std::size_t batch_bytes, const GpuGeometry& geometry = {});
+
+// Auto's GPU policy (BackendChoice::gpu_where_faster). The least input auto
+// considers running on a GPU: below it, starting a device costs more than it
+// could save.
+inline constexpr std::uint64_t kAutoGpuMinBytes = std::uint64_t{256} << 20;
+
+// What auto measured and kept on this machine as it is now (its CPU and GPU
+// stack: docs/GPU.md), one entry per kind of job, for `paes info`. Reads the
+// cache only: starts no driver.
+struct AutoVerdict {
+  std::string job;          // e.g. "ctr encrypt AES-128, 16 threads, ipsec-mb"
+  std::string gpu_backend;  // its name; empty where auto found no GPU
+  std::string device;       // the GPU's name
+  double gpu_bytes_per_s = 0;    // the threads engine on the GPU backend, in memory, with its transfers
+  double cpu_bytes_per_s = 0;    // the threads engine on the CPU's backend
+  double gpu_start_seconds = 0;  // finding, starting and self-testing the GPU
+  std::optional<std::uint64_t> gpu_from_bytes;  // the least input auto runs on the GPU; none: never
+};
+std::vector<AutoVerdict> kept_auto_verdicts();
+// The file auto keeps them in; empty where there is no home for it.
+std::string auto_rate_cache_path();
 
 }  // namespace paes

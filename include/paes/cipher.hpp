@@ -1,20 +1,22 @@
 // The AES work on one chunk of a raw mode, exactly as openssl enc does it: one
-// ChunkCipher per thread. The AES itself comes from the CPU cipher backend paes
-// chooses for the spec (OpenSSL's EVP, the one backend today).
+// ChunkCipher per thread. The AES itself comes from the cipher backend the
+// caller's choice resolves to for the spec (paes/backend.hpp).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 
+#include "paes/backend.hpp"
 #include "paes/mode.hpp"
 
 namespace paes {
 
 class ChunkCipher {
  public:
-  // Expands the key once; throws Error if the backend can't set up the cipher.
-  explicit ChunkCipher(const CipherSpec& spec);
+  // Expands the key once; throws Error if the backend can't set up the
+  // cipher, and check_backend_choice's usage Errors.
+  explicit ChunkCipher(const CipherSpec& spec, const BackendChoice& backend = {});
   ~ChunkCipher();
   ChunkCipher(const ChunkCipher&) = delete;
   ChunkCipher& operator=(const ChunkCipher&) = delete;

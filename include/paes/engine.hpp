@@ -18,10 +18,8 @@
 namespace paes {
 
 // Engines split the work; cipher backends (paes/backend.hpp) compute AES,
-// on the CPU or a GPU. automatic: --engine auto, the threads engine, with
-// the job's backend chosen by auto (a GPU where it measured one faster for
-// such a job on this machine; see kept_auto_verdicts).
-enum class EngineKind { serial, threads, mpi, automatic };
+// each job on the backend it was made with.
+enum class EngineKind { serial, threads, mpi };
 
 std::string_view engine_name(EngineKind kind);
 std::optional<EngineKind> parse_engine(std::string_view name);
@@ -34,26 +32,6 @@ std::string_view compiled_engines();
 // run_stream throws the same Error; a caller may check first, before it
 // reads a key or opens anything.
 void check_streams(EngineKind kind);
-
-// The least input auto considers running on a GPU: below it, starting a
-// device costs more than it could save.
-inline constexpr std::uint64_t kAutoGpuMinBytes = std::uint64_t{256} << 20;
-
-// What auto measured and kept on this machine as it is now (its CPU and GPU
-// stack: docs/GPU.md), one entry per kind of job, for `paes info`. Reads the
-// cache only: starts no driver.
-struct AutoVerdict {
-  std::string job;          // e.g. "ctr encrypt AES-128, 16 threads, ipsec-mb"
-  std::string gpu_backend;  // its name; empty where auto found no GPU
-  std::string device;       // the GPU's name
-  double gpu_bytes_per_s = 0;    // the threads engine on the GPU backend, in memory, with its transfers
-  double cpu_bytes_per_s = 0;    // the threads engine on the CPU's backend
-  double gpu_start_seconds = 0;  // finding, starting and self-testing the GPU
-  std::optional<std::uint64_t> gpu_from_bytes;  // the least input auto runs on the GPU; none: never
-};
-std::vector<AutoVerdict> kept_auto_verdicts();
-// The file auto keeps them in; empty where there is no home for it.
-std::string auto_rate_cache_path();
 
 // Told the input bytes of each finished chunk, from any worker thread.
 using ProgressCallback = std::function<void(std::uint64_t)>;
@@ -97,9 +75,7 @@ class Engine {
 };
 
 // threads = 0 means one per online CPU (per rank for mpi: the node's CPUs
-// over its ranks). The serial engine ignores it. automatic makes the threads
-// engine: auto's choice is of a backend, made by the front door. mpi needs
-// an MpiSession. Throws a usage Error for an engine this build doesn't have.
+// over its ranks). The serial engine ignores it. mpi needs an MpiSession. Throws a usage Error for an engine this build doesn't have.
 std::unique_ptr<Engine> make_engine(EngineKind kind, unsigned threads = 0);
 
 unsigned online_cpus();

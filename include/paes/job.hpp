@@ -13,6 +13,7 @@
 #include <memory>
 #include <string_view>
 
+#include "paes/backend.hpp"
 #include "paes/mode.hpp"
 #include "paes/secret.hpp"
 
@@ -66,15 +67,22 @@ class Job {
   virtual void* allocate_chunk_memory(std::size_t /*bytes*/) const { return nullptr; }
   virtual void free_chunk_memory(void* /*data*/, std::size_t /*bytes*/) const noexcept {}
   // Everything another process needs to rebuild this job (job_from_ticket),
-  // for MPI ranks. It holds key material: it is SecretBytes for that reason.
+  // its backend included, for MPI ranks. It holds key material: it is
+  // SecretBytes for that reason.
   virtual SecretBytes ticket() const = 0;
-  // The name of the cipher backend that runs its chunks, for
-  // reports; empty where that is the sealed format's (segment_backend_name).
-  virtual std::string_view backend_name() const { return {}; }
+  // The cipher backend that runs its chunks, as it was resolved when the job
+  // was made (a backend's name, and a GPU's device), for reports and
+  // tickets; an empty name for a job with no AES of paes' (a test's).
+  virtual BackendChoice backend() const { return {std::string(), std::nullopt}; }
 };
 
-// Rebuilds a job from ticket() bytes; the job owns what it needs. Throws
-// Error on malformed bytes.
+// The backend a ticket's job runs on (its backend()).
+BackendChoice ticket_backend(const SecretBytes& ticket);
+// Rebuilds a job from ticket() bytes on `backend` (the ticket's own, or the
+// one an MPI rank runs instead: its own GPU, or auto where its host can't
+// run the ticket's); the job owns its key. Throws Error on malformed bytes,
+// and check_backend_choice's usage Errors.
+std::unique_ptr<Job> job_from_ticket(const SecretBytes& ticket, const BackendChoice& backend);
 std::unique_ptr<Job> job_from_ticket(const SecretBytes& ticket);
 
 // Chunk `index` of an input of known length that makes `count` chunks.

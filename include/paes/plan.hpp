@@ -16,12 +16,15 @@
 #include <cstdint>
 #include <string_view>
 
+#include <optional>
+
+#include "paes/backend.hpp"
 #include "paes/job.hpp"
 #include "paes/mode.hpp"
 
 namespace paes {
 
-class CipherBackend;  // internal: the CPU AES library a plan's workers use
+class CipherBackend;  // internal: the library (a CPU's or a GPU's) a plan's workers run
 
 class ChunkPlan final : public Job {
  public:
@@ -48,19 +51,31 @@ class ChunkPlan final : public Job {
   static constexpr unsigned kChunksPerWorker = 4;
   static std::uint64_t fitted_chunk_len(Mode mode, std::uint64_t input_len, unsigned workers);
 
-  // `spec` must outlive the plan (workers use its key). The plan chooses its
-  // cipher backend here, once; every worker uses it. Throws a usage Error
-  // when chunk_len is below 16 or above kMaxChunkLen (kAutoChunkLen aside).
-  // chunk_len is rounded down to a whole number of blocks.
-  ChunkPlan(const CipherSpec& spec, std::uint64_t chunk_len);
-  // The same on a backend of the caller's (the tests' GPU devices). A chunk
-  // length left to the plan is the one the backend asks for, if any.
+  // The one rule for a plan's chunk length. `requested` (16 to kMaxChunkLen,
+  // rounded down to whole blocks) where the caller gave one; else what the
+  // backend prefers (`backend_preference`, a GPU's batch) where it has a
+  // preference; else, for an input of known length that `workers` threads
+  // will share (0: an engine that doesn't fit chunks to threads, or a length
+  // unknown), fitted_chunk_len; else default_chunk_len(mode). Throws a usage
+  // Error for a requested length out of range.
+  static std::uint64_t decide_chunk_len(Mode mode, std::uint64_t requested, std::uint64_t backend_preference,
+                                        std::optional<std::uint64_t> input_len = std::nullopt, unsigned workers = 0);
+
+  // A plan of `spec` (the plan keeps its own copy of the key and IV) whose
+  // workers run on `backend` (resolved here, once: raw_backend), in chunks of
+  // decide_chunk_len(spec.mode, chunk_len, the backend's preference). Throws
+  // a usage Error for a chunk length out of range or a backend refused
+  // (check_backend_choice).
+  ChunkPlan(const CipherSpec& spec, std::uint64_t chunk_len, const BackendChoice& backend = {});
+  // The same on a backend already resolved (the front door's, auto's GPU, the
+  // tests' devices).
   ChunkPlan(const CipherSpec& spec, std::uint64_t chunk_len, const CipherBackend& backend);
+  ChunkPlan(ChunkPlan&&) = default;
 
   std::uint64_t chunk_len() const { return chunk_len_; }
   const CipherSpec& spec() const { return spec_; }
-  // The name of the cipher backend its workers run.
-  std::string_view backend_name() const override;
+  // The cipher backend its workers run.
+  BackendChoice backend() const override;
   // What a worker transforms at a time: the chunk length of a parallel plan.
   // A sequential plan's pieces are at least kDefaultChunkLen, since its chunk
   // size buys no parallelism and tiny pieces would only add hand-offs.
@@ -91,8 +106,8 @@ class ChunkPlan final : public Job {
   SecretBytes ticket() const override;
 
  private:
-  const CipherSpec& spec_;
-  const CipherBackend& backend_;
+  CipherSpec spec_;
+  const CipherBackend* backend_;
   std::uint64_t chunk_len_;
   std::uint64_t piece_len_;
   std::size_t lookback_len_;

@@ -64,12 +64,14 @@ TransformReport run_sealed(const SealedSpec& spec, const std::string& input_path
 // spec's direction is ignored). Opening it reads and authenticates the header
 // and the final segment, so a truncated or foreign file, or a wrong key, is
 // refused here; read_at() then reads, decrypts and verifies only the segments
-// that hold the bytes asked for, on `threads` threads (0: every CPU).
+// that hold the bytes asked for, on `threads` threads (0: every CPU), whose
+// AES-GCM runs on `backend`'s CPU backend.
 // Thread-safe: read_at may run in several threads at once. Throws Error; a
 // usage Error when the input is not a file (a pipe can't be read at offsets).
 class SealedReader {
  public:
-  SealedReader(const SealedSpec& spec, const std::string& path, unsigned threads = 0);
+  SealedReader(const SealedSpec& spec, const std::string& path, unsigned threads = 0,
+               const BackendChoice& backend = {});
   ~SealedReader();
   SealedReader(const SealedReader&) = delete;
   SealedReader& operator=(const SealedReader&) = delete;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "paes/backend.hpp"
 #include "paes/engine.hpp"
 #include "paes/io.hpp"
 #include "paes/mode.hpp"
@@ -30,9 +31,10 @@ struct TransformOptions {
   // counted from the bytes decoded (65 characters for 48 bytes, its lines'
   // shape), so that they reach the file's size as a binary input's do.
   ProgressCallback progress;
-  // The GPU auto may choose, by its index in `paes info` (a named backend
-  // takes its device from select_cipher_backend).
-  std::optional<unsigned> device;
+  // What runs the job's AES (paes/backend.hpp): auto, the default, or a
+  // backend by name with a GPU's device. The job resolves it once, when it
+  // is made; jobs of one process may each have their own.
+  BackendChoice backend;
   // Text armor (Armor in paes/io.hpp). Encrypting: the output is written as
   // text, Armor::paes for the sealed format (and Tink), openssl enc -a's
   // for raw modes and the Salted__ format. Decrypting a raw mode: the input
@@ -46,12 +48,12 @@ struct TransformReport {
   std::uint64_t bytes_out = 0;
   unsigned workers = 0;
   bool parallel = false;
-  EngineKind engine = EngineKind::threads;  // the one that ran (auto resolves to one)
+  EngineKind engine = EngineKind::threads;  // the one that ran
   std::uint64_t chunk_len = 0;  // as the job used it: rounded down to whole blocks
   unsigned key_bits = 0;  // the AES key size, where the job learnt it (a sealed file's own); else 0
   double seconds = 0;  // open to commit, I/O included
   std::vector<Engine::RankTiming> ranks;  // per MPI rank (mpi engine only)
-  std::string engine_choice;  // why --engine auto chose the job's backend (a GPU or the CPU's)
+  std::string engine_choice;  // why auto chose the job's backend (a GPU or the CPU's), under gpu_where_faster
   std::string backend;        // what ran a raw job's AES (a backend's name); empty for a sealed job
 };
 
@@ -73,8 +75,9 @@ TransformReport transform_salted(const CipherSpec& spec, const Pbkdf2Key& pbkdf2
 // (out.data() == in.data()) works, except for CBC and CFB decryption, whose
 // chunks read the ciphertext block before them: a usage Error, as is any
 // other overlap of the two. options.progress hears of each chunk's input
-// bytes. Under --engine auto, a GPU backend may run it (options.device picks
-// which); memory pinned for it (pin_memory) goes to the device by DMA.
+// bytes. Under auto with gpu_where_faster, a GPU backend may run it
+// (options.backend.device picks which); memory pinned for it (pin_memory)
+// goes to the device by DMA.
 std::uint64_t transform_memory(const CipherSpec& spec, std::span<std::uint8_t> out,
                                std::span<const std::uint8_t> in, const TransformOptions& options);
 

@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "api/gpu_stack.hpp"
-#include "cipher/gpu/gpu_backend.hpp"
 #include "paes/backend.hpp"
 #include "paes/engine.hpp"
 #include "paes/error.hpp"
@@ -27,7 +26,6 @@ namespace {
 // Why a job stays on the CPU before any GPU is looked for; empty where a GPU
 // is worth looking for.
 std::string why_on_the_cpu(const CipherSpec& spec, std::optional<std::uint64_t> input_len) {
-  if (selected_cipher_backend() != kAutoBackend) return "the cipher backend was chosen (" + selected_cipher_backend() + ")";
   bool runs_on_a_gpu = false;
   for (const CipherBackend* backend : cipher_backends()) {
     runs_on_a_gpu = runs_on_a_gpu || (backend->runs_on_device() && backend->runs(spec.mode, spec.direction));
@@ -46,16 +44,15 @@ std::string why_on_the_cpu(const CipherSpec& spec, std::optional<std::uint64_t> 
 
 // The GPU backend auto looks at: the first row with a real GPU (a device of
 // type "gpu"; never a CPU device) among its devices, or `device` where the
-// caller named one. Null where there is none; `device_name` gets its name.
-GpuCipherBackend* find_gpu(std::optional<unsigned> device, std::string& device_name) {
+// caller named one, on that device. Null where there is none; `device_name`
+// gets its name.
+const CipherBackend* find_gpu(std::optional<unsigned> device, std::string& device_name) {
   for (const CipherBackend* row : cipher_backends()) {
-    auto* gpu = const_cast<GpuCipherBackend*>(dynamic_cast<const GpuCipherBackend*>(row));
-    if (!gpu || !gpu->available()) continue;
-    for (const GpuDeviceInfo& d : gpu->devices()) {
+    if (!row->runs_on_device() || !row->available()) continue;
+    for (const GpuDeviceInfo& d : row->devices()) {
       if (d.type == "gpu" && (!device || d.index == *device)) {
         device_name = d.name;
-        gpu->set_device(d.index);
-        return gpu;
+        return &row->on_device(d.index);
       }
     }
   }
@@ -113,7 +110,7 @@ double probe_seconds(Engine& engine, const CipherBackend& backend, const CipherS
 
 // Fills in the rates of the threads engine on `gpu`, already started, and on
 // the CPU's backend.
-void measure_rates(const GpuCipherBackend& gpu, const CipherSpec& job_spec, unsigned threads, MeasuredRates& rates) {
+void measure_rates(const CipherBackend& gpu, const CipherSpec& job_spec, unsigned threads, MeasuredRates& rates) {
   CipherSpec spec;  // the job's, unpadded: any bytes are valid input
   spec.mode = job_spec.mode;
   spec.direction = job_spec.direction;
@@ -155,7 +152,9 @@ std::string describe_rates(const MeasuredRates& rates, std::uint64_t len, bool s
 // threads, the GPU stack (and --device), the kernel and the key size; all of
 // it known without starting a driver. kept_auto_verdicts() reads keys back.
 std::string auto_rate_key(const CipherSpec& spec, unsigned threads, std::optional<unsigned> device) {
-  return cpu_model() + "|" + selected_cipher_backend() + "|" + std::to_string(threads) + " threads|gpu stack " +
+  // (The second field named the process's backend when there was one; auto's
+  // GPU policy runs under auto alone, so it always says so.)
+  return cpu_model() + "|" + std::string(kAutoBackend) + "|" + std::to_string(threads) + " threads|gpu stack " +
          gpu_stack_fingerprint() + (device ? " device " + std::to_string(*device) : std::string()) + "|" +
          std::string(mode_name(spec.mode)) + " " + std::string(direction_name(spec.direction)) + "|" +
          std::to_string(spec.key_bits());
@@ -199,7 +198,7 @@ namespace {
 // the job to the CPU. An explicit --backend fails instead: the user asked
 // for that device. A device that fails a per-batch check during the job
 // fails the run either way (some output exists by then).
-bool on_device(const GpuCipherBackend& gpu, const std::function<void()>& work, AutoChoice& choice) {
+bool on_device(const CipherBackend& gpu, const std::function<void()>& work, AutoChoice& choice) {
   try {
     work();
     return true;
@@ -237,12 +236,12 @@ AutoChoice choose_by_kept_rates(const MeasuredRates& kept, std::uint64_t len, st
     return choice;
   }
   std::string name;
-  GpuCipherBackend* gpu = find_gpu(device, name);
+  const CipherBackend* gpu = find_gpu(device, name);
   if (!gpu || gpu->name() != kept.gpu) {
     choice.why = "auto chose the CPU: the " + kept.gpu + " GPU it measured is gone";
     return choice;
   }
-  if (!on_device(*gpu, [&] { gpu->device(); }, choice)) return choice;
+  if (!on_device(*gpu, [&] { gpu->start(); }, choice)) return choice;
   choice.backend = gpu;
   choice.why = "auto chose " + kept.gpu + ": " + describe_rates(kept, len, false, "measured before");
   return choice;
@@ -256,13 +255,13 @@ AutoChoice look_and_measure(const CipherSpec& spec, std::uint64_t len, unsigned 
   const std::string key = auto_rate_key(spec, threads, device);
   const auto start = std::chrono::steady_clock::now();
   MeasuredRates found;
-  GpuCipherBackend* gpu = find_gpu(device, found.device);
+  const CipherBackend* gpu = find_gpu(device, found.device);
   if (!gpu) {
     choice.why = "auto chose the CPU: no GPU for this job (looked now, " + keep(cache, key, found) + ")";
     return choice;
   }
   found.gpu = std::string(gpu->name());
-  if (!on_device(*gpu, [&] { gpu->device(); }, choice)) return choice;
+  if (!on_device(*gpu, [&] { gpu->start(); }, choice)) return choice;
   found.gpu_start_seconds = seconds_since(start);
   if (!on_device(*gpu, [&] { measure_rates(*gpu, spec, threads, found); }, choice)) return choice;
   // Keyed by the stack as it is now: starting a driver may add device nodes

@@ -1,8 +1,13 @@
-// --engine auto's choice of a cipher backend for a raw-mode job: a GPU where
-// it was measured faster than the CPU for this kind of job on this machine,
-// else the CPU's backend (paes/backend.hpp's auto).
+// Auto's GPU policy (BackendChoice::gpu_where_faster, --engine auto): the
+// backend of a raw-mode job, a GPU where it was measured faster than the CPU
+// for this kind of job on this machine, else the CPU's backend (auto's row,
+// cipher/backends.cpp). The front door asks it once per job, and the job
+// holds what it chose. Its parts sit together in api/: the verdicts
+// (here), their cache (rate_cache.hpp), the GPU stack's fingerprint
+// (gpu_stack.hpp) and the probe that measures (auto_backend.cpp); the
+// public face is paes/backend.hpp's (kAutoGpuMinBytes, kept_auto_verdicts).
 //
-// A GPU is considered when the process left the backend to auto, the mode
+// A GPU is considered when the caller left the backend to auto, the mode
 // and direction run on a device (ECB, CTR, CBC/CFB128 decryption), the input
 // is a file or buffer of at least kAutoGpuMinBytes (below that, starting a
 // device costs more than it could save) and the device is a real GPU (a CPU
@@ -45,7 +50,7 @@ std::optional<std::uint64_t> gpu_from_bytes(const MeasuredRates& rates);
 std::string auto_rate_key(const CipherSpec& spec, unsigned threads, std::optional<unsigned> device);
 
 struct AutoChoice {
-  const CipherBackend* backend = nullptr;  // the GPU backend chosen; null: the CPU's (choose_raw_backend)
+  const CipherBackend* backend = nullptr;  // the GPU backend chosen, on its device; null: the CPU's (raw_backend)
   std::string why;                         // for -v and --json: "auto chose NAME: ..."
 };
 

@@ -1,5 +1,5 @@
 // open_gpu_probe: a GPU backend of its own (its own device, lanes, batch and
-// launch geometry) for `paes bench`, apart from the process's backend.
+// launch geometry) for `paes bench`, apart from the table's rows.
 #include <memory>
 #include <string>
 
@@ -16,11 +16,8 @@ namespace {
 class BackendProbe final : public GpuProbe {
  public:
   BackendProbe(const GpuApi& api, std::optional<unsigned> device, std::size_t batch_bytes, const GpuGeometry& geometry)
-      : backend_(api, batch_bytes) {
-    backend_.set_device(device);
-    backend_.set_geometry(geometry);
-    backend_.set_profile(true);
-    backend_.device();  // opened and self-tested now, not in the first timing
+      : backend_(api, device, batch_bytes, geometry, /*profile=*/true) {
+    backend_.start();  // opened and self-tested now, not in the first timing
   }
 
   std::string device() const override { return backend_.detail(); }
@@ -52,9 +49,9 @@ class BackendProbe final : public GpuProbe {
 
 std::unique_ptr<GpuProbe> open_gpu_probe(std::string_view name, std::optional<unsigned> device,
                                          std::size_t batch_bytes, const GpuGeometry& geometry) {
-  const auto* gpu = dynamic_cast<const GpuCipherBackend*>(find_cipher_backend(name));
-  if (!gpu || !gpu->api()) throw usage_error("cipher backend " + std::string(name) + " is no GPU backend of this build");
-  return std::make_unique<BackendProbe>(*gpu->api(), device, batch_bytes, geometry);
+  const std::optional<GpuApi> api = find_gpu_api(name);
+  if (!api) throw usage_error("cipher backend " + std::string(name) + " is no GPU backend of this build");
+  return std::make_unique<BackendProbe>(*api, device, batch_bytes, geometry);
 }
 
 }  // namespace paes

@@ -22,9 +22,8 @@ std::string gpu_stack_fingerprint() {
   }
   for (const char* var : {"LD_PRELOAD", "LD_LIBRARY_PATH"}) add_variable(facts, var);
   // Each GPU API's own: its device nodes, driver files, ICDs and variables.
-  for (const CipherBackend* backend : cipher_backends()) {
-    const auto* gpu = dynamic_cast<const GpuCipherBackend*>(backend);
-    if (gpu && gpu->api() && gpu->api()->stack_facts) facts += gpu->api()->stack_facts();
+  for (const GpuApi& api : gpu_apis()) {
+    if (api.stack_facts) facts += api.stack_facts();
   }
   const auto digest = sha256(facts);
   return encode_hex(std::span(digest).first(8));

@@ -76,7 +76,8 @@ void inspect_paes(SealedFileInfo& info, std::span<const std::uint8_t> prefix, st
     return;
   }
   const SecretBytes no_key;
-  const SegmentJob job(Direction::decrypt, preamble.key_len, preamble.segment_len, no_key, NoncePrefix{});
+  const SegmentJob job(Direction::decrypt, preamble.key_len, preamble.segment_len, no_key, NoncePrefix{},
+                       BackendChoice{});
   std::uint64_t segments = 0;
   try {
     segments = job.chunk_count(size - header - stream_header);

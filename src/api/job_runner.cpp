@@ -60,7 +60,6 @@ OutputOptions output_options(const TransformOptions& options, Direction directio
 JobRunner::JobRunner(const TransformOptions& options)
     : options_(options),
       engine_(make_engine(options.engine, options.threads)),
-      threads_(options.threads == 0 ? online_cpus() : options.threads),
       consumed_(std::make_shared<std::atomic<std::uint64_t>>(0)),
       progress_in_text_(std::make_shared<std::atomic<bool>>(false)),
       start_(std::chrono::steady_clock::now()) {
@@ -70,35 +69,34 @@ JobRunner::JobRunner(const TransformOptions& options)
   });
 }
 
-std::uint64_t chunk_len_for(Mode mode, std::uint64_t requested, EngineKind engine, unsigned threads,
-                            std::optional<std::uint64_t> input_len, const CipherBackend& backend) {
-  if (requested != ChunkPlan::kAutoChunkLen || !input_len || backend.preferred_chunk_len() != 0 ||
-      (engine != EngineKind::threads && engine != EngineKind::automatic)) {
-    return requested;
-  }
-  // Fitted to the workers the input pays for: a job one worker runs takes
-  // whole chunks, not a quarter of them for workers it won't have.
-  const unsigned workers = workers_within_bytes(threads != 0 ? threads : online_cpus(), UINT64_MAX, *input_len);
-  return ChunkPlan::fitted_chunk_len(mode, *input_len, workers);
-}
-
 const CipherBackend& raw_backend_for(const CipherSpec& spec, const TransformOptions& options,
                                      std::optional<std::uint64_t> input_len, std::string& why) {
-  if (options.engine == EngineKind::automatic) {
+  if (options.backend.is_auto() && options.backend.gpu_where_faster) {
     const AutoChoice choice = choose_auto_backend(spec, input_len, options.threads != 0 ? options.threads : online_cpus(),
-                                                  options.device);
+                                                  options.backend.device);
     why = choice.why;
     if (choice.backend) return *choice.backend;
   }
-  return choose_raw_backend(spec.mode, spec.direction);
+  return raw_backend(options.backend, spec.mode, spec.direction);
+}
+
+ChunkPlan raw_plan_for(const CipherSpec& spec, const TransformOptions& options, std::optional<std::uint64_t> input_len,
+                       std::string& why) {
+  const CipherBackend& backend = raw_backend_for(spec, options, input_len, why);
+  // The threads engine fits chunks to the workers the input pays for.
+  const unsigned threads = options.threads != 0 ? options.threads : online_cpus();
+  const unsigned workers =
+      options.engine == EngineKind::threads && input_len ? workers_within_bytes(threads, UINT64_MAX, *input_len) : 0;
+  return ChunkPlan(spec,
+                   ChunkPlan::decide_chunk_len(spec.mode, options.chunk_len, backend.preferred_chunk_len(), input_len,
+                                               workers),
+                   backend);
 }
 
 ChunkPlan JobRunner::plan_for(const CipherSpec& spec, const InputEndpoint& in, std::uint64_t in_skip) {
   std::optional<std::uint64_t> input_len = in.size();
   if (input_len) *input_len -= std::min(*input_len, in_skip);
-  const CipherBackend& backend = raw_backend_for(spec, options_, input_len, backend_choice_);
-  return ChunkPlan(spec, paes::chunk_len_for(spec.mode, options_.chunk_len, engine_->kind(), threads_, input_len, backend),
-                   backend);
+  return raw_plan_for(spec, options_, input_len, backend_choice_);
 }
 
 void JobRunner::run(const Job& job, InputEndpoint& in, std::uint64_t in_skip, OutputEndpoint& out,
@@ -119,7 +117,7 @@ void JobRunner::run(const Job& job, InputEndpoint& in, std::uint64_t in_skip, Ou
   report.ranks = engine_->rank_timings();
   // plan_for gave a raw job auto's reason; a sealed job's AES-GCM runs on
   // the CPU's backend (no GPU has it), and auto says so all the same.
-  report.engine_choice = backend_choice_.empty() && options_.engine == EngineKind::automatic
+  report.engine_choice = backend_choice_.empty() && options_.backend.is_auto() && options_.backend.gpu_where_faster
                              ? "auto chose the CPU: the sealed format (AES-GCM) runs on the CPU"
                              : backend_choice_;
   if (!report.ranks.empty()) {  // rank 0's progress only estimates the other ranks' share

@@ -17,19 +17,18 @@
 
 namespace paes {
 
-// The chunk length of a raw job on `backend`: `requested`, or, where the
-// caller left it to paes (kAutoChunkLen), the backend asks for none (a GPU
-// asks for its batch) and the threads engine (or auto) runs an input of
-// known length, ChunkPlan::fitted_chunk_len for the workers of `threads`
-// (0: every CPU) that the input pays for (workers_within_bytes).
-std::uint64_t chunk_len_for(Mode mode, std::uint64_t requested, EngineKind engine, unsigned threads,
-                            std::optional<std::uint64_t> input_len, const CipherBackend& backend);
-
-// The backend a raw job runs on: auto's choice under --engine auto
-// (choose_auto_backend, its reason in `why`), else the process's
-// (choose_raw_backend).
+// The backend a raw job runs on: auto's GPU verdict under auto with
+// gpu_where_faster (choose_auto_backend, its reason in `why`), else what
+// options.backend resolves to (raw_backend).
 const CipherBackend& raw_backend_for(const CipherSpec& spec, const TransformOptions& options,
                                      std::optional<std::uint64_t> input_len, std::string& why);
+
+// The plan of a raw job on an input of `input_len` bytes (none: a stream):
+// its backend (raw_backend_for) and its chunk length
+// (ChunkPlan::decide_chunk_len, fitted to the threads engine's workers
+// where the length is known).
+ChunkPlan raw_plan_for(const CipherSpec& spec, const TransformOptions& options, std::optional<std::uint64_t> input_len,
+                       std::string& why);
 
 // How the front doors open their output (TransformOptions::output_mode).
 OutputOptions output_options(const TransformOptions& options, Direction direction, const InputEndpoint& in);
@@ -38,8 +37,7 @@ class JobRunner {
  public:
   explicit JobRunner(const TransformOptions& options);
   Engine& engine() { return *engine_; }
-  // The plan of a raw job over `in` after `in_skip` bytes: its backend
-  // (raw_backend_for) and chunk length (chunk_len_for).
+  // The plan of a raw job over `in` after `in_skip` bytes (raw_plan_for).
   ChunkPlan plan_for(const CipherSpec& spec, const InputEndpoint& in, std::uint64_t in_skip);
   // Runs the job and fills the report's byte counts, workers and seconds.
   // `input_len` is the job's input length when known (files), for workers.
@@ -49,7 +47,6 @@ class JobRunner {
  private:
   TransformOptions options_;
   std::unique_ptr<Engine> engine_;
-  unsigned threads_;
   std::string backend_choice_;  // why auto chose the raw job's backend
   std::shared_ptr<std::atomic<std::uint64_t>> consumed_;  // the job's input bytes (decoded, if armored)
   std::shared_ptr<std::atomic<bool>> progress_in_text_;  // options.progress counts an armored input's text

@@ -134,7 +134,8 @@ TransformReport seal(const SealedSpec& spec, const std::string& input_path,
   }
   const StreamHeader header = StreamHeader::random(key_len);
   const SecretBytes segment_key = hkdf_sha256(ikm, header.salt, associated_data(spec, bound), key_len);
-  const SegmentJob job(Direction::encrypt, key_len, spec.segment_len, segment_key, header.nonce_prefix);
+  const SegmentJob job(Direction::encrypt, key_len, spec.segment_len, segment_key, header.nonce_prefix,
+                       options.backend);
   if (const auto size = in.size()) job.chunk_count(*size);  // refuse before creating the output
 
   OutputEndpoint out(output_path, output_options(options, Direction::encrypt, in), true,
@@ -214,7 +215,7 @@ TransformReport open(const SealedSpec& spec, const std::string& input_path,
   }
   const OpenedHeader header = read_header(spec, in);
   const SegmentJob job(Direction::decrypt, header.key_len, header.segment_len, header.segment_key,
-                       header.nonce_prefix);
+                       header.nonce_prefix, options.backend);
   // A bare Tink stream has no preamble to give its segment size: a wrong one
   // makes a length no stream has, or fails segment 0 as a wrong key does.
   if (const auto size = in.size()) {
@@ -293,9 +294,10 @@ TransformReport run_sealed(const SealedSpec& spec, const std::string& input_path
 }
 
 struct SealedReader::State {
-  State(const SealedSpec& spec, const std::string& path, unsigned threads_wanted)
+  State(const SealedSpec& spec, const std::string& path, unsigned threads_wanted, const BackendChoice& backend)
       : in(path, false, Armor::paes), header(read_header(spec, refuse_armor(in))),
-        job(Direction::decrypt, header.key_len, header.segment_len, header.segment_key, header.nonce_prefix),
+        job(Direction::decrypt, header.key_len, header.segment_len, header.segment_key, header.nonce_prefix,
+            backend),
         threads(threads_wanted != 0 ? threads_wanted : online_cpus()) {}
 
   // A buffer for a window of segments' plaintext; not zeroed first, since
@@ -401,7 +403,7 @@ struct SealedReader::State {
 
   InputEndpoint in;
   OpenedHeader header;
-  SegmentJob job;  // refers to header.segment_key
+  SegmentJob job;
   unsigned threads;
   std::uint64_t segment_count = 0;
   std::uint64_t plain_size = 0;
@@ -410,11 +412,12 @@ struct SealedReader::State {
   mutable Buffer spare;
 };
 
-SealedReader::SealedReader(const SealedSpec& spec, const std::string& path, unsigned threads) {
+SealedReader::SealedReader(const SealedSpec& spec, const std::string& path, unsigned threads,
+                           const BackendChoice& backend) {
   if (names_stdio(path) || names_stream(path)) {
     throw usage_error("random access needs a sealed file to read at offsets, not a pipe or stdin");
   }
-  state_ = std::make_unique<State>(spec, path, threads);
+  state_ = std::make_unique<State>(spec, path, threads, backend);
   State& s = *state_;
   const std::uint64_t size = s.in.size().value_or(0);
   const std::uint64_t body_len = size - std::min(size, s.header.body_offset);
@@ -496,7 +499,7 @@ TransformReport read_sealed_range(const SealedSpec& spec, const std::string& inp
                                   const std::string& output_path, const SealedRange& range,
                                   const TransformOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  const SealedReader reader(spec, input_path, options.threads);
+  const SealedReader reader(spec, input_path, options.threads, options.backend);
   const std::uint64_t offset =
       range.from_end ? reader.size() - std::min(range.offset, reader.size()) : range.offset;
   if (offset > reader.size()) {

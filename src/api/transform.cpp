@@ -37,7 +37,7 @@ TransformReport transform_file(const CipherSpec& spec, const std::string& input_
   OutputEndpoint out(output_path, output_options(options, spec.direction, in), encrypt, raw_armor(options, encrypt));
   TransformReport report;
   report.chunk_len = plan.chunk_len();
-  report.backend = std::string(plan.backend_name());
+  report.backend = plan.backend().name;
   runner.run(plan, in, 0, out, 0, report);
   return report;
 }
@@ -66,7 +66,7 @@ TransformReport transform_salted(const CipherSpec& base, const Pbkdf2Key& pbkdf2
   if (encrypt) out.write_prefix(encode_salted_header(salt));
   TransformReport report;
   report.chunk_len = plan.chunk_len();
-  report.backend = std::string(plan.backend_name());
+  report.backend = plan.backend().name;
   try {
     runner.run(plan, in, in_skip, out, encrypt ? kSaltedHeaderLen : 0, report);
   } catch (const BadPaddingError& e) {
@@ -104,9 +104,7 @@ void refuse_unsafe_aliasing(const Job& plan, std::span<const std::uint8_t> out, 
 std::uint64_t transform_memory(const CipherSpec& spec, std::span<std::uint8_t> out,
                                std::span<const std::uint8_t> in, const TransformOptions& options) {
   std::string why;
-  const CipherBackend& backend = raw_backend_for(spec, options, in.size(), why);
-  const ChunkPlan plan(spec, chunk_len_for(spec.mode, options.chunk_len, options.engine, options.threads, in.size(), backend),
-                       backend);
+  const ChunkPlan plan = raw_plan_for(spec, options, in.size(), why);
   const std::uint64_t need = output_capacity(plan, in.size());
   if (out.size() < need) {
     throw Error("output buffer too small: " + std::to_string(out.size()) + " bytes, need " +

@@ -1,12 +1,11 @@
-// The one place paes chooses which library runs AES. The table lists every
-// backend paes has code for, in order of preference: the CPU's, OpenSSL last
-// of them (it runs everything, on every CPU), then the GPUs', which auto
-// takes only where it measured them faster (engine/auto_backend.hpp). A new
-// CPU backend is its folder beside cipher/openssl/, one row here and its
-// tests (tests/unit/backend_test.cpp runs every row); a new GPU API is its
-// folder beside cipher/opencl/ (a GpuApi) and one row here.
-#include <atomic>
+// The one place a BackendChoice becomes the backend a job runs. The table
+// lists every backend paes has code for, in order of preference: the CPU's,
+// OpenSSL last of them (it runs everything, on every CPU), then the GPUs',
+// which auto takes only where it measured them faster (api/auto_backend.hpp,
+// at the front door). docs/ARCHITECTURE.md's recipes say what else a new row
+// needs.
 #include <string>
+#include <vector>
 
 #include "cipher/backend.hpp"
 #include "cipher/gpu/gpu_backend.hpp"
@@ -34,6 +33,7 @@ struct BackendRow {
   const CipherBackend* (*get)();
   std::string_view not_built;
   bool gpu = false;
+  GpuApi (*gpu_api)() = nullptr;  // a GPU row built in: its API
 };
 
 constexpr BackendRow kRows[] = {
@@ -54,7 +54,11 @@ constexpr BackendRow kRows[] = {
 #else
      nullptr,
 #endif
-     "not built in (this paes was built without CUDA: install nvcc and rebuild)", true},
+     "not built in (this paes was built without CUDA: install nvcc and rebuild)", true,
+#ifdef PAES_HAVE_CUDA
+     cuda_api,
+#endif
+    },
     {"opencl",
 #ifdef PAES_HAVE_OPENCL
      []() -> const CipherBackend* {
@@ -64,11 +68,12 @@ constexpr BackendRow kRows[] = {
 #else
      nullptr,
 #endif
-     "not built in (this paes was built without OpenCL: install ocl-icd-opencl-dev and rebuild)", true},
+     "not built in (this paes was built without OpenCL: install ocl-icd-opencl-dev and rebuild)", true,
+#ifdef PAES_HAVE_OPENCL
+     opencl_api,
+#endif
+    },
 };
-
-// The process's choice; null is auto.
-std::atomic<const CipherBackend*> g_selected{nullptr};
 
 const CipherBackend* find_backend(std::string_view name) {
   for (const CipherBackend* backend : cipher_backends()) {
@@ -108,9 +113,40 @@ const CipherBackend& cpu_raw_backend(Mode mode, Direction direction) {
 
 const CipherBackend* find_cipher_backend(std::string_view name) { return find_backend(name); }
 
-const CipherBackend& choose_raw_backend(Mode mode, Direction direction) {
-  if (const CipherBackend* selected = g_selected.load(std::memory_order_acquire)) {
-    return selected->runs(mode, direction) ? *selected : cpu_raw_backend(mode, direction);
+namespace {
+
+// The backend `choice` names, on its device; null under auto. Throws the
+// usage Errors of check_backend_choice.
+const CipherBackend* named_backend(const BackendChoice& choice) {
+  if (choice.is_auto()) {
+    if (choice.device && !choice.gpu_where_faster) {
+      throw usage_error("a device is chosen with a GPU backend, or with auto where it may take a GPU (" +
+                        known_names() + ")");
+    }
+    return nullptr;
+  }
+  const CipherBackend* backend = find_backend(choice.name);
+  if (backend == nullptr) {
+    for (const BackendRow& row : kRows) {
+      if (row.name == choice.name) {
+        throw usage_error("cipher backend " + choice.name + ": " + std::string(row.not_built));
+      }
+    }
+    throw usage_error("unknown cipher backend '" + choice.name + "': choose " + known_names());
+  }
+  if (!backend->available()) {
+    throw usage_error("cipher backend " + choice.name + " can't run here: " + backend->why_unavailable());
+  }
+  return &backend->on_device(choice.device);
+}
+
+}  // namespace
+
+void check_backend_choice(const BackendChoice& choice) { named_backend(choice); }
+
+const CipherBackend& raw_backend(const BackendChoice& choice, Mode mode, Direction direction) {
+  if (const CipherBackend* named = named_backend(choice)) {
+    return named->runs(mode, direction) ? *named : cpu_raw_backend(mode, direction);
   }
   for (const CipherBackend* backend : cipher_backends()) {
     if (backend->available() && backend->chosen_by_auto() && backend->runs(mode, direction)) return *backend;
@@ -119,14 +155,38 @@ const CipherBackend& choose_raw_backend(Mode mode, Direction direction) {
               std::string(direction_name(direction)));
 }
 
-const CipherBackend& choose_segment_backend() {
-  if (const CipherBackend* selected = g_selected.load(std::memory_order_acquire)) {
-    return selected->runs_on_device() ? cpu_raw_backend(Mode::ctr, Direction::encrypt) : *selected;
+const CipherBackend& segment_backend(const BackendChoice& choice) {
+  if (const CipherBackend* named = named_backend(choice)) {
+    return named->runs_on_device() ? cpu_raw_backend(Mode::ctr, Direction::encrypt) : *named;
   }
   for (const CipherBackend* backend : cipher_backends()) {
     if (backend->available() && backend->chosen_by_auto()) return *backend;
   }
   throw Error("no cipher backend runs AES-GCM");
+}
+
+const CipherBackend& CipherBackend::on_device(std::optional<unsigned> index) const {
+  if (index) throw usage_error("cipher backend " + std::string(name()) + " has no devices to choose from");
+  return *this;
+}
+
+PinnedMemory CipherBackend::pin(const void*, std::size_t) const {
+  throw usage_error("cipher backend " + std::string(name()) + " is no GPU backend of this build");
+}
+
+std::vector<GpuApi> gpu_apis() {
+  std::vector<GpuApi> apis;
+  for (const BackendRow& row : kRows) {
+    if (row.gpu_api) apis.push_back(row.gpu_api());
+  }
+  return apis;
+}
+
+std::optional<GpuApi> find_gpu_api(std::string_view name) {
+  for (const BackendRow& row : kRows) {
+    if (row.gpu_api && row.name == name) return row.gpu_api();
+  }
+  return std::nullopt;
 }
 
 namespace {
@@ -168,10 +228,10 @@ std::vector<CipherBackendInfo> cipher_backends_info() {
                                 : backend == &openssl_backend() ? "for what the others don't run"
                                                                 : "first, where this CPU runs its fast code";
       info.detail = backend->detail();
-      if (const auto* gpu = dynamic_cast<const GpuCipherBackend*>(backend)) {
-        info.versions = gpu->versions();
+      if (info.gpu) {
+        info.versions = backend->versions();
         try {
-          info.devices = gpu->devices();
+          info.devices = backend->devices();
         } catch (const Error& e) {
           info.why_not = e.what();
         }
@@ -192,67 +252,35 @@ std::vector<CipherBackendName> cipher_backend_names() {
   return names;
 }
 
-void select_cipher_backend(std::string_view name, std::optional<unsigned> device) {
-  if (name == kAutoBackend) {
-    if (device) throw usage_error("a device is chosen with a GPU backend (" + known_names() + ")");
-    g_selected.store(nullptr, std::memory_order_release);
-    return;
-  }
-  const CipherBackend* backend = find_backend(name);
-  if (backend == nullptr) {
-    for (const BackendRow& row : kRows) {
-      if (row.name == name) throw usage_error("cipher backend " + std::string(name) + ": " + std::string(row.not_built));
-    }
-    throw usage_error("unknown cipher backend '" + std::string(name) + "': choose " + known_names());
-  }
-  if (!backend->available()) {
-    throw usage_error("cipher backend " + std::string(name) + " can't run here: " + backend->why_unavailable());
-  }
-  auto* gpu = const_cast<GpuCipherBackend*>(dynamic_cast<const GpuCipherBackend*>(backend));
-  if (device && !gpu) throw usage_error("cipher backend " + std::string(name) + " has no devices to choose from");
-  if (gpu) gpu->set_device(device);
-  g_selected.store(backend, std::memory_order_release);
-}
-
 bool backend_runs(std::string_view name, Mode mode, Direction direction) {
   const CipherBackend* backend = find_backend(name);
   return backend != nullptr && backend->runs(mode, direction);
 }
 
-std::uint64_t preferred_chunk_len(Mode mode, Direction direction) {
-  return choose_raw_backend(mode, direction).preferred_chunk_len();
-}
-
 PinnedMemory pin_memory(std::string_view name, const void* data, std::size_t len) {
-  const auto* gpu = dynamic_cast<const GpuCipherBackend*>(find_backend(name));
-  if (!gpu) throw usage_error("cipher backend " + std::string(name) + " is no GPU backend of this build");
-  return gpu->pin(data, len);
-}
-
-std::optional<unsigned> selected_cipher_device() {
-  const auto* gpu = dynamic_cast<const GpuCipherBackend*>(g_selected.load(std::memory_order_acquire));
-  return gpu ? gpu->device_index() : std::nullopt;
+  const CipherBackend* backend = find_backend(name);
+  if (!backend) throw usage_error("cipher backend " + std::string(name) + " is no GPU backend of this build");
+  return backend->pin(data, len);
 }
 
 unsigned cipher_device_count(std::string_view name) {
-  const auto* gpu = dynamic_cast<const GpuCipherBackend*>(find_backend(name));
-  if (!gpu) return 0;
+  const CipherBackend* backend = find_backend(name);
+  if (!backend) return 0;
   try {
-    return static_cast<unsigned>(gpu->devices().size());
+    return static_cast<unsigned>(backend->devices().size());
   } catch (const Error&) {
     return 0;  // a driver whose listing fails has no device to give
   }
 }
 
-std::string selected_cipher_backend() {
-  const CipherBackend* selected = g_selected.load(std::memory_order_acquire);
-  return std::string(selected ? selected->name() : kAutoBackend);
+std::string raw_backend_name(const BackendChoice& choice, Mode mode, Direction direction) {
+  return std::string(raw_backend(choice, mode, direction).name());
 }
 
-std::string raw_backend_name(Mode mode, Direction direction) {
-  return std::string(choose_raw_backend(mode, direction).name());
+std::uint64_t backend_chunk_len(const BackendChoice& choice, Mode mode, Direction direction) {
+  return raw_backend(choice, mode, direction).preferred_chunk_len();
 }
 
-std::string segment_backend_name() { return std::string(choose_segment_backend().name()); }
+std::string segment_backend_name(const BackendChoice& choice) { return std::string(segment_backend(choice).name()); }
 
 }  // namespace paes

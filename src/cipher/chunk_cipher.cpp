@@ -1,5 +1,5 @@
-// ChunkCipher, the public face of one chunk's AES: the backend paes chooses
-// for the spec (cipher/backends.cpp) and PKCS#7 on the final piece.
+// ChunkCipher, the public face of one chunk's AES: the backend the caller's
+// choice resolves to for the spec (cipher/backends.cpp) and PKCS#7 on the final piece.
 #include "paes/cipher.hpp"
 
 #include "cipher/backend.hpp"
@@ -14,9 +14,9 @@ struct ChunkCipher::State {
   std::unique_ptr<RawCipher> raw;
 };
 
-ChunkCipher::ChunkCipher(const CipherSpec& spec)
+ChunkCipher::ChunkCipher(const CipherSpec& spec, const BackendChoice& backend)
     : state_(std::make_unique<State>(State{spec.mode, spec.direction, spec.padded(),
-                                           choose_raw_backend(spec.mode, spec.direction).make_raw(spec)})) {}
+                                           raw_backend(backend, spec.mode, spec.direction).make_raw(spec)})) {}
 
 ChunkCipher::~ChunkCipher() = default;
 

@@ -7,10 +7,6 @@
 
 namespace paes {
 
-SegmentCodec::SegmentCodec(const SecretBytes& segment_key, const NoncePrefix& prefix,
-                           Direction direction)
-    : SegmentCodec(choose_segment_backend(), segment_key, prefix, direction) {}
-
 SegmentCodec::SegmentCodec(const CipherBackend& backend, const SecretBytes& segment_key,
                            const NoncePrefix& prefix, Direction direction)
     : prefix_(prefix), aead_(backend.make_segment(segment_key, direction)) {}

@@ -33,9 +33,8 @@ class SegmentAuthenticationError : public Error {
 
 class SegmentCodec {
  public:
-  // segment_key is 16 or 32 bytes (AES-128-GCM or AES-256-GCM). The first
-  // form uses the backend choose_segment_backend() gives.
-  SegmentCodec(const SecretBytes& segment_key, const NoncePrefix& prefix, Direction direction);
+  // segment_key is 16 or 32 bytes (AES-128-GCM or AES-256-GCM), run on
+  // `backend`'s AES-GCM.
   SegmentCodec(const CipherBackend& backend, const SecretBytes& segment_key,
                const NoncePrefix& prefix, Direction direction);
 

@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/say.hpp"
 #include "paes/backend.hpp"
 #include "paes/engine.hpp"
 #include "paes/error.hpp"
@@ -42,11 +43,9 @@ namespace {
 
 // --backend's choices here: auto and the CPU backends (a GPU's figures are
 // --engine's).
-std::vector<std::string> cpu_backend_choices() {
+std::vector<std::string> backend_choices() {
   std::vector<std::string> choices{std::string(kAutoBackend)};
-  for (const CipherBackendName& row : cipher_backend_names()) {
-    if (!row.gpu) choices.push_back(row.name);
-  }
+  for (const CipherBackendName& row : cipher_backend_names()) choices.push_back(row.name);
   return choices;
 }
 
@@ -165,10 +164,11 @@ or bit.)");
       ->type_name("SIZE")
       ->check(chunk_size_validator());
   cmd->add_option("--backend", args.backends,
-                  "CPU AES libraries to time, comma-separated: auto (default), openssl, ipsec-mb (a GPU backend: --engine)")
+                  "Backends to time, comma-separated: auto (default) or any of 'paes info' (a GPU in the table runs its "
+                  "modes in memory; --engine GPU gives its own figures)")
       ->type_name("NAMES")
       ->delimiter(',')
-      ->check(with_choices(CLI::IsMember(cpu_backend_choices()).description(""), cpu_backend_choices()));
+      ->check(with_choices(CLI::IsMember(backend_choices()).description(""), backend_choices()));
   cmd->add_option("--engine", args.engine,
                   "A GPU backend (paes info): the GPU's page-locked link, then per work size kernel-only, with transfers "
                   "(staged, and where the device can pin, with the caller's memory pinned, and the pinning's "
@@ -204,9 +204,9 @@ struct BenchCase {
   std::function<void(std::uint8_t* out)> openssl;
   std::unique_ptr<CipherSpec> spec;   // raw modes: what the plan refers to
   std::unique_ptr<SecretBytes> key;   // sealed: the segment key the job refers to
-  // For the threads engine on `workers` threads (1: the serial engine), on the
-  // backend selected at the call.
-  std::function<std::unique_ptr<Job>(unsigned workers)> make_job;
+  // For the threads engine on `workers` threads (1: the serial engine), on
+  // `backend`.
+  std::function<std::unique_ptr<Job>(unsigned workers, const BackendChoice& backend)> make_job;
 };
 
 // The case's job on one cipher backend.
@@ -216,28 +216,22 @@ struct BackendJob {
   std::vector<std::unique_ptr<Job>> threads;  // for each thread count
 };
 
-// One job per requested backend (in the order asked), made while that backend
-// is selected; a request that resolves to a backend already there (auto, or a
-// mode ipsec-mb hands to OpenSSL) is left out. The selection is restored.
+// One job per requested backend (in the order asked); a request that
+// resolves to a backend already there (auto, or a mode ipsec-mb or a GPU
+// hands to the CPU's backend) is left out.
 std::vector<BackendJob> jobs_on_backends(const BenchCase& c, const std::vector<std::string>& backends,
                                          const std::vector<unsigned>& thread_counts) {
-  const std::string before = selected_cipher_backend();
   std::vector<BackendJob> jobs;
-  try {
-    for (const std::string& requested : backends) {
-      select_cipher_backend(requested);
-      const std::string ran = c.spec ? raw_backend_name(c.spec->mode, c.spec->direction) : segment_backend_name();
-      const bool seen = std::any_of(jobs.begin(), jobs.end(), [&](const BackendJob& j) { return j.backend == ran; });
-      if (seen) continue;
-      BackendJob j{ran, c.make_job(1), {}};
-      for (const unsigned t : thread_counts) j.threads.push_back(c.make_job(t));
-      jobs.push_back(std::move(j));
-    }
-  } catch (...) {
-    select_cipher_backend(before);
-    throw;
+  for (const std::string& requested : backends) {
+    const BackendChoice backend{requested, std::nullopt};
+    const std::string ran =
+        c.spec ? raw_backend_name(backend, c.spec->mode, c.spec->direction) : segment_backend_name(backend);
+    const bool seen = std::any_of(jobs.begin(), jobs.end(), [&](const BackendJob& j) { return j.backend == ran; });
+    if (seen) continue;
+    BackendJob j{ran, c.make_job(1, backend), {}};
+    for (const unsigned t : thread_counts) j.threads.push_back(c.make_job(t, backend));
+    jobs.push_back(std::move(j));
   }
-  select_cipher_backend(before);
   return jobs;
 }
 
@@ -267,9 +261,10 @@ BenchCase raw_case(Mode mode, Direction direction, unsigned bits, std::uint64_t 
   c.openssl = [&spec = *c.spec, &input = c.input](std::uint8_t* out) { openssl_oneshot_into(spec, out, input); };
   // Unless --chunk-size was given, the chunk length the threads engine fits to
   // this size and thread count, as for a file.
-  c.make_job = [&spec = *c.spec, chunk_len, size = c.input.size()](unsigned workers) {
+  c.make_job = [&spec = *c.spec, chunk_len, size = c.input.size()](unsigned workers, const BackendChoice& backend) {
+    const std::uint64_t preferred = backend_chunk_len(backend, spec.mode, spec.direction);
     return std::make_unique<ChunkPlan>(
-        spec, chunk_len != ChunkPlan::kAutoChunkLen ? chunk_len : ChunkPlan::fitted_chunk_len(spec.mode, size, workers));
+        spec, ChunkPlan::decide_chunk_len(spec.mode, chunk_len, preferred, size, workers), backend);
   };
   return c;
 }
@@ -288,7 +283,8 @@ BenchCase sealed_case(Direction direction, unsigned bits, std::uint64_t size) {
   c.input = bench_input(size);
   std::vector<std::uint8_t> gcm_input = c.input;
   if (direction == Direction::decrypt) {
-    const SegmentJob seal(Direction::encrypt, c.key->size(), kDefaultSegmentLen, *c.key, prefix);
+    const SegmentJob seal(Direction::encrypt, c.key->size(), kDefaultSegmentLen, *c.key, prefix,
+                          BackendChoice{});
     std::vector<std::uint8_t> sealed(output_capacity(seal, c.input.size()));
     MemorySource source(c.input);
     MemorySink sink(sealed);
@@ -301,8 +297,8 @@ BenchCase sealed_case(Direction direction, unsigned bits, std::uint64_t size) {
   c.openssl = [&key = *c.key, direction, gcm = std::move(gcm_input)](std::uint8_t* out) {
     openssl_gcm_oneshot_into(key, direction, out, gcm);
   };
-  c.make_job = [direction, &key = *c.key, prefix](unsigned) {
-    return std::make_unique<SegmentJob>(direction, key.size(), kDefaultSegmentLen, key, prefix);
+  c.make_job = [direction, &key = *c.key, prefix](unsigned, const BackendChoice& backend) {
+    return std::make_unique<SegmentJob>(direction, key.size(), kDefaultSegmentLen, key, prefix, backend);
   };
   return c;
 }
@@ -403,10 +399,11 @@ class BenchFiles {
 };
 
 // End-to-end timings of `files`' input to its output through the threads
-// engine on the process's backend (the GPU's: bench_gpu selected it).
+// engine on the GPU backend of --engine (and --device).
 void time_gpu_file(GpuTimings& timings, const BenchArgs& args, const BenchCase& c, const BenchFiles& files) {
   TransformOptions file_options;
   file_options.engine = EngineKind::threads;
+  file_options.backend = {args.engine, args.device};
   file_options.threads = args.threads;
   file_options.force = true;
   for (unsigned r = 0; r < args.repeat; ++r) {
@@ -457,13 +454,13 @@ std::vector<Mode> gpu_bench_modes(const BenchArgs& args, const std::vector<Mode>
 }
 
 // A case a GPU backend hands to the CPU (the sequential directions, CFB8
-// and CFB1) has no GPU figure; with `say`, said on stderr (so that --json
+// and CFB1) has no GPU figure; with `tell`, said on stderr (so that --json
 // stays clean): once per mode and direction, not per key size.
-bool gpu_runs_case(const std::string& backend, const BenchCase& c, bool say) {
+bool gpu_runs_case(const std::string& backend, const BenchCase& c, bool tell) {
   if (backend_runs(backend, c.spec->mode, c.spec->direction)) return true;
-  if (!say) return false;
-  std::fprintf(stderr, "paes: %s %s runs on the CPU on every backend (paes bench without --engine): no GPU figure\n",
-               std::string(mode_name(c.spec->mode)).c_str(), std::string(direction_name(c.spec->direction)).c_str());
+  if (!tell) return false;
+  say("paes: " + std::string(mode_name(c.spec->mode)) + " " + std::string(direction_name(c.spec->direction)) +
+      " runs on the CPU on every backend (paes bench without --engine): no GPU figure\n");
   return false;
 }
 
@@ -583,8 +580,7 @@ int run_bench(const BenchArgs& args) {
       throw usage_error("paes bench --engine takes a GPU backend (where built in: paes info); the CPU engines are "
                         "measured by default");
     }
-    // transform_file's figure runs on the process's backend.
-    select_cipher_backend(args.engine, args.device);
+    check_backend_choice({args.engine, args.device});
     if (!args.group_sizes.empty() || !args.blocks_per_item.empty()) {
       bench_gpu_geometry(args, args.engine, records);
     } else {

@@ -126,6 +126,12 @@ CLI::Option* add_backend_option(CLI::App& command, std::string& backend);
 // Whether `name` is a GPU backend's (--engine NAME is short for --engine
 // threads --backend NAME).
 bool names_gpu_backend(std::string_view name);
+// --engine auto: the threads engine, its jobs under auto with its GPU policy
+// (BackendChoice::gpu_where_faster).
+inline constexpr std::string_view kAutoEngine = "auto";
+// The words --engine takes for engines: the build's, with auto after
+// threads, space-separated, in the order `paes info` lists them.
+std::string engine_words();
 
 // `check`, which accepts only the words in `choices`, carrying them for the
 // man page and the completions (option_choices): CLI11 keeps no list of what

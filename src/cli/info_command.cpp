@@ -70,7 +70,7 @@ nlohmann::json device_json(const GpuDeviceInfo& d) {
 // could not start (paes hands it to paes-mpi beside itself, and a copied or
 // half-installed paes has none; scripts decide by this list).
 std::string runnable_engines() {
-  std::string engines(compiled_engines());
+  std::string engines = engine_words();
   char self[4096];
   const ssize_t len = ::readlink("/proc/self/exe", self, sizeof self - 1);
   if (len <= 0) return engines;
@@ -110,7 +110,7 @@ int run_info(const InfoArgs& args) {
         {"avx2", cpu.avx2},
         {"avx512f", cpu.avx512f}}},
       {"backends", nlohmann::json::array()},
-      {"backend_auto_chooses", segment_backend_name()},
+      {"backend_auto_chooses", segment_backend_name(BackendChoice{})},
       {"online_cpus", online_cpus()},
       {"engines", runnable_engines()},
       {"mpi", mpi_json()},

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "paes/backend.hpp"
+#include "paes/engine.hpp"
 #include "util/size.hpp"
 
 namespace paes::cli {
@@ -104,20 +105,34 @@ CLI::Validator key_bits_validator() {
 CLI::Option* add_backend_option(CLI::App& command, std::string& backend) {
   std::vector<std::string> choices{std::string(kAutoBackend)};
   std::string gpus;
+  std::string cpu_names;  // "openssl, ipsec-mb, ": the table's order
   for (const CipherBackendName& row : cipher_backend_names()) {
     choices.push_back(row.name);
     if (row.gpu) gpus += (gpus.empty() ? "" : ", ") + row.name;
+    if (!row.gpu) cpu_names += row.name + ", ";
   }
   return command
       .add_option("--backend", backend,
                   "What computes AES: auto (ipsec-mb on CPUs with VAES, else OpenSSL; under --engine auto a GPU "
-                  "where measured faster), openssl, ipsec-mb, or a GPU (" + gpus +
+                  "where measured faster), " + cpu_names + "or a GPU (" + gpus +
                   ": ECB, CTR, CBC and CFB128 decryption; the rest on the CPU). Where built in: 'paes info'. "
                   "Same bytes either way")
       ->type_name("NAME")
       ->envname("PAES_BACKEND")
       ->check(with_choices(CLI::IsMember(choices).description(""), choices))  // the text names the choices
       ->capture_default_str();
+}
+
+std::string engine_words() {
+  std::string words;
+  for (std::string_view rest = compiled_engines(); !rest.empty();) {
+    const std::size_t space = rest.find(' ');
+    const std::string_view word = rest.substr(0, space);
+    words += (words.empty() ? "" : " ") + std::string(word);
+    if (word == engine_name(EngineKind::threads)) words += " " + std::string(kAutoEngine);
+    rest = space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);
+  }
+  return words;
 }
 
 bool names_gpu_backend(std::string_view name) {

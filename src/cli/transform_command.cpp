@@ -123,11 +123,13 @@ CLI::Validator scrypt_cost_validator() {
 }
 
 bool valid_mode(std::string_view name) { return parse_mode(name).has_value(); }
-bool valid_engine(std::string_view name) { return parse_engine(name).has_value() || names_gpu_backend(name); }
+bool valid_engine(std::string_view name) {
+  return parse_engine(name).has_value() || name == kAutoEngine || names_gpu_backend(name);
+}
 
 // The engines and the GPU backends' short forms, for --engine's choices.
 std::string engine_choices() {
-  std::string names(compiled_engines());
+  std::string names = engine_words();
   for (const CipherBackendName& row : cipher_backend_names()) {
     if (row.gpu && row.built_in) names += " " + row.name;
   }
@@ -375,33 +377,50 @@ void check_transform_usage(const TransformArgs& args, EngineKind engine) {
   }
 }
 
-// --engine NAME of a GPU backend: the threads engine on that backend.
-// Returns the engine, and sets `backend` (refusing a --backend that says
-// otherwise).
-EngineKind resolve_engine(const TransformArgs& args, std::string& backend) {
-  backend = args.backend;
-  if (const std::optional<EngineKind> engine = parse_engine(args.engine)) return *engine;
-  if (backend != kAutoBackend && backend != args.engine) {
-    throw usage_error("--engine " + args.engine + " runs the " + args.engine + " backend: drop --backend " + backend);
+// What --engine and --backend ask for: the engine, and the backend as a
+// value that every job of this command carries. --engine auto is the threads
+// engine under auto with its GPU policy; --engine NAME of a GPU backend the
+// threads engine on that backend (refusing a --backend that says otherwise).
+// --device goes with the GPU it picks.
+struct EngineAndBackend {
+  EngineKind engine = EngineKind::threads;
+  BackendChoice backend;
+};
+
+EngineAndBackend resolve_engine(const TransformArgs& args) {
+  EngineAndBackend resolved;
+  resolved.backend.name = args.backend;
+  if (const std::optional<EngineKind> engine = parse_engine(args.engine)) {
+    resolved.engine = *engine;
+  } else if (args.engine == kAutoEngine) {
+    resolved.backend.gpu_where_faster = true;
+  } else {
+    if (args.backend != kAutoBackend && args.backend != args.engine) {
+      throw usage_error("--engine " + args.engine + " runs the " + args.engine + " backend: drop --backend " +
+                        args.backend);
+    }
+    resolved.backend.name = args.engine;
   }
-  backend = args.engine;
-  return EngineKind::threads;
+  resolved.backend.device = args.device;
+  return resolved;
 }
 
-// Selects the cipher backend, with --device for a GPU's.
-void select_backend(const TransformArgs& args, const std::string& backend, EngineKind engine) {
-  if (args.device && !names_gpu_backend(backend) && engine != EngineKind::automatic) {
+// Refuses a backend this machine can't run, and a --device with no GPU to
+// pick, before a key is read.
+void check_backend(const BackendChoice& backend) {
+  const bool auto_may_take_a_gpu = backend.is_auto() && backend.gpu_where_faster;
+  if (backend.device && !names_gpu_backend(backend.name) && !auto_may_take_a_gpu) {
     throw usage_error("--device picks a GPU: it goes with a GPU backend (--backend or --engine) or --engine auto");
   }
-  select_cipher_backend(backend, names_gpu_backend(backend) ? args.device : std::nullopt);
+  check_backend_choice(backend);
 }
 
 // The front doors' options from the command line, less the progress callback.
-TransformOptions transform_options(const TransformArgs& args, EngineKind engine) {
+TransformOptions transform_options(const TransformArgs& args, const EngineAndBackend& resolved) {
   TransformOptions options;
-  options.engine = engine;
+  options.engine = resolved.engine;
+  options.backend = resolved.backend;
   options.threads = args.threads;
-  options.device = args.device;
   options.chunk_len = args.chunk_len;
   options.force = args.force;
   options.armor = args.armor;
@@ -557,10 +576,9 @@ void add_raw_key(CipherSpec& spec, const TransformArgs& args, const CLI::App& co
 // A GPU backend asked for (--backend, or --engine NAME) that doesn't run
 // `what`: the job runs on the CPU's backend `ran`, said, as the -v line alone
 // would leave someone who asked for a GPU thinking it ran there.
-void note_run_on_the_cpu(const std::string& what, const std::string& ran) {
-  const std::string selected = selected_cipher_backend();
-  if (!names_gpu_backend(selected) || ran == selected) return;
-  say("paes: note: the " + selected + " backend doesn't run " + what + ": it runs on the CPU (" + ran + ")\n");
+void note_run_on_the_cpu(const BackendChoice& asked, const std::string& what, const std::string& ran) {
+  if (!names_gpu_backend(asked.name) || ran == asked.name) return;
+  say("paes: note: the " + asked.name + " backend doesn't run " + what + ": it runs on the CPU (" + ran + ")\n");
 }
 
 // Builds the spec the options describe and runs it through its front door.
@@ -569,13 +587,13 @@ TransformReport run_job(Direction direction, const TransformArgs& args, const CL
   if (args.mode.empty()) {
     const SealedSpec spec = sealed_spec(direction, args, command);
     description.mode = spec.format == SealedFormat::tink ? "tink" : "sealed";
-    description.backend = segment_backend_name();
-    note_run_on_the_cpu("the sealed format (AES-GCM)", description.backend);
+    description.backend = segment_backend_name(options.backend);
+    note_run_on_the_cpu(options.backend, "the sealed format (AES-GCM)", description.backend);
     const bool public_key = !spec.recipients.empty() || !spec.identities.empty();  // always AES-256
     description.key_bits =
         public_key ? 256u : static_cast<unsigned>((spec.passphrase.empty() ? spec.key.size() : spec.key_len) * 8);
     if (args.range) {
-      if (options.engine != EngineKind::threads && options.engine != EngineKind::automatic) {
+      if (options.engine != EngineKind::threads) {
         throw usage_error("--range runs on the threads engine: drop --engine " +
                           std::string(engine_name(options.engine)));
       }
@@ -585,8 +603,9 @@ TransformReport run_job(Direction direction, const TransformArgs& args, const CL
   }
   CipherSpec spec = raw_spec(direction, args, command, options.engine);
   description.mode = std::string(mode_name(spec.mode));
-  description.backend = raw_backend_name(spec.mode, spec.direction);
-  note_run_on_the_cpu(std::string(mode_name(spec.mode)) +
+  description.backend = raw_backend_name(options.backend, spec.mode, spec.direction);
+  note_run_on_the_cpu(options.backend,
+                      std::string(mode_name(spec.mode)) +
                           (direction == Direction::encrypt ? " encryption" : " decryption"),
                       description.backend);
   if (args.pbkdf2) {
@@ -691,8 +710,8 @@ void warn_if_input_grew(const InputFile& input, const std::string& path, std::ui
 }  // namespace
 
 int run_transform(Direction direction, const TransformArgs& args, const CLI::App& command) {
-  std::string backend;
-  const EngineKind engine = resolve_engine(args, backend);
+  const EngineAndBackend resolved = resolve_engine(args);
+  const EngineKind engine = resolved.engine;
   // Taken as given, the serial engine ran one worker and said nothing of the others.
   if (engine == EngineKind::serial && args.threads > 1) {
     throw usage_error("--threads " + std::to_string(args.threads) +
@@ -706,8 +725,8 @@ int run_transform(Direction direction, const TransformArgs& args, const CLI::App
   stdin_readers.push_back({"--aad-file", args.aad_file});
   refuse_reading_standard_input_twice(stdin_readers, args.input, direction_name(direction));
   refuse_output_over_secrets(args.output, secrets);
-  select_backend(args, backend, engine);
-  TransformOptions options = transform_options(args, engine);
+  check_backend(resolved.backend);
+  TransformOptions options = transform_options(args, resolved);
   // An output that exists (without -f) or has no directory is refused now,
   // not after a passphrase was typed twice and scrypt ran.
   if (!names_stdio(args.output) && !names_output_stream(args.output)) {

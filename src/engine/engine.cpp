@@ -46,9 +46,6 @@ constexpr EngineRow kEngines[] = {
     {EngineKind::threads, "threads", [](unsigned threads) -> std::unique_ptr<Engine> {
        return std::make_unique<ThreadsEngine>(cpu_threads_for(threads));
      }},
-    {EngineKind::automatic, "auto", [](unsigned threads) -> std::unique_ptr<Engine> {
-       return std::make_unique<ThreadsEngine>(cpu_threads_for(threads));
-     }},
 #ifdef PAES_MPI_BUILT
     {EngineKind::mpi, "mpi", [](unsigned threads) -> std::unique_ptr<Engine> {
        const MpiEngineMaker make = g_mpi_engine.load();

@@ -241,17 +241,21 @@ StreamHeader StreamHeader::decode(std::span<const std::uint8_t> bytes, std::size
 }
 
 SegmentJob::SegmentJob(Direction direction, std::size_t key_len, std::uint32_t segment_len,
-                       const SecretBytes& segment_key, const NoncePrefix& prefix)
+                       const SecretBytes& segment_key, const NoncePrefix& prefix, const CipherBackend& backend)
     : direction_(direction),
       segment_len_(segment_len),
       header_len_(StreamHeader::length(key_len)),
       first_plain_len_(segment_len - StreamHeader::length(key_len) - kTagLen),
       plain_len_(segment_len - kTagLen),
-      segment_key_(segment_key),
+      segment_key_(segment_key.clone()),
       prefix_(prefix),
-      backend_(choose_segment_backend()) {
+      backend_(&backend) {
   check_sealed_params(key_len, segment_len);
 }
+
+SegmentJob::SegmentJob(Direction direction, std::size_t key_len, std::uint32_t segment_len,
+                       const SecretBytes& segment_key, const NoncePrefix& prefix, const BackendChoice& backend)
+    : SegmentJob(direction, key_len, segment_len, segment_key, prefix, segment_backend(backend)) {}
 
 std::uint64_t SegmentJob::plain_offset(std::uint64_t index) const {
   return index == 0 ? 0 : first_plain_len_ + (index - 1) * plain_len_;
@@ -301,12 +305,14 @@ std::uint64_t SegmentJob::chunk_count(std::uint64_t input_len) const {
 }
 
 std::unique_ptr<ChunkWorker> SegmentJob::make_worker() const {
-  return std::make_unique<SegmentWorker>(backend_, direction_, segment_key_, prefix_);
+  return std::make_unique<SegmentWorker>(*backend_, direction_, segment_key_, prefix_);
 }
+
+BackendChoice SegmentJob::backend() const { return {std::string(backend_->name()), backend_->device_index()}; }
 
 SecretBytes SegmentJob::ticket() const {
   TicketWriter w;
-  w.u8(static_cast<std::uint8_t>(TicketKind::segments));
+  w.start(TicketKind::segments, backend());
   w.u8(static_cast<std::uint8_t>(direction_));
   w.u64(segment_len_);
   w.u8(segment_key_.size());

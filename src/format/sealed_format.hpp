@@ -103,12 +103,17 @@ struct StreamHeader {
 // The segments of a sealed body as a Job: sealing takes plaintext segments
 // (segment 0 shorter by the header) to ciphertext segments; opening the
 // reverse. Offsets are relative to the body's first segment (just after the
-// header) on the ciphertext side. The job chooses its cipher backend when it
-// is made; each worker has its own SegmentCodec of that backend.
+// header) on the ciphertext side. The job keeps its own copy of the segment
+// key, and runs on the backend it is given (segment_backend of the caller's
+// choice); each worker has its own SegmentCodec of that backend.
 class SegmentJob final : public Job {
  public:
   SegmentJob(Direction direction, std::size_t key_len, std::uint32_t segment_len,
-             const SecretBytes& segment_key, const NoncePrefix& prefix);
+             const SecretBytes& segment_key, const NoncePrefix& prefix, const CipherBackend& backend);
+  // The same on the backend `backend` resolves to (segment_backend).
+  SegmentJob(Direction direction, std::size_t key_len, std::uint32_t segment_len,
+             const SecretBytes& segment_key, const NoncePrefix& prefix, const BackendChoice& backend = {});
+  SegmentJob(SegmentJob&&) = default;
 
   bool parallel() const override { return true; }
   std::size_t lookback_len() const override { return 0; }
@@ -122,6 +127,7 @@ class SegmentJob final : public Job {
   std::uint64_t chunk_count(std::uint64_t input_len) const override;
   std::unique_ptr<ChunkWorker> make_worker() const override;
   SecretBytes ticket() const override;
+  BackendChoice backend() const override;
   // Opening: the segment that holds plaintext byte `offset`.
   std::uint64_t segment_holding(std::uint64_t plain_offset) const;
 
@@ -135,9 +141,9 @@ class SegmentJob final : public Job {
   std::uint64_t header_len_;
   std::uint64_t first_plain_len_;  // segment_len - header - tag
   std::uint64_t plain_len_;        // segment_len - tag
-  const SecretBytes& segment_key_;
+  SecretBytes segment_key_;
   NoncePrefix prefix_;
-  const CipherBackend& backend_;
+  const CipherBackend* backend_;
 };
 
 }  // namespace paes

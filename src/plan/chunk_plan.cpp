@@ -71,22 +71,30 @@ std::uint64_t ChunkPlan::fitted_chunk_len(Mode mode, std::uint64_t input_len, un
   return std::clamp(share, nominal / 4, nominal);
 }
 
-ChunkPlan::ChunkPlan(const CipherSpec& spec, std::uint64_t chunk_len)
-    : ChunkPlan(spec, chunk_len, choose_raw_backend(spec.mode, spec.direction)) {}
+std::uint64_t ChunkPlan::decide_chunk_len(Mode mode, std::uint64_t requested, std::uint64_t backend_preference,
+                                          std::optional<std::uint64_t> input_len, unsigned workers) {
+  if (requested != kAutoChunkLen) {
+    if (requested < kBlockLen || requested > kMaxChunkLen) {
+      throw usage_error("chunk size must be between 16 bytes and 1G, got " + std::to_string(requested));
+    }
+    return requested / kBlockLen * kBlockLen;
+  }
+  if (backend_preference != 0) return std::max<std::uint64_t>(kBlockLen, backend_preference / kBlockLen * kBlockLen);
+  // Fitted to the workers the input pays for: a job one worker runs takes
+  // whole chunks, not a quarter of them for workers it won't have.
+  if (input_len && workers != 0) return fitted_chunk_len(mode, *input_len, workers);
+  return default_chunk_len(mode);
+}
+
+ChunkPlan::ChunkPlan(const CipherSpec& spec, std::uint64_t chunk_len, const BackendChoice& backend)
+    : ChunkPlan(spec, chunk_len, raw_backend(backend, spec.mode, spec.direction)) {}
 
 ChunkPlan::ChunkPlan(const CipherSpec& spec, std::uint64_t chunk_len, const CipherBackend& backend)
-    : spec_(spec),
-      backend_(backend),
+    : spec_{spec.mode, spec.direction, spec.key.clone(), spec.iv, spec.padding},
+      backend_(&backend),
+      chunk_len_(decide_chunk_len(spec.mode, chunk_len, backend.preferred_chunk_len())),
       lookback_len_(0),
       parallel_(is_parallel(spec.mode, spec.direction)) {
-  if (chunk_len != kAutoChunkLen && (chunk_len < kBlockLen || chunk_len > kMaxChunkLen)) {
-    throw usage_error("chunk size must be between 16 bytes and 1G, got " +
-                      std::to_string(chunk_len));
-  }
-  const std::uint64_t wanted = backend_.preferred_chunk_len();
-  chunk_len_ = chunk_len != kAutoChunkLen ? chunk_len / kBlockLen * kBlockLen
-               : wanted != 0              ? wanted / kBlockLen * kBlockLen
-                                          : default_chunk_len(spec.mode);
   piece_len_ = parallel_ ? chunk_len_ : std::max(chunk_len_, kDefaultChunkLen);
   if (parallel_ && spec.direction == Direction::decrypt && spec.mode != Mode::ecb &&
       spec.mode != Mode::ctr) {
@@ -127,20 +135,20 @@ Block ChunkPlan::start_state(const Chunk& c, const std::uint8_t* preceding) cons
 }
 
 std::unique_ptr<ChunkWorker> ChunkPlan::make_worker() const {
-  return std::make_unique<RawWorker>(*this, backend_);
+  return std::make_unique<RawWorker>(*this, *backend_);
 }
 
-std::string_view ChunkPlan::backend_name() const { return backend_.name(); }
+BackendChoice ChunkPlan::backend() const { return {std::string(backend_->name()), backend_->device_index()}; }
 
-void* ChunkPlan::allocate_chunk_memory(std::size_t bytes) const { return backend_.allocate_chunk_memory(bytes); }
+void* ChunkPlan::allocate_chunk_memory(std::size_t bytes) const { return backend_->allocate_chunk_memory(bytes); }
 
 void ChunkPlan::free_chunk_memory(void* data, std::size_t bytes) const noexcept {
-  backend_.free_chunk_memory(data, bytes);
+  backend_->free_chunk_memory(data, bytes);
 }
 
 SecretBytes ChunkPlan::ticket() const {
   TicketWriter w;
-  w.u8(static_cast<std::uint8_t>(TicketKind::raw));
+  w.start(TicketKind::raw, backend());
   w.u8(static_cast<std::uint8_t>(spec_.mode));
   w.u8(static_cast<std::uint8_t>(spec_.direction));
   w.u8(spec_.padding ? 1 : 0);

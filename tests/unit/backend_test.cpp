@@ -74,10 +74,10 @@ TEST(CipherBackends, OpenSslIsInTheTableAndRunsEverything) {
   for (Mode mode : kAllModes) {
     for (Direction direction : {Direction::encrypt, Direction::decrypt}) {
       EXPECT_TRUE((*openssl)->runs(mode, direction));
-      EXPECT_NO_THROW(choose_raw_backend(mode, direction));
+      EXPECT_NO_THROW(raw_backend(BackendChoice{}, mode, direction));
     }
   }
-  EXPECT_NO_THROW(choose_segment_backend());
+  EXPECT_NO_THROW(segment_backend(BackendChoice{}));
 }
 
 // Each available backend, each mode it runs, each key size and direction: a
@@ -153,19 +153,18 @@ TEST(CipherBackends, EveryBackendSealsAsOpensslGcm) {
 }
 
 // The raw modes through the front door and the threads engine: the workers
-// run the backend choose_raw_backend gives, and only that one.
+// run the backend raw_backend gives for the job's choice, and only that one.
 TEST(CipherBackends, RawJobsRunTheChosenBackend) {
   for (const std::string& selection : selections()) {
-    const test::ScopedBackend use(selection);
     for (Mode mode : kAllModes) {
       for (Direction direction : {Direction::encrypt, Direction::decrypt}) {
         const CipherSpec spec = test::make_spec(mode, direction, 256, 21, false);
         const auto input = test::random_bytes(64 * 1024, 22);
         const auto expected = openssl_oneshot(spec, input);
-        const CipherBackend& chosen = choose_raw_backend(mode, direction);
+        const CipherBackend& chosen = raw_backend({selection}, mode, direction);
         const auto before = objects_made();
 
-        TransformOptions options;
+        TransformOptions options = test::on_backend(selection);
         options.engine = EngineKind::threads;
         options.threads = 3;
         options.chunk_len = 4096;
@@ -179,17 +178,16 @@ TEST(CipherBackends, RawJobsRunTheChosenBackend) {
   }
 }
 
-// The sealed body's segments: SegmentJob's workers run choose_segment_backend's.
+// The sealed body's segments: SegmentJob's workers run segment_backend's.
 TEST(CipherBackends, SegmentJobsRunTheChosenBackend) {
   for (const std::string& selection : selections()) {
-    const test::ScopedBackend use(selection);
     const SecretBytes key = key_of(32, 31);
     const NoncePrefix prefix{1, 2, 3, 4, 5, 6, 7};
     const auto plain = test::random_bytes(10000, 32);
-    const CipherBackend& chosen = choose_segment_backend();
+    const CipherBackend& chosen = segment_backend({selection});
     const auto before = objects_made();
 
-    SegmentJob sealing(Direction::encrypt, 32, 4096, key, prefix);
+    SegmentJob sealing(Direction::encrypt, 32, 4096, key, prefix, BackendChoice{selection});
     std::vector<std::uint8_t> body(output_capacity(sealing, plain.size()));
     {
       MemorySource source(plain);
@@ -199,7 +197,7 @@ TEST(CipherBackends, SegmentJobsRunTheChosenBackend) {
     expect_only(chosen, before, selection + ": sealing");
 
     // Segment 0 by hand: the engine's bytes are AES-GCM under the Tink nonce.
-    SegmentCodec codec(key, prefix, Direction::decrypt);
+    SegmentCodec codec(chosen, key, prefix, Direction::decrypt);
     const std::size_t first = 4096 - StreamHeader::length(32);
     std::vector<std::uint8_t> segment0(first - kTagLen);
     ASSERT_EQ(codec.open(0, false, segment0.data(), body.data(), first), first - kTagLen);
@@ -207,16 +205,14 @@ TEST(CipherBackends, SegmentJobsRunTheChosenBackend) {
   }
 }
 
-// The process's choice: a named backend runs what it runs, OpenSSL the rest;
+// A job's choice: a named backend runs what it runs, OpenSSL the rest;
 // OpenSSL never hands work to another backend.
-TEST(CipherBackends, SelectionDecidesWhatEachJobRuns) {
+TEST(CipherBackends, ChoiceDecidesWhatEachJobRuns) {
   for (const std::string& name : test::available_backends()) {
-    const test::ScopedBackend use(name);
-    EXPECT_EQ(selected_cipher_backend(), name);
-    EXPECT_EQ(segment_backend_name(), name);
+    EXPECT_EQ(segment_backend_name({name}), name);
     for (Mode mode : kAllModes) {
       for (Direction direction : {Direction::encrypt, Direction::decrypt}) {
-        const CipherBackend& chosen = choose_raw_backend(mode, direction);
+        const CipherBackend& chosen = raw_backend({name}, mode, direction);
         const bool runs_itself = std::find_if(cipher_backends().begin(), cipher_backends().end(), [&](auto* b) {
                                    return b->name() == name && b->runs(mode, direction);
                                  }) != cipher_backends().end();
@@ -224,7 +220,6 @@ TEST(CipherBackends, SelectionDecidesWhatEachJobRuns) {
       }
     }
   }
-  EXPECT_EQ(selected_cipher_backend(), kAutoBackend);
 }
 
 // `paes info` names one backend as auto's: the one auto's jobs run.
@@ -235,13 +230,13 @@ TEST(CipherBackends, InfoNamesTheBackendAutoRuns) {
     EXPECT_EQ(info.available, info.why_not.empty()) << info.name << ": " << info.why_not;
   }
   ASSERT_EQ(auto_runs.size(), 1u);
-  EXPECT_EQ(auto_runs[0], segment_backend_name());
-  EXPECT_EQ(auto_runs[0], raw_backend_name(Mode::ctr, Direction::encrypt));
+  EXPECT_EQ(auto_runs[0], segment_backend_name(BackendChoice{}));
+  EXPECT_EQ(auto_runs[0], raw_backend_name(BackendChoice{}, Mode::ctr, Direction::encrypt));
 }
 
 TEST(CipherBackends, RefusesUnknownAndMissingBackendsAsUsageErrors) {
   try {
-    select_cipher_backend("boringssl");
+    check_backend_choice({"boringssl"});
     ADD_FAILURE() << "an unknown backend was accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::usage);
@@ -252,14 +247,23 @@ TEST(CipherBackends, RefusesUnknownAndMissingBackendsAsUsageErrors) {
   for (const CipherBackendInfo& info : cipher_backends_info()) {
     if (info.available) continue;
     try {
-      select_cipher_backend(info.name);
+      check_backend_choice({info.name});
       ADD_FAILURE() << info.name << " is not available here but was accepted";
     } catch (const Error& e) {
       EXPECT_EQ(e.kind(), ErrorKind::usage);
       EXPECT_NE(std::string(e.what()).find(info.why_not), std::string::npos) << e.what();
     }
   }
-  EXPECT_EQ(selected_cipher_backend(), kAutoBackend);
+  // A device for a backend that has none, and for auto that may take no GPU.
+  for (const BackendChoice& choice : {BackendChoice{"openssl", 0u}, BackendChoice{std::string(kAutoBackend), 0u}}) {
+    try {
+      check_backend_choice(choice);
+      ADD_FAILURE() << choice.name << " took a device";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::usage) << e.what();
+    }
+  }
+  EXPECT_NO_THROW(check_backend_choice({std::string(kAutoBackend), 0u, /*gpu_where_faster=*/true}));
 }
 
 #ifdef PAES_HAVE_IPSEC_MB

@@ -17,22 +17,21 @@ namespace {
 
 TEST(ChunkCipher, Cfb128DecryptionRunsOnTheEcbKeystreamPath) {
   for (const std::string& backend : test::available_backends()) {
-    const test::ScopedBackend use(backend);
-    EXPECT_EQ(ChunkCipher(test::make_spec(Mode::cfb128, Direction::decrypt, 128, 1)).implementation(),
+    EXPECT_EQ(ChunkCipher(test::make_spec(Mode::cfb128, Direction::decrypt, 128, 1), {backend}).implementation(),
               backend + "-ecb-keystream");
   }
-  const test::ScopedBackend use("openssl");
-  EXPECT_STREQ(ChunkCipher(test::make_spec(Mode::cfb128, Direction::encrypt, 128, 1)).implementation(),
+  const BackendChoice openssl{"openssl"};
+  EXPECT_STREQ(ChunkCipher(test::make_spec(Mode::cfb128, Direction::encrypt, 128, 1), openssl).implementation(),
                "openssl-evp");
-  EXPECT_STREQ(ChunkCipher(test::make_spec(Mode::cfb8, Direction::decrypt, 128, 1)).implementation(),
+  EXPECT_STREQ(ChunkCipher(test::make_spec(Mode::cfb8, Direction::decrypt, 128, 1), openssl).implementation(),
                "openssl-evp");
 }
 
 // Feeds `input` to a ChunkCipher in pieces of `piece_len` (the last one
 // shorter), in place or not, and returns what came out.
-std::vector<std::uint8_t> run_in_pieces(const CipherSpec& spec, const std::vector<std::uint8_t>& input,
-                                        std::size_t piece_len, bool in_place) {
-  ChunkCipher cipher(spec);
+std::vector<std::uint8_t> run_in_pieces(const CipherSpec& spec, const BackendChoice& backend,
+                                        const std::vector<std::uint8_t>& input, std::size_t piece_len, bool in_place) {
+  ChunkCipher cipher(spec, backend);
   cipher.begin(spec.iv);
   std::vector<std::uint8_t> out(input.size());
   if (in_place) out = input;
@@ -50,10 +49,9 @@ void expect_pieces_match_openssl(const CipherSpec& spec, const std::vector<std::
                                  std::initializer_list<std::size_t> piece_lens) {
   const auto expected = openssl_oneshot(spec, input);
   for (const std::string& backend : test::available_backends()) {
-    const test::ScopedBackend use(backend);
     for (std::size_t piece_len : piece_lens) {
       for (bool in_place : {false, true}) {
-        EXPECT_EQ(run_in_pieces(spec, input, piece_len, in_place), expected)
+        EXPECT_EQ(run_in_pieces(spec, {backend}, input, piece_len, in_place), expected)
             << backend << ": piece " << piece_len << (in_place ? " in place" : "");
       }
     }

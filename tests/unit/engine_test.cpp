@@ -17,6 +17,7 @@
 
 #include "api/auto_backend.hpp"
 #include "api/gpu_stack.hpp"
+#include "api/job_runner.hpp"
 #include "format/sealed_format.hpp"
 #include "paes/backend.hpp"
 #include "paes/error.hpp"
@@ -140,7 +141,7 @@ TEST(ThreadsEngine, ReportsTheFirstBadChunkOfAStream) {
 }
 
 // Auto looks for a GPU only for a job a GPU could run and gain from, and
-// never where the process chose a backend: those jobs start no driver.
+// never where the job's backend was chosen: those jobs start no driver.
 TEST(AutoBackend, LooksForAGpuOnlyForLargeParallelRawJobs) {
   const std::uint64_t big = kAutoGpuMinBytes;
   auto why = [](Mode mode, Direction direction, std::optional<std::uint64_t> len) {
@@ -159,9 +160,13 @@ TEST(AutoBackend, LooksForAGpuOnlyForLargeParallelRawJobs) {
             "auto chose the CPU: this mode and direction runs on the CPU (sequential, or CFB8/CFB1)");
   EXPECT_EQ(why(Mode::cfb8, Direction::decrypt, big),
             "auto chose the CPU: this mode and direction runs on the CPU (sequential, or CFB8/CFB1)");
-  select_cipher_backend("openssl");
-  EXPECT_EQ(why(Mode::ctr, Direction::encrypt, big), "auto chose the CPU: the cipher backend was chosen (openssl)");
-  select_cipher_backend(kAutoBackend);
+  // A backend by name: auto's policy is not asked at all.
+  TransformOptions options;
+  options.backend = {"openssl", std::nullopt, /*gpu_where_faster=*/true};
+  std::string reason;
+  EXPECT_EQ(raw_backend_for(test::make_spec(Mode::ctr, Direction::encrypt, 256, 1), options, big, reason).name(),
+            "openssl");
+  EXPECT_EQ(reason, "");
 }
 
 MeasuredRates gpu_rates(double gpu, double cpu, double start_seconds) {
@@ -222,7 +227,7 @@ TEST(AutoBackend, KeptVerdictsAreThisMachinesAsItIs) {
   std::vector<AutoVerdict> kept = kept_auto_verdicts();
   ASSERT_EQ(kept.size(), 2u);
   std::sort(kept.begin(), kept.end(), [](const auto& a, const auto& b) { return a.job < b.job; });
-  const std::string backend = selected_cipher_backend();
+  const std::string backend(kAutoBackend);
   EXPECT_EQ(kept[0].job, "ctr encrypt AES-128, 16 threads, backend " + backend);
   EXPECT_EQ(kept[0].gpu_backend, "opencl");
   EXPECT_EQ(kept[0].device, "a GPU");

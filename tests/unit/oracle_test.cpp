@@ -26,8 +26,9 @@ struct Config {
   std::uint64_t chunk_len;
 };
 
-TransformOptions options_for(EngineKind engine, unsigned threads, std::uint64_t chunk_len, bool force) {
-  TransformOptions options;
+TransformOptions options_for(const std::string& backend, EngineKind engine, unsigned threads, std::uint64_t chunk_len,
+                             bool force) {
+  TransformOptions options = test::on_backend(backend);
   options.engine = engine;
   options.threads = threads;
   options.chunk_len = chunk_len;
@@ -58,7 +59,7 @@ std::vector<Config> configs_for(std::uint64_t size) {
 
 // The workers the threads engine runs `config` on for `size` bytes of `spec`.
 unsigned workers_of(const CipherSpec& spec, const Config& config, std::uint64_t size) {
-  return make_engine(config.engine, config.threads)->workers_for(ChunkPlan(spec, config.chunk_len), size);
+  return make_engine(config.engine, config.threads)->workers_for(ChunkPlan(spec, config.chunk_len, BackendChoice{}), size);
 }
 
 std::vector<std::uint64_t> sizes_for(Mode mode, Direction direction) {
@@ -83,7 +84,6 @@ class Oracle : public ::testing::TestWithParam<Param> {};
 
 TEST_P(Oracle, InMemoryMatchesOpensslOneShot) {
   const auto [backend, mode, key_bits, direction] = GetParam();
-  const test::ScopedBackend use(backend);
   for (bool padding : {true, false}) {
     if (!padding && !mode_is_padded(mode)) continue;
     const CipherSpec spec = test::make_spec(mode, direction, key_bits, 42, padding);
@@ -101,7 +101,7 @@ TEST_P(Oracle, InMemoryMatchesOpensslOneShot) {
           ASSERT_GE(workers_of(spec, config, input.size()), 2u) << "size " << size << " runs on one worker";
         }
         std::vector<std::uint8_t> out(input.size() + kBlockLen);
-        const TransformOptions options = options_for(config.engine, config.threads, config.chunk_len, false);
+        const TransformOptions options = options_for(backend, config.engine, config.threads, config.chunk_len, false);
         out.resize(transform_memory(spec, out, input, options));
         ASSERT_EQ(out, expected) << "size " << input.size() << " engine " << engine_name(config.engine)
                                  << " threads " << config.threads << " chunk " << config.chunk_len
@@ -118,7 +118,6 @@ TEST_P(Oracle, InMemoryMatchesOpensslOneShot) {
 // slow in OpenSSL, runs on one worker here, as in memory (kTwoWorkersCfbSize).
 TEST_P(Oracle, FilesMatchOpensslOneShot) {
   const auto [backend, mode, key_bits, direction] = GetParam();
-  const test::ScopedBackend use(backend);
   const CipherSpec spec = test::make_spec(mode, direction, key_bits, 7);
   const auto dir = std::filesystem::temp_directory_path() /
                    ("paes-oracle-" + std::to_string(::getpid()) + "-" + backend + std::string(mode_name(mode)) +
@@ -143,7 +142,7 @@ TEST_P(Oracle, FilesMatchOpensslOneShot) {
         ASSERT_GE(workers_of(spec, config, input.size()), 2u) << "size " << size << " runs on one worker";
       }
       const auto out_path = dir / "out";
-      const TransformOptions options = options_for(config.engine, config.threads, config.chunk_len, true);
+      const TransformOptions options = options_for(backend, config.engine, config.threads, config.chunk_len, true);
       const TransformReport report = transform_file(spec, in_path, out_path, options);
       std::ifstream file(out_path, std::ios::binary);
       const std::vector<std::uint8_t> got{std::istreambuf_iterator<char>(file), {}};
@@ -183,7 +182,6 @@ INSTANTIATE_TEST_SUITE_P(AllModes, Oracle, ::testing::ValuesIn(all_params()), pa
 // one or two blocks make every boundary fall between chunks. For each backend
 // (ipsec-mb carries in the low 32 bits only; paes splits its work there).
 void expect_ctr_carries_match(const std::string& backend) {
-  const test::ScopedBackend use(backend);
   for (const int ff_bytes : {4, 8, 16}) {
     for (const unsigned key_bits : {128u, 256u}) {
       CipherSpec spec = test::make_spec(Mode::ctr, Direction::encrypt, key_bits, 11);
@@ -194,7 +192,7 @@ void expect_ctr_carries_match(const std::string& backend) {
       for (const std::uint64_t chunk : {16u, 32u, 48u, 1u << 20}) {
         for (const unsigned threads : {1u, 3u}) {
           std::vector<std::uint8_t> out(input.size());
-          transform_memory(spec, out, input, options_for(EngineKind::threads, threads, chunk, false));
+          transform_memory(spec, out, input, options_for(backend, EngineKind::threads, threads, chunk, false));
           EXPECT_EQ(out, expected) << backend << ": " << ff_bytes << " ff bytes, chunk " << chunk;
         }
       }

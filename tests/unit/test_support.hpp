@@ -16,6 +16,7 @@
 #include "paes/backend.hpp"
 #include "paes/mode.hpp"
 #include "paes/plan.hpp"
+#include "paes/transform.hpp"
 
 namespace paes::test {
 
@@ -99,20 +100,17 @@ inline std::vector<std::string> available_backends() {
   return names;
 }
 
-// Selects a backend for the jobs a test makes, and auto again when it ends.
-class ScopedBackend {
- public:
-  explicit ScopedBackend(const std::string& name) { select_cipher_backend(name); }
-  ~ScopedBackend() { select_cipher_backend(kAutoBackend); }
-  ScopedBackend(const ScopedBackend&) = delete;
-  ScopedBackend& operator=(const ScopedBackend&) = delete;
-};
-
 // Whether `backend` runs this mode's direction itself rather than handing it
 // to OpenSSL: only then does a test "for each backend" run it again.
 inline bool backend_runs(const std::string& backend, Mode mode, Direction direction) {
-  const ScopedBackend use(backend);
-  return raw_backend_name(mode, direction) == backend;
+  return raw_backend_name(BackendChoice{backend, std::nullopt}, mode, direction) == backend;
+}
+
+// The options of a job on backend `name`.
+inline TransformOptions on_backend(const std::string& name) {
+  TransformOptions options;
+  options.backend.name = name;
+  return options;
 }
 
 // A test name's form of a backend name ("ipsec_mb").

@@ -11,12 +11,6 @@
 namespace paes {
 namespace {
 
-// The bytes of one launch, and so the chunk length a GPU asks its jobs for:
-// large enough that a launch and its two copies cost far more than starting
-// them, small enough that every worker of a 16-core machine holds one
-// (16 lanes of 8 MiB in flight) within the engines' in-flight bound.
-constexpr std::size_t kDefaultBatchBytes = std::size_t{8} << 20;
-
 // The kernel that runs a mode's direction on a device: every raw direction
 // whose blocks are independent, but CFB8 and CFB1 (an AES per byte or bit:
 // no gain on a device). None for the rest, which a GPU backend leaves to the
@@ -150,17 +144,30 @@ class GpuRawCipher final : public RawCipher {
 
 }  // namespace
 
-GpuCipherBackend::GpuCipherBackend(GpuApi api)
-    : name_(api.name), api_(std::move(api)), batch_bytes_(kDefaultBatchBytes) {}
+namespace {
 
-GpuCipherBackend::GpuCipherBackend(GpuApi api, std::size_t batch_bytes)
-    : name_(api.name), api_(std::move(api)), batch_bytes_(batch_bytes / kBlockLen * kBlockLen) {
-  if (batch_bytes_ == 0) throw usage_error("a GPU batch must hold at least one block");
+std::size_t whole_blocks_of_batch(std::size_t batch_bytes) {
+  const std::size_t whole = batch_bytes / kBlockLen * kBlockLen;
+  if (whole == 0) throw usage_error("a GPU batch must hold at least one block");
+  return whole;
 }
 
+}  // namespace
+
+GpuCipherBackend::GpuCipherBackend(GpuApi api, std::optional<unsigned> device, std::size_t batch_bytes,
+                                   const GpuGeometry& geometry, bool profile)
+    : CipherBackend(whole_blocks_of_batch(batch_bytes)),
+      name_(api.name),
+      api_(std::move(api)),
+      device_index_(device),
+      batch_bytes_(whole_blocks_of_batch(batch_bytes)),
+      geometry_(geometry),
+      profile_(profile) {}
+
 GpuCipherBackend::GpuCipherBackend(std::string name, std::unique_ptr<gpu::Device> device, std::size_t batch_bytes)
-    : name_(std::move(name)), batch_bytes_(batch_bytes / kBlockLen * kBlockLen) {
-  if (batch_bytes_ == 0) throw usage_error("a GPU batch must hold at least one block");
+    : CipherBackend(whole_blocks_of_batch(batch_bytes)),
+      name_(std::move(name)),
+      batch_bytes_(whole_blocks_of_batch(batch_bytes)) {
   device_ = std::move(device);
   self_test();
 }
@@ -213,27 +220,14 @@ std::string GpuCipherBackend::why_unavailable() const {
   return {};
 }
 
-void GpuCipherBackend::set_device(std::optional<unsigned> index) {
-  const std::lock_guard lock(mutex_);
-  if (device_ && index != device_index_) throw usage_error(name_ + ": the device is open already");
-  device_index_ = index;
-}
-
-std::optional<unsigned> GpuCipherBackend::device_index() const {
-  const std::lock_guard lock(mutex_);
-  return device_index_;
-}
-
-void GpuCipherBackend::set_geometry(const GpuGeometry& geometry) {
-  const std::lock_guard lock(mutex_);
-  if (device_) throw usage_error(name_ + ": the device is open already");
-  geometry_ = geometry;
-}
-
-void GpuCipherBackend::set_profile(bool profile) {
-  const std::lock_guard lock(mutex_);
-  if (device_) throw usage_error(name_ + ": the device is open already");
-  profile_ = profile;
+const CipherBackend& GpuCipherBackend::on_device(std::optional<unsigned> index) const {
+  if (!index || index == device_index_) return *this;
+  // Only the table's row (the API's default device) makes the others.
+  if (!api_ || device_index_) throw Error("internal: another device asked of " + name_ + "'s device backend");
+  const std::lock_guard lock(devices_mutex_);
+  std::unique_ptr<GpuCipherBackend>& backend = on_devices_[*index];
+  if (!backend) backend = std::make_unique<GpuCipherBackend>(*api_, index, batch_bytes_, geometry_, profile_);
+  return *backend;
 }
 
 bool GpuCipherBackend::device_open() const {
@@ -249,7 +243,6 @@ gpu::Device& GpuCipherBackend::device() const {
   }
   if (!api_) throw Error(name_ + ": no device");
   std::unique_ptr<gpu::Device> opened = api_->open(device_index_, geometry_);
-  batch_bytes_ = std::min(batch_bytes_, opened->max_batch_bytes() / kBlockLen * kBlockLen);
   {
     const std::lock_guard lock(mutex_);
     device_ = std::move(opened);
@@ -297,7 +290,10 @@ std::unique_ptr<gpu::Lane> GpuCipherBackend::take_lane() const {
 }
 
 std::unique_ptr<gpu::Lane> GpuCipherBackend::open_lane() const {
-  std::unique_ptr<gpu::Lane> lane = device_->open_lane(batch_bytes_, profile_);
+  // A batch is at most what the device takes; a chunk longer than a lane's
+  // batch runs as several (GpuRawCipher::update).
+  const std::size_t batch = std::min(batch_bytes_, device_->max_batch_bytes() / kBlockLen * kBlockLen);
+  std::unique_ptr<gpu::Lane> lane = device_->open_lane(batch, profile_);
   const auto begin = reinterpret_cast<std::uintptr_t>(lane->host_buffer());
   const std::lock_guard lock(mutex_);
   pinned_.push_back({begin, begin + lane->batch_bytes()});

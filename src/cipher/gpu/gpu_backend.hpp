@@ -11,7 +11,8 @@
 // What differs between GPU APIs is a GpuApi (below): its name, its devices,
 // its versions and how to open one. Each API's folder beside cipher/gpu/
 // makes one, and cipher/backends.cpp holds a GpuCipherBackend
-// over it as a row of its table.
+// over it as a row of its table: the API's default device, whose on_device()
+// gives the backend of each other device.
 //
 // The device is opened at the first worker that needs it, with its AES
 // self-test (gpu_check.hpp): a device that fails it is never used, and the
@@ -26,6 +27,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <map>
 #include <string_view>
 #include <vector>
 
@@ -54,12 +56,26 @@ struct GpuApi {
   std::function<std::string()> stack_facts;
 };
 
+// The GPU APIs this build has, in the order of cipher/backends.cpp's table,
+// and the one of a backend's name (none where that is no GPU of this build).
+std::vector<GpuApi> gpu_apis();
+std::optional<GpuApi> find_gpu_api(std::string_view name);
+
 class GpuCipherBackend final : public CipherBackend {
  public:
-  explicit GpuCipherBackend(GpuApi api);
-  // Another instance of `api`'s backend, apart from the process's, with
-  // batches of `batch_bytes` (for GpuProbe).
-  GpuCipherBackend(GpuApi api, std::size_t batch_bytes);
+  // The bytes of one launch, and so the chunk length a GPU asks its jobs for:
+  // large enough that a launch and its two copies cost far more than starting
+  // them, small enough that every worker of a 16-core machine holds one
+  // (16 lanes of 8 MiB in flight) within the engines' in-flight bound.
+  static constexpr std::size_t kDefaultBatchBytes = std::size_t{8} << 20;
+
+  // `api`'s device `device` (unset: the API's default), opened at first use,
+  // in batches of `batch_bytes` (at most what the device takes), launched
+  // with `geometry`, timing its lanes where `profile` (stats()). The table's
+  // row is the default device's; GpuProbe makes one of its own.
+  explicit GpuCipherBackend(GpuApi api, std::optional<unsigned> device = std::nullopt,
+                            std::size_t batch_bytes = kDefaultBatchBytes, const GpuGeometry& geometry = {},
+                            bool profile = false);
   // The API this backend opens devices of; none for one over a given device.
   const std::optional<GpuApi>& api() const { return api_; }
   // Over a device already open (tests: the host adapter, the model device),
@@ -76,24 +92,22 @@ class GpuCipherBackend final : public CipherBackend {
   bool chosen_by_auto() const override { return false; }
   std::string detail() const override;
   std::string why_unavailable() const override;
-  std::uint64_t preferred_chunk_len() const override { return batch_bytes_; }
   bool runs_on_device() const override { return true; }
   void* allocate_chunk_memory(std::size_t bytes) const override;
   void free_chunk_memory(void* data, std::size_t bytes) const noexcept override;
 
-  // The device to open at first use (--device; unset: the API's default; an
-  // MPI rank's: see engine/mpi/mpi_engine.cpp), and the launch geometry
-  // (paes bench). Only before the device opened; throws a usage Error after.
-  void set_device(std::optional<unsigned> index);
-  std::optional<unsigned> device_index() const;
-  void set_geometry(const GpuGeometry& geometry);
+  const CipherBackend& on_device(std::optional<unsigned> index) const override;
+  std::optional<unsigned> device_index() const override { return device_index_; }
+  std::vector<GpuDeviceInfo> devices() const override;
+  std::string versions() const override;
+  void start() const override { device(); }
+  PinnedMemory pin(const void* data, std::size_t len) const override;
+
   // Whether the device is open (it was used, or opened for a measurement).
   bool device_open() const;
-  // Opens the device now, if it isn't, and self-tests it: auto and `paes
-  // bench` start it before they time anything. Throws what opening throws.
+  // Opens the device now, if it isn't, and self-tests it (start()). Throws
+  // what opening throws.
   gpu::Device& device() const;
-  std::vector<GpuDeviceInfo> devices() const;
-  std::string versions() const;
 
   // The seconds the backend's lanes spent in kernels, uploads and downloads,
   // with profiling on (set_profile(true) before the device opens).
@@ -107,15 +121,12 @@ class GpuCipherBackend final : public CipherBackend {
   };
   Stats stats() const;
   void reset_stats();
-  void set_profile(bool profile);
 
   // For benchmarks (GpuProbe): the device's page-locked link, and the kernel
   // of `spec` alone on `bytes` already on the device (by its events).
   gpu::LinkRates measure_link(std::size_t bytes, unsigned repeats) const;
   double kernel_seconds(const CipherSpec& spec, std::size_t bytes, unsigned repeats) const;
 
-  // Page-locks caller memory while the handle lives (paes/backend.hpp).
-  PinnedMemory pin(const void* data, std::size_t len) const;
   // Whether [data, data + len) lies in page-locked memory the device copies
   // straight from: a lane's buffer, chunk memory, a pin.
   bool in_pinned(const void* data, std::size_t len) const;
@@ -135,14 +146,14 @@ class GpuCipherBackend final : public CipherBackend {
 
   std::string name_;
   std::optional<GpuApi> api_;
-  mutable std::size_t batch_bytes_;
+  const std::optional<unsigned> device_index_;
+  const std::size_t batch_bytes_;  // asked for: a lane holds at most what the device takes
+  const GpuGeometry geometry_;
+  const bool profile_ = false;
   // Held while the device opens and self-tests, so that workers wait for it.
   mutable std::mutex open_mutex_;
   // Guards the rest.
   mutable std::mutex mutex_;
-  std::optional<unsigned> device_index_;
-  GpuGeometry geometry_;
-  bool profile_ = false;
   mutable std::unique_ptr<gpu::Device> device_;
   mutable std::vector<std::unique_ptr<gpu::Lane>> free_lanes_;
   struct PinnedRange {
@@ -158,6 +169,10 @@ class GpuCipherBackend final : public CipherBackend {
   // the next job (pinning costs in proportion to the size).
   mutable std::vector<std::pair<void*, std::size_t>> chunk_memory_sizes_;
   mutable std::vector<std::pair<void*, std::size_t>> spare_chunk_memory_;
+  // The row's backends of the API's other devices (on_device), made at first
+  // use and kept as long as the row.
+  mutable std::mutex devices_mutex_;
+  mutable std::map<unsigned, std::unique_ptr<GpuCipherBackend>> on_devices_;
 };
 
 }  // namespace paes

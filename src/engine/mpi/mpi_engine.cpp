@@ -38,8 +38,9 @@
 // GPUs: each rank drives its own device of rank 0's GPU backend: the one
 // rank 0 was given (every rank the same), or else its rank among its node's
 // ranks modulo the node's device count, so that a node's ranks spread over
-// its GPUs. The ticket carries the backend's name and the given device, and
-// each rank opens its device itself (select_rank_backend).
+// its GPUs. The job's ticket carries its backend's name and the given
+// device, and each rank, rank 0 included, rebuilds the job on its own
+// device (rank_job) and opens it itself.
 // A sequential job (CBC/CFB encryption, OFB) has one chain of state through
 // the whole message, so rank 0 runs all of it, in order, and says so; the
 // other ranks open and close the files and wait.
@@ -124,8 +125,6 @@ struct Assignment {
   std::uint64_t input_len = 0;  // the job's bytes, from input.offset on, as rank 0 sized them
   FileIdentity input_identity;  // the input file as rank 0 saw it
   unsigned threads = 0;         // per rank; 0: the node's CPUs over its ranks
-  std::string backend;          // rank 0's --backend (select_cipher_backend)
-  std::optional<unsigned> device;  // rank 0's --device, for every rank; unset: each rank's own
 };
 
 // The assignment travels in the job ticket's encoding (job/ticket.hpp): key
@@ -145,9 +144,6 @@ SecretBytes encode(const Assignment& a) {
   w.u64(a.input_identity.inode);
   w.u64(a.input_identity.mtime_ns);
   w.u64(a.threads);
-  w.u64(a.backend.size());
-  w.raw(reinterpret_cast<const std::uint8_t*>(a.backend.data()), a.backend.size());
-  w.u64(a.device ? std::uint64_t{*a.device} + 1 : 0);
   return w.finish();
 }
 
@@ -166,9 +162,6 @@ Assignment decode(const SecretBytes& bytes) {
   a.input_identity.inode = r.u64();
   a.input_identity.mtime_ns = r.u64();
   a.threads = static_cast<unsigned>(r.u64());
-  const auto backend_len = static_cast<std::size_t>(r.u64());
-  a.backend.assign(reinterpret_cast<const char*>(r.take(backend_len)), backend_len);
-  if (const std::uint64_t device = r.u64(); device != 0) a.device = static_cast<unsigned>(device - 1);
   return a;
 }
 
@@ -247,33 +240,26 @@ unsigned default_threads_per_rank() {
   return std::max(1u, online_cpus() / static_cast<unsigned>(std::max(1, MpiSession::current()->node_size())));
 }
 
-// Selects rank 0's backend on this rank, with a GPU backend's device (see
-// the comment at the top of the file). Returns the device, unset where this
-// rank runs no GPU. Every backend gives the same bytes, so a rank whose host
-// can't run rank 0's choice (no ipsec-mb there, no AES-NI, no device of that
-// GPU API) runs auto's instead; a device index its host lacks fails the job
-// when the device opens.
-std::optional<unsigned> select_rank_backend(const Assignment& a) {
-  const unsigned devices = cipher_device_count(a.backend);
-  std::optional<unsigned> device = a.device;
+// The job of the assignment as this rank runs it: on the ticket's backend,
+// a GPU's on this rank's device (see the comment at the top of the file).
+// Every backend gives the same bytes, so a rank whose host can't run the
+// ticket's (no ipsec-mb there, no AES-NI, no device of that GPU API) runs
+// auto's instead; a device index its host lacks fails the job when the
+// device opens.
+std::unique_ptr<Job> rank_job(const Assignment& a) {
+  BackendChoice backend = ticket_backend(a.ticket);
+  const unsigned devices = cipher_device_count(backend.name);
   if (devices == 0) {
-    device.reset();
-  } else if (!device) {
-    device = static_cast<unsigned>(MpiSession::current()->node_rank()) % devices;
+    backend.device.reset();
+  } else if (!backend.device) {
+    backend.device = static_cast<unsigned>(MpiSession::current()->node_rank()) % devices;
   }
   try {
-    select_cipher_backend(a.backend, device);
+    check_backend_choice(backend);
   } catch (const Error&) {
-    select_cipher_backend(kAutoBackend);
-    return std::nullopt;
+    backend = BackendChoice{};
   }
-  return device;
-}
-
-// What ran this rank's AES: the raw job's backend, else the segments'.
-std::string job_backend_name(const Job& job) {
-  const std::string_view raw = job.backend_name();
-  return raw.empty() ? segment_backend_name() : std::string(raw);
+  return job_from_ticket(a.ticket, backend);
 }
 
 struct RankResult {
@@ -335,8 +321,8 @@ void check_same_input(const Assignment& a, const InputFile& in) {
 
 // Every rank: open, run this rank's range, close, combine. Returns the total
 // output bytes and, on rank 0, every rank's timing.
-std::uint64_t run_everywhere(const Job& job, const Assignment& a, std::optional<unsigned> device,
-                             const ProgressCallback& progress, std::vector<Engine::RankTiming>& timings) {
+std::uint64_t run_everywhere(const Job& job, const Assignment& a, const ProgressCallback& progress,
+                             std::vector<Engine::RankTiming>& timings) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -383,10 +369,10 @@ std::uint64_t run_everywhere(const Job& job, const Assignment& a, std::optional<
   std::uint64_t total = 0;
   allreduce(&mine.bytes_out, &total, 1, MPI_UINT64_T, MPI_SUM);
   // Each rank's numbers, and the device it ran (its index plus one; 0: none).
-  const std::string backend = job_backend_name(job);
-  const bool on_device = device && backend == a.backend;
+  const BackendChoice ran = job.backend();
+  const std::string& backend = ran.name;
   double row[5] = {mine.timing.compute_seconds, mine.timing.io_seconds, static_cast<double>(mine.timing.bytes_in),
-                   static_cast<double>(mine.timing.threads), on_device ? *device + 1.0 : 0.0};
+                   static_cast<double>(mine.timing.threads), ran.device ? *ran.device + 1.0 : 0.0};
   std::vector<double> all(rank == 0 ? 5 * static_cast<std::size_t>(size) : 0);
   collective([&](MPI_Request* r) { MPI_Igather(row, 5, MPI_DOUBLE, all.data(), 5, MPI_DOUBLE, 0, MPI_COMM_WORLD, r); });
   // And the backend each ran, by name: a rank whose host lacked rank 0's ran another.
@@ -659,18 +645,16 @@ int MpiSession::serve() {
   try {
     std::exception_ptr error;
     Assignment a;
-    std::optional<unsigned> device;
     std::unique_ptr<Job> job;
     try {
       a = decode(payload);
-      device = select_rank_backend(a);  // before the job, which takes the process's backend
-      job = job_from_ticket(a.ticket);
+      job = rank_job(a);
     } catch (...) {
       error = std::current_exception();
     }
     settle(error);  // rank 0 settles its side in MpiEngine::run
     std::vector<Engine::RankTiming> unused;
-    run_everywhere(*job, a, device, nullptr, unused);
+    run_everywhere(*job, a, nullptr, unused);
   } catch (const Error&) {
     // Rank 0 prints the message every rank agreed on, and sends its status.
   }
@@ -703,17 +687,15 @@ std::uint64_t MpiEngine::run(const Job& job, Source& in, Sink& out) {
   MpiSession& session = *MpiSession::current();
   // The file behind the descriptor this rank read (a sealed header, a salt),
   // not the one its name gives now.
-  Assignment a{job.ticket(), *input, *output, in.size(), FileIdentity::of(input->fd, input->path), threads_,
-               selected_cipher_backend(), selected_cipher_device()};
-  // Rank 0's own device, before its workers open it (the job's backend is
-  // the process's, already selected: this only picks the device).
-  const std::optional<unsigned> device = select_rank_backend(a);
+  Assignment a{job.ticket(), *input, *output, in.size(), FileIdentity::of(input->fd, input->path), threads_};
+  // Rank 0 runs the job as every rank does: rebuilt on its own device.
+  const std::unique_ptr<Job> mine = rank_job(a);
   const SecretBytes payload = encode(a);
   session.watch_temporary(output->path);
   session.job_sent();
   broadcast_message(Message::job, &payload, 0);
   settle(nullptr);  // the other ranks' decoding of the job (MpiSession::serve)
-  return run_everywhere(job, a, device, [this](std::uint64_t bytes) { report(bytes); }, timings_);
+  return run_everywhere(*mine, a, [this](std::uint64_t bytes) { report(bytes); }, timings_);
 }
 
 std::uint64_t MpiEngine::run_stream(const Job&, StreamReader&, StreamWriter&) {
