@@ -15,7 +15,7 @@
 #   bench/cpu_regression.sh --build-baseline DIR    # builds DIR/build/release/paes from the reference
 set -euo pipefail
 
-reference=09dfc72
+reference="${PAES_REGRESSION_REFERENCE:-c4f93cc}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 usage() {
