@@ -4,7 +4,7 @@
 // partial block, block ranges split at odd places (and run by several threads
 // at once), and the CTR counter carrying across 2^32 and 2^64 and wrapping at
 // 2^128.
-#include "cipher/gpu/host_kernels.hpp"
+#include "support/host_kernels.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "cipher/gpu/host_kernels.hpp"
+#include "support/host_kernels.hpp"
 
 #include <algorithm>
 #include <stdexcept>
