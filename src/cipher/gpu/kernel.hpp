@@ -7,7 +7,7 @@ namespace paes::gpu {
 
 // The five kernels (each API's kernels file beside cipher/gpu/, and in the
 // tests tests/support/host_kernels.hpp), in the order of their names in
-// kKernelNames.
+// kKernelNames and of their ids in aes_kernels.h (PAES_KERNEL_*).
 enum class Kernel { ecb_encrypt, ecb_decrypt, ctr, cbc_decrypt, cfb128_decrypt };
 inline constexpr int kKernelCount = 5;
 
