@@ -1,4 +1,4 @@
-// Host tests of the GPU kernel bodies (src/gpu/aes_kernels.h), run through
+// Host tests of the GPU kernel bodies (src/cipher/gpu/aes_kernels.h), run through
 // run_host_kernel as a device's work-items would run them: every kernel and
 // key size against OpenSSL, batches that start mid-message and end in a
 // partial block, block ranges split at odd places (and run by several threads
