@@ -1,4 +1,4 @@
-// Host unit tests of the portable GPU AES core (src/gpu/aes_core.h), its
+// Host unit tests of the portable GPU AES core (src/cipher/gpu/aes_core.h), its
 // tables as uploaded and as the kernels replicate them, and the host key
 // schedule: FIPS-197 appendix A round keys, and random blocks against OpenSSL
 // for every key size and through every lane's table column.

@@ -23,10 +23,10 @@
 #include <vector>
 
 #include "cipher/gpu/device.hpp"
-#include "cipher/gpu/host_device.hpp"
 #include "cipher/gpu/key_schedule.hpp"
 #include "cipher/oneshot.hpp"
 #include "paes/error.hpp"
+#include "support/host_device.hpp"
 #include "test_support.hpp"
 #ifdef PAES_HAVE_OPENCL
 #include "cipher/opencl/opencl_device.hpp"

@@ -18,12 +18,12 @@
 
 #include "cipher/gpu/gpu_backend.hpp"
 #include "cipher/gpu/gpu_check.hpp"
-#include "cipher/gpu/host_device.hpp"
 #include "cipher/oneshot.hpp"
 #include "paes/engine.hpp"
 #include "paes/error.hpp"
 #include "paes/io.hpp"
 #include "paes/plan.hpp"
+#include "support/host_device.hpp"
 #include "test_support.hpp"
 
 namespace paes {

@@ -1,10 +1,10 @@
-// Host tests of the GPU kernel bodies (src/gpu/aes_kernels.h), run through
+// Host tests of the GPU kernel bodies (src/cipher/gpu/aes_kernels.h), run through
 // run_host_kernel as a device's work-items would run them: every kernel and
 // key size against OpenSSL, batches that start mid-message and end in a
 // partial block, block ranges split at odd places (and run by several threads
 // at once), and the CTR counter carrying across 2^32 and 2^64 and wrapping at
 // 2^128.
-#include "cipher/gpu/host_kernels.hpp"
+#include "support/host_kernels.hpp"
 
 #include <gtest/gtest.h>
 

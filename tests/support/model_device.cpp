@@ -8,9 +8,9 @@
 #include <utility>
 
 #include "cipher/gpu/aes_tables.hpp"
-#include "cipher/gpu/host_kernels.hpp"
 #include "paes/error.hpp"
 #include "paes/mode.hpp"
+#include "support/host_kernels.hpp"
 
 namespace paes::test {
 

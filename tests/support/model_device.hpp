@@ -22,7 +22,7 @@
 // clock on its own (which would make the figures depend on timing).
 //
 // The bytes are real: enqueue() runs the host kernel bodies
-// (cipher/gpu/host_kernels.hpp) from `from` into the lane's own device
+// (support/host_kernels.hpp) from `from` into the lane's own device
 // buffers and back into `to`, which must be the lane's host buffer or
 // memory from allocate_pinned().
 #pragma once

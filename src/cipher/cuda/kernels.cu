@@ -1,6 +1,6 @@
 // CUDA kernels of paes: the kernel bodies of aes_kernels.h run over device
 // buffers, one kernel per parallel direction, and the host functions that
-// launch them (declared for the engine in engine/gpu/cuda_engine.cpp).
+// launch them (declared for the CUDA device in cuda_device.cpp).
 //
 // Every kernel has the arguments aes_kernels.h describes, as its OpenCL twin
 // in kernels.cl has, with the round keys by value (rk) and Nr a template
@@ -8,14 +8,14 @@
 // - The round keys travel by value as a kernel parameter. Parameters sit in
 //   the constant bank, so every thread of a warp reading the same key word is
 //   one broadcast, exactly like a __constant__ array; unlike one, a parameter
-//   belongs to its launch, so engines on several streams, devices or threads
+//   belongs to its launch, so lanes on several streams, devices or threads
 //   never see each other's keys and nothing needs wiping on the device.
 // - The tables are copied from the global image into __shared__ memory by
 //   each thread block, replicated once per bank so that no look-up time
 //   depends on the data (aes_core.h): 32 KiB for the encrypting kernels,
 //   40 KiB for the decrypting ones, static, so under the 48 KiB that needs no
 //   opt-in. A thread reads the column of its lane, threadIdx.x % 32, which is
-//   its lane in the warp since the engine launches whole warps.
+//   its lane in the warp since the device launches whole warps.
 // - Nr is a template parameter, so the rounds unroll completely (the core's
 //   PAES_UNROLL asks for it: NVVM would not on its own) and every round-key
 //   index is a constant.
@@ -24,6 +24,9 @@
 //   threads touch neighbouring 16-byte blocks, so the 128-bit loads and stores
 //   of a warp coalesce into whole 512-byte segments, and each thread amortises
 //   the table copy over several blocks.
+// That skeleton is written once (run_kernel); each kernel names which of
+// aes_kernels.h's five it is (PAES_KERNEL), and the kernel id, a template
+// constant, leaves only that kernel's work in the loop.
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -46,83 +49,41 @@ __device__ __forceinline__ std::uint64_t thread_count() {
   return static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
 }
 
-__device__ __forceinline__ const paes_u32* lane_column(const paes_u32* local_tables) {
-  return local_tables + threadIdx.x % PAES_TABLE_LANES;
-}
-
-template <int NR>
-__global__ void ecb_encrypt_kernel(const uint4* __restrict__ in, uint4* __restrict__ out,
-                                   std::uint64_t nbytes, std::uint64_t /*first_block*/,
-                                   uint4 /*state*/, RoundKeyParam rk,
-                                   const paes_u32* __restrict__ tables) {
-  __shared__ paes_u32 local_tables[PAES_ENCRYPT_LOCAL_WORDS];
-  paes_fill_encrypt_tables(local_tables, tables, threadIdx.x, blockDim.x);
+// The skeleton of every kernel: the thread block fills its replicated tables,
+// then each thread runs its blocks of the grid-stride loop through kernel K
+// with Nr = NR, reading its lane's column of the tables.
+template <int K, int NR>
+__device__ __forceinline__ void run_kernel(const uint4* __restrict__ in, uint4* __restrict__ out,
+                                           std::uint64_t nbytes, std::uint64_t first_block,
+                                           uint4 state, const paes_u32* rk,
+                                           const paes_u32* __restrict__ tables) {
+  __shared__ paes_u32 local_tables[PAES_KERNEL_LOCAL_WORDS(K)];
+  paes_fill_kernel_tables(K, local_tables, tables, threadIdx.x, blockDim.x);
   __syncthreads();
-  const paes_u32* column = lane_column(local_tables);
-  const std::uint64_t nblocks = paes_whole_blocks(nbytes);
+  const paes_u32* column = local_tables + threadIdx.x % PAES_TABLE_LANES;
+  const std::uint64_t nblocks = paes_kernel_blocks(K, nbytes);
   for (std::uint64_t b = global_thread(); b < nblocks; b += thread_count()) {
-    paes_ecb_encrypt_body(b, in, out, column, rk.w, NR);
+    paes_kernel_block(K, b, in, out, nbytes, first_block, state, column, rk, NR);
   }
 }
 
-template <int NR>
-__global__ void ecb_decrypt_kernel(const uint4* __restrict__ in, uint4* __restrict__ out,
-                                   std::uint64_t nbytes, std::uint64_t /*first_block*/,
-                                   uint4 /*state*/, RoundKeyParam rk,
-                                   const paes_u32* __restrict__ tables) {
-  __shared__ paes_u32 local_tables[PAES_DECRYPT_LOCAL_WORDS];
-  paes_fill_decrypt_tables(local_tables, tables, threadIdx.x, blockDim.x);
-  __syncthreads();
-  const paes_u32* column = lane_column(local_tables);
-  const std::uint64_t nblocks = paes_whole_blocks(nbytes);
-  for (std::uint64_t b = global_thread(); b < nblocks; b += thread_count()) {
-    paes_ecb_decrypt_body(b, in, out, column, rk.w, NR);
+// A kernel of aes_kernels.h under a name of its own (what profilers and
+// bench/gpu/kernel_ops.py show), Nr its template parameter.
+#define PAES_KERNEL(name, kernel)                                                                  \
+  template <int NR>                                                                                \
+  __global__ void name(const uint4* __restrict__ in, uint4* __restrict__ out, std::uint64_t nbytes, \
+                       std::uint64_t first_block, uint4 state, RoundKeyParam rk,                   \
+                       const paes_u32* __restrict__ tables) {                                      \
+    run_kernel<kernel, NR>(in, out, nbytes, first_block, state, rk.w, tables);                     \
   }
-}
 
-template <int NR>
-__global__ void ctr_kernel(const uint4* __restrict__ in, uint4* __restrict__ out,
-                           std::uint64_t nbytes, std::uint64_t first_block, uint4 state,
-                           RoundKeyParam rk, const paes_u32* __restrict__ tables) {
-  __shared__ paes_u32 local_tables[PAES_ENCRYPT_LOCAL_WORDS];
-  paes_fill_encrypt_tables(local_tables, tables, threadIdx.x, blockDim.x);
-  __syncthreads();
-  const paes_u32* column = lane_column(local_tables);
-  const std::uint64_t nblocks = paes_all_blocks(nbytes);
-  for (std::uint64_t b = global_thread(); b < nblocks; b += thread_count()) {
-    paes_ctr_body(b, in, out, nbytes, first_block, state, column, rk.w, NR);
-  }
-}
+PAES_KERNEL(ecb_encrypt_kernel, PAES_KERNEL_ECB_ENCRYPT)
+PAES_KERNEL(ecb_decrypt_kernel, PAES_KERNEL_ECB_DECRYPT)
+PAES_KERNEL(ctr_kernel, PAES_KERNEL_CTR)
+PAES_KERNEL(cbc_decrypt_kernel, PAES_KERNEL_CBC_DECRYPT)
+PAES_KERNEL(cfb128_decrypt_kernel, PAES_KERNEL_CFB128_DECRYPT)
 
-template <int NR>
-__global__ void cbc_decrypt_kernel(const uint4* __restrict__ in, uint4* __restrict__ out,
-                                   std::uint64_t nbytes, std::uint64_t /*first_block*/,
-                                   uint4 state, RoundKeyParam rk,
-                                   const paes_u32* __restrict__ tables) {
-  __shared__ paes_u32 local_tables[PAES_DECRYPT_LOCAL_WORDS];
-  paes_fill_decrypt_tables(local_tables, tables, threadIdx.x, blockDim.x);
-  __syncthreads();
-  const paes_u32* column = lane_column(local_tables);
-  const std::uint64_t nblocks = paes_whole_blocks(nbytes);
-  for (std::uint64_t b = global_thread(); b < nblocks; b += thread_count()) {
-    paes_cbc_decrypt_body(b, in, out, state, column, rk.w, NR);
-  }
-}
-
-template <int NR>
-__global__ void cfb128_decrypt_kernel(const uint4* __restrict__ in, uint4* __restrict__ out,
-                                      std::uint64_t nbytes, std::uint64_t /*first_block*/,
-                                      uint4 state, RoundKeyParam rk,
-                                      const paes_u32* __restrict__ tables) {
-  __shared__ paes_u32 local_tables[PAES_ENCRYPT_LOCAL_WORDS];
-  paes_fill_encrypt_tables(local_tables, tables, threadIdx.x, blockDim.x);
-  __syncthreads();
-  const paes_u32* column = lane_column(local_tables);
-  const std::uint64_t nblocks = paes_all_blocks(nbytes);
-  for (std::uint64_t b = global_thread(); b < nblocks; b += thread_count()) {
-    paes_cfb128_decrypt_body(b, in, out, nbytes, state, column, rk.w, NR);
-  }
-}
+#undef PAES_KERNEL
 
 using KernelFn = void (*)(const uint4*, uint4*, std::uint64_t, std::uint64_t, uint4,
                           RoundKeyParam, const paes_u32*);

@@ -9,11 +9,11 @@
  * the state is four 32-bit words, word i holding bytes 4i..4i+3 of the block
  * big-endian; round keys are 4 * (Nr + 1) such words; the decryption keys are
  * those of the equivalent inverse cipher (FIPS-197 5.3.5), in reverse round
- * order with InvMixColumns applied to rounds 1..Nr-1 (src/gpu/key_schedule).
+ * order with InvMixColumns applied to rounds 1..Nr-1 (cipher/gpu/key_schedule).
  *
  * Tables are passed by pointer, never named globals, so a kernel can hand in
  * copies it made in local/shared memory. They are generated on the host
- * (src/gpu/aes_tables) and uploaded as one image of PAES_TABLE_WORDS words:
+ * (cipher/gpu/aes_tables) and uploaded as one image of PAES_TABLE_WORDS words:
  *   [PAES_TE0_OFFSET]      Te0[x] = (2s, s, s, 3s)        s = S[x]
  *   [PAES_TD0_OFFSET]      Td0[x] = (e*t, 9*t, d*t, b*t)  t = InvS[x]
  *   [PAES_INV_SBOX_OFFSET] InvS packed 4 to a word: InvS[4i + j] is byte j

@@ -1,8 +1,10 @@
 /* The five GPU kernels of paes, written once: what a work-item does to one
- * block of a batch, and how a work-group fills its tables. kernels.cu (CUDA)
- * and kernels.cl (OpenCL, which gets this text after aes_core.h's) are the
- * loops and launch glue around these bodies; host_kernels.cpp runs the same
- * bodies on the CPU. Same portable C and qualifier macros as aes_core.h.
+ * block of a batch, which tables a work-group fills, and how many blocks a
+ * batch has. kernels.cu (CUDA) and kernels.cl (OpenCL, which gets this text
+ * after aes_core.h's) each write the kernel skeleton once around
+ * paes_kernel_block (fill the tables, a barrier, the grid-stride loop) and
+ * the launch glue; tests/support/host_kernels.cpp runs the same bodies on the
+ * CPU. Same portable C and qualifier macros as aes_core.h.
  *
  * Every kernel takes the same arguments, so that hosts set them one way:
  *   in, out      the batch's input and output (distinct buffers: CBC and CFB
@@ -15,9 +17,12 @@
  *   rk, nr       round keys (encryption or equivalent-inverse) and Nr
  *   tables       the PAES_TABLE_WORDS table image (aes_core.h)
  * A kernel first fills its work-group's replicated tables from the image
- * (paes_fill_encrypt_tables / paes_fill_decrypt_tables, then a barrier), then
- * runs a body for each of its blocks b, handing it the work-item's lane
- * column of those tables: local + (index in the work-group) % PAES_TABLE_LANES.
+ * (paes_fill_kernel_tables, PAES_KERNEL_LOCAL_WORDS words, then a barrier),
+ * then runs paes_kernel_block for each of its blocks b < paes_kernel_blocks,
+ * handing it the work-item's lane column of those tables:
+ * local + (index in the work-group) % PAES_TABLE_LANES. The kernel is one of
+ * the PAES_KERNEL_* ids below, a literal or template constant at every call on
+ * a device, so that the compiler keeps only that kernel's branch.
  */
 #ifndef PAES_GPU_AES_KERNELS_H
 #define PAES_GPU_AES_KERNELS_H
@@ -240,6 +245,66 @@ PAES_DEVICE PAES_INLINE void paes_cfb128_decrypt_body(paes_u64 b, PAES_IN_BLOCKS
   paes_previous_block(b, in, chain, ks);
   paes_encrypt_block(rk, nr, column, ks);
   paes_xor_keystream(b, in, out, nbytes, ks);
+}
+
+/* The kernels by id: the order of paes::gpu::Kernel (kernel.hpp), which
+ * tests/support/host_kernels.cpp checks. (OpenCL C reserves the word
+ * `kernel`, so the functions below name one `id`.) */
+#define PAES_KERNEL_ECB_ENCRYPT 0
+#define PAES_KERNEL_ECB_DECRYPT 1
+#define PAES_KERNEL_CTR 2
+#define PAES_KERNEL_CBC_DECRYPT 3
+#define PAES_KERNEL_CFB128_DECRYPT 4
+
+/* Whether kernel `id` runs the inverse cipher (ECB and CBC decryption: Td0
+ * and InvS, the equivalent-inverse round keys), and so how many words its
+ * local tables take; constant expressions where the id is a constant. */
+#define PAES_KERNEL_DECRYPTS(id) ((id) == PAES_KERNEL_ECB_DECRYPT || (id) == PAES_KERNEL_CBC_DECRYPT)
+#define PAES_KERNEL_LOCAL_WORDS(id) \
+  (PAES_KERNEL_DECRYPTS(id) ? PAES_DECRYPT_LOCAL_WORDS : PAES_ENCRYPT_LOCAL_WORDS)
+
+/* The local tables of kernel `id`, PAES_KERNEL_LOCAL_WORDS(id) words. */
+PAES_DEVICE PAES_INLINE void paes_fill_kernel_tables(int id, PAES_TABLE_SPACE paes_u32* local_tables,
+                                                     const PAES_GLOBAL paes_u32* image,
+                                                     paes_u32 item, paes_u32 items) {
+  if (PAES_KERNEL_DECRYPTS(id)) {
+    paes_fill_decrypt_tables(local_tables, image, item, items);
+  } else {
+    paes_fill_encrypt_tables(local_tables, image, item, items);
+  }
+}
+
+/* How many blocks kernel `id` runs over: CTR and CFB128 may end in a
+ * partial one. */
+PAES_DEVICE PAES_INLINE paes_u64 paes_kernel_blocks(int id, paes_u64 nbytes) {
+  return id == PAES_KERNEL_CTR || id == PAES_KERNEL_CFB128_DECRYPT ? paes_all_blocks(nbytes)
+                                                                   : paes_whole_blocks(nbytes);
+}
+
+/* Block b of a batch through kernel `id`: its body with the arguments every
+ * kernel takes (top of this file) and the work-item's lane column. */
+PAES_DEVICE PAES_INLINE void paes_kernel_block(int id, paes_u64 b, PAES_IN_BLOCKS in,
+                                               PAES_OUT_BLOCKS out, paes_u64 nbytes,
+                                               paes_u64 first_block, paes_u32x4 state,
+                                               const PAES_TABLE_SPACE paes_u32* column,
+                                               const PAES_KEY_SPACE paes_u32* rk, int nr) {
+  switch (id) {
+    case PAES_KERNEL_ECB_ENCRYPT:
+      paes_ecb_encrypt_body(b, in, out, column, rk, nr);
+      break;
+    case PAES_KERNEL_ECB_DECRYPT:
+      paes_ecb_decrypt_body(b, in, out, column, rk, nr);
+      break;
+    case PAES_KERNEL_CTR:
+      paes_ctr_body(b, in, out, nbytes, first_block, state, column, rk, nr);
+      break;
+    case PAES_KERNEL_CBC_DECRYPT:
+      paes_cbc_decrypt_body(b, in, out, state, column, rk, nr);
+      break;
+    default: /* PAES_KERNEL_CFB128_DECRYPT */
+      paes_cfb128_decrypt_body(b, in, out, nbytes, state, column, rk, nr);
+      break;
+  }
 }
 
 #endif /* PAES_GPU_AES_KERNELS_H */

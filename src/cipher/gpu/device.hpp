@@ -2,10 +2,11 @@
 // Lanes. The GPU cipher backend (cipher/gpu/gpu_backend.hpp) holds everything
 // else once: which kernel runs which mode, chaining between batches, the
 // per-batch check on the CPU, the pool of lanes and of page-locked memory.
-// Each GPU API's folder beside this one, the host adapter
-// (host_device.hpp: the kernel bodies on CPU threads, so that CI runs the
-// backend under ASan and TSan without a GPU) and the tests' model device
-// (tests/support/model_device.hpp: a simulated clock) implement it.
+// Each GPU API's folder beside this one implements it, and so do two test
+// devices: the host adapter (tests/support/host_device.hpp: the kernel bodies
+// on CPU threads, so that CI runs the backend under ASan and TSan without a
+// GPU) and the model device (tests/support/model_device.hpp: a simulated
+// clock).
 //
 // A lane is one worker's way to the device: its own queue or stream, a
 // page-locked host buffer and device input and output buffers, opened once

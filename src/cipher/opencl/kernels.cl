@@ -15,6 +15,9 @@
  *   blocks / blocks-per-item). Neighbouring work-items thus touch neighbouring
  *   16-byte blocks, so loads and stores coalesce, while each work-item still
  *   amortises the table copy over several blocks.
+ * That skeleton is written once (PAES_KERNEL); each kernel names which of
+ * aes_kernels.h's five it is, a literal that leaves only that kernel's work
+ * in the loop.
  */
 
 /* Calls body(..., nr) with a literal Nr, so that after inlining the compiler
@@ -26,66 +29,28 @@
     else body(__VA_ARGS__, 14);                 \
   } while (0)
 
-#define PAES_KERNEL_ARGS                                                          \
-  __global const uint4 *in, __global uint4 *out, ulong nbytes, ulong first_block, \
-      uint4 state, __constant uint *rk, int nr, __global const uint *tables
-
-/* The work-item's column of its work-group's local tables. */
-inline __local const uint *paes_lane_column(__local const uint *local_tables) {
-  return local_tables + get_local_id(0) % PAES_TABLE_LANES;
-}
-
-__kernel void paes_ecb_encrypt(PAES_KERNEL_ARGS) {
-  __local uint local_tables[PAES_ENCRYPT_LOCAL_WORDS];
-  paes_fill_encrypt_tables(local_tables, tables, (uint)get_local_id(0), (uint)get_local_size(0));
-  barrier(CLK_LOCAL_MEM_FENCE);
-  __local const uint *column = paes_lane_column(local_tables);
-  const ulong nblocks = paes_whole_blocks(nbytes);
-  for (ulong b = get_global_id(0); b < nblocks; b += get_global_size(0)) {
-    PAES_WITH_LITERAL_NR(paes_ecb_encrypt_body, nr, b, in, out, column, rk);
+/* The kernel `name`, running aes_kernels.h's kernel `id` (a PAES_KERNEL_*
+ * constant): the work-group fills its replicated tables (a __local array must be
+ * declared in the kernel itself, hence a macro), then each work-item runs its
+ * blocks of the grid-stride loop, reading its lane's column of the tables. */
+#define PAES_KERNEL(name, id)                                                                      \
+  __kernel void name(__global const uint4 *in, __global uint4 *out, ulong nbytes,                  \
+                     ulong first_block, uint4 state, __constant uint *rk, int nr,                  \
+                     __global const uint *tables) {                                                \
+    __local uint local_tables[PAES_KERNEL_LOCAL_WORDS(id)];                                        \
+    paes_fill_kernel_tables(id, local_tables, tables, (uint)get_local_id(0),                       \
+                            (uint)get_local_size(0));                                              \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                                  \
+    __local const uint *column = local_tables + get_local_id(0) % PAES_TABLE_LANES;                \
+    const ulong nblocks = paes_kernel_blocks(id, nbytes);                                          \
+    for (ulong b = get_global_id(0); b < nblocks; b += get_global_size(0)) {                       \
+      PAES_WITH_LITERAL_NR(paes_kernel_block, nr, id, b, in, out, nbytes, first_block, state,      \
+                           column, rk);                                                            \
+    }                                                                                              \
   }
-}
 
-__kernel void paes_ecb_decrypt(PAES_KERNEL_ARGS) {
-  __local uint local_tables[PAES_DECRYPT_LOCAL_WORDS];
-  paes_fill_decrypt_tables(local_tables, tables, (uint)get_local_id(0), (uint)get_local_size(0));
-  barrier(CLK_LOCAL_MEM_FENCE);
-  __local const uint *column = paes_lane_column(local_tables);
-  const ulong nblocks = paes_whole_blocks(nbytes);
-  for (ulong b = get_global_id(0); b < nblocks; b += get_global_size(0)) {
-    PAES_WITH_LITERAL_NR(paes_ecb_decrypt_body, nr, b, in, out, column, rk);
-  }
-}
-
-__kernel void paes_ctr(PAES_KERNEL_ARGS) {
-  __local uint local_tables[PAES_ENCRYPT_LOCAL_WORDS];
-  paes_fill_encrypt_tables(local_tables, tables, (uint)get_local_id(0), (uint)get_local_size(0));
-  barrier(CLK_LOCAL_MEM_FENCE);
-  __local const uint *column = paes_lane_column(local_tables);
-  const ulong nblocks = paes_all_blocks(nbytes);
-  for (ulong b = get_global_id(0); b < nblocks; b += get_global_size(0)) {
-    PAES_WITH_LITERAL_NR(paes_ctr_body, nr, b, in, out, nbytes, first_block, state, column, rk);
-  }
-}
-
-__kernel void paes_cbc_decrypt(PAES_KERNEL_ARGS) {
-  __local uint local_tables[PAES_DECRYPT_LOCAL_WORDS];
-  paes_fill_decrypt_tables(local_tables, tables, (uint)get_local_id(0), (uint)get_local_size(0));
-  barrier(CLK_LOCAL_MEM_FENCE);
-  __local const uint *column = paes_lane_column(local_tables);
-  const ulong nblocks = paes_whole_blocks(nbytes);
-  for (ulong b = get_global_id(0); b < nblocks; b += get_global_size(0)) {
-    PAES_WITH_LITERAL_NR(paes_cbc_decrypt_body, nr, b, in, out, state, column, rk);
-  }
-}
-
-__kernel void paes_cfb128_decrypt(PAES_KERNEL_ARGS) {
-  __local uint local_tables[PAES_ENCRYPT_LOCAL_WORDS];
-  paes_fill_encrypt_tables(local_tables, tables, (uint)get_local_id(0), (uint)get_local_size(0));
-  barrier(CLK_LOCAL_MEM_FENCE);
-  __local const uint *column = paes_lane_column(local_tables);
-  const ulong nblocks = paes_all_blocks(nbytes);
-  for (ulong b = get_global_id(0); b < nblocks; b += get_global_size(0)) {
-    PAES_WITH_LITERAL_NR(paes_cfb128_decrypt_body, nr, b, in, out, nbytes, state, column, rk);
-  }
-}
+PAES_KERNEL(paes_ecb_encrypt, PAES_KERNEL_ECB_ENCRYPT)
+PAES_KERNEL(paes_ecb_decrypt, PAES_KERNEL_ECB_DECRYPT)
+PAES_KERNEL(paes_ctr, PAES_KERNEL_CTR)
+PAES_KERNEL(paes_cbc_decrypt, PAES_KERNEL_CBC_DECRYPT)
+PAES_KERNEL(paes_cfb128_decrypt, PAES_KERNEL_CFB128_DECRYPT)

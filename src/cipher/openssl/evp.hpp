@@ -25,7 +25,7 @@ struct EvpPkeyCtxFree {
 };
 using EvpCipherPtr = std::unique_ptr<EVP_CIPHER, EvpCipherFree>;
 using EvpCtxPtr = std::unique_ptr<EVP_CIPHER_CTX, EvpCtxFree>;
-using EvpPkeyPtr = std::unique_ptr<EVP_PKEY, EvpPkeyFree>;  // X25519 keys (format/recipients.cpp)
+using EvpPkeyPtr = std::unique_ptr<EVP_PKEY, EvpPkeyFree>;  // X25519 keys (cipher/x25519.cpp)
 using EvpPkeyCtxPtr = std::unique_ptr<EVP_PKEY_CTX, EvpPkeyCtxFree>;
 
 // Fetches AES-<key bits>-<mode> once, so per-chunk inits skip the name lookup.

@@ -1,4 +1,4 @@
-#include "cipher/gpu/host_device.hpp"
+#include "support/host_device.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "cipher/gpu/aes_tables.hpp"
-#include "cipher/gpu/host_kernels.hpp"
 #include "paes/error.hpp"
 #include "paes/mode.hpp"
+#include "support/host_kernels.hpp"
 #include "util/elapsed.hpp"
 
 namespace paes::gpu {
