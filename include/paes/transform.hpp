@@ -33,7 +33,7 @@ struct TransformOptions {
   // The GPU auto may choose, by its index in `paes info` (a named backend
   // takes its device from select_cipher_backend).
   std::optional<unsigned> device;
-  // Text armor (Armor in paes/io.hpp). Encrypting: the output is written as
+  // Text armor (Armor in paes/armor.hpp). Encrypting: the output is written as
   // text, Armor::paes for the sealed format (and Tink), openssl enc -a's
   // for raw modes and the Salted__ format. Decrypting a raw mode: the input
   // is openssl enc -a's text. A sealed input in paes' armor is recognised
