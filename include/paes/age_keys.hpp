@@ -5,7 +5,6 @@
 // identity a line). Keys made by age-keygen work here, and the reverse.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -13,11 +12,9 @@
 #include <vector>
 
 #include "paes/secret.hpp"
+#include "paes/x25519_key.hpp"
 
 namespace paes {
-
-// An X25519 public key (a recipient), 32 bytes as RFC 7748 encodes it.
-using X25519PublicKey = std::array<std::uint8_t, 32>;
 
 // Bounds on what is read as a file of recipients or identities: a file of
 // ~16,000 recipients, and one line (a recipient is 62 characters; a plugin's

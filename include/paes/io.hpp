@@ -12,19 +12,9 @@
 #include <utility>
 #include <vector>
 
-namespace paes {
+#include "paes/armor.hpp"
 
-// Text armor: a job's bytes written, or read, as base64 lines, so that they
-// pass through channels that carry only text.
-enum class Armor {
-  none,
-  // openssl enc -a's text: 64 columns, each line ending in '\n', no markers.
-  openssl,
-  // Strict PEM (RFC 7468) as age armors its files: the BEGIN PAES ENCRYPTED
-  // FILE line, canonical padded base64 in 64-column lines (the last may be
-  // shorter), the END line (docs/FORMAT.md).
-  paes,
-};
+namespace paes {
 
 class ArmorEncoder;
 class ArmorDecoder;

@@ -7,11 +7,13 @@
 #pragma once
 
 #include "paes/age_keys.hpp"
+#include "paes/armor.hpp"
 #include "paes/backend.hpp"
 #include "paes/cipher.hpp"
 #include "paes/endpoint.hpp"
 #include "paes/engine.hpp"
 #include "paes/error.hpp"
+#include "paes/foreign_format.hpp"
 #include "paes/inspect.hpp"
 #include "paes/io.hpp"
 #include "paes/job.hpp"
@@ -21,6 +23,7 @@
 #include "paes/sealed.hpp"
 #include "paes/secret.hpp"
 #include "paes/transform.hpp"
+#include "paes/x25519_key.hpp"
 
 // MpiSession is in the mpi engine's library, built where MPI was found; its
 // users (CMake's paes::paes_mpi) get PAES_HAVE_MPI defined.

@@ -12,8 +12,10 @@
 
 #include "paes/age_keys.hpp"
 #include "paes/error.hpp"
+#include "paes/foreign_format.hpp"
 #include "paes/mode.hpp"
 #include "paes/transform.hpp"
+#include "paes/x25519_key.hpp"
 
 namespace paes {
 
@@ -146,23 +148,6 @@ RekeyReport rekey_sealed(const RekeySpec& spec, const std::string& input_path, c
 // no paes sealed file, or can't be read.
 enum class SealedKeyKind { raw_key, passphrase, identities };
 SealedKeyKind sealed_key_kind(const std::string& path);
-
-// What a file given as a paes file, and not one, looks like: another tool's
-// format, which a caller may tell its user how to read.
-enum class ForeignFormat {
-  age,
-  openssl_salted,      // openssl enc's "Salted__": its cipher mode is not in the file
-  openpgp,             // gpg's, binary or armored
-  likely_tink_stream,  // a first byte that is a Tink header's length: a guess
-};
-class ForeignFormatError : public Error {
- public:
-  ForeignFormatError(const std::string& message, ForeignFormat format) : Error(message), format_(format) {}
-  ForeignFormat format() const noexcept { return format_; }
-
- private:
-  ForeignFormat format_;
-};
 
 // A part of a sealed file's plaintext: `length` bytes (none: to the end; past
 // the end: up to it) from `offset`, counted from the plaintext's start or,

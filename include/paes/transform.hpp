@@ -35,7 +35,7 @@ struct TransformOptions {
   // backend by name with a GPU's device. The job resolves it once, when it
   // is made; jobs of one process may each have their own.
   BackendChoice backend;
-  // Text armor (Armor in paes/io.hpp). Encrypting: the output is written as
+  // Text armor (Armor in paes/armor.hpp). Encrypting: the output is written as
   // text, Armor::paes for the sealed format (and Tink), openssl enc -a's
   // for raw modes and the Salted__ format. Decrypting a raw mode: the input
   // is openssl enc -a's text. A sealed input in paes' armor is recognised

@@ -11,8 +11,8 @@
 #include <span>
 #include <vector>
 
-#include "paes/age_keys.hpp"
 #include "paes/secret.hpp"
+#include "paes/x25519_key.hpp"
 
 namespace paes {
 

@@ -6,7 +6,7 @@
 
 #include "job/ticket.hpp"
 #include "paes/error.hpp"
-#include "paes/sealed.hpp"
+#include "paes/foreign_format.hpp"
 
 namespace paes {
 namespace {

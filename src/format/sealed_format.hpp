@@ -21,9 +21,9 @@
 
 #include "cipher/kdf.hpp"
 #include "cipher/segment_codec.hpp"
+#include "paes/foreign_format.hpp"
 #include "paes/job.hpp"
 #include "paes/mode.hpp"
-#include "paes/sealed.hpp"
 
 namespace paes {
 

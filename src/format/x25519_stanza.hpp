@@ -16,8 +16,8 @@
 #include <string_view>
 
 #include "format/stanza_header.hpp"
-#include "paes/age_keys.hpp"
 #include "paes/secret.hpp"
+#include "paes/x25519_key.hpp"
 
 namespace paes {
 

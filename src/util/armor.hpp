@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "paes/io.hpp"
+#include "paes/armor.hpp"
 
 namespace paes {
 

@@ -20,7 +20,9 @@
 #include "api/job_runner.hpp"
 #include "format/sealed_format.hpp"
 #include "paes/backend.hpp"
+#include "paes/engine.hpp"
 #include "paes/error.hpp"
+#include "paes/io.hpp"
 #include "paes/plan.hpp"
 #include "test_support.hpp"
 
