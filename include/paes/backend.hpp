@@ -19,39 +19,10 @@
 #include <utility>
 #include <vector>
 
+#include "paes/backend_choice.hpp"
 #include "paes/mode.hpp"
 
 namespace paes {
-
-// "auto": ipsec-mb where it is built in and this CPU runs its VAES code,
-// otherwise OpenSSL; with BackendChoice::gpu_where_faster, a GPU for the raw
-// modes it runs, where auto measured it faster for the job (--engine auto).
-// The default.
-inline constexpr std::string_view kAutoBackend = "auto";
-
-// Which backend runs a job's AES, as its caller asks for it.
-struct BackendChoice {
-  BackendChoice() = default;
-  // NOLINTNEXTLINE(google-explicit-constructor): {"openssl"} reads as what it is
-  BackendChoice(std::string backend_name, std::optional<unsigned> gpu_device = std::nullopt,
-                bool gpu_if_faster = false)
-      : name(std::move(backend_name)), device(gpu_device), gpu_where_faster(gpu_if_faster) {}
-
-  // kAutoBackend or a backend's name (cipher_backend_names()). A named
-  // backend runs every mode and direction it supports; the rest (CBC
-  // encryption under ipsec-mb, the sealed format under a GPU) run on the
-  // CPU's backend that auto takes.
-  std::string name{kAutoBackend};
-  // A GPU backend's device, by its index in `paes info` (unset: the API's
-  // default); under auto with gpu_where_faster, the only GPU auto may take.
-  std::optional<unsigned> device;
-  // Auto's policy for raw jobs of known length: a GPU where it measured one
-  // faster than the CPU for such a job on this machine (kept_auto_verdicts),
-  // its start-up included. Off: auto stays on the CPU and starts no driver.
-  bool gpu_where_faster = false;
-
-  bool is_auto() const { return name == kAutoBackend; }
-};
 
 // Throws the usage Error (exit 2) that refuses `choice` here, before any work:
 // an unknown name, a backend not built in or that this machine can't run, a

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "paes/backend.hpp"
+#include "paes/backend_choice.hpp"
 #include "paes/mode.hpp"
 
 namespace paes {

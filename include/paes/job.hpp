@@ -13,7 +13,7 @@
 #include <memory>
 #include <string_view>
 
-#include "paes/backend.hpp"
+#include "paes/backend_choice.hpp"
 #include "paes/mode.hpp"
 #include "paes/secret.hpp"
 

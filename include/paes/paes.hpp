@@ -9,6 +9,7 @@
 #include "paes/age_keys.hpp"
 #include "paes/armor.hpp"
 #include "paes/backend.hpp"
+#include "paes/backend_choice.hpp"
 #include "paes/cipher.hpp"
 #include "paes/endpoint.hpp"
 #include "paes/engine.hpp"

@@ -18,7 +18,7 @@
 
 #include <optional>
 
-#include "paes/backend.hpp"
+#include "paes/backend_choice.hpp"
 #include "paes/job.hpp"
 #include "paes/mode.hpp"
 

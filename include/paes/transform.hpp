@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "paes/backend.hpp"
+#include "paes/backend_choice.hpp"
 #include "paes/engine.hpp"
 #include "paes/io.hpp"
 #include "paes/mode.hpp"

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "paes/backend.hpp"
+#include "paes/backend_choice.hpp"
 #include "paes/error.hpp"
 #include "paes/secret.hpp"
 
