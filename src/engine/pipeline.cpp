@@ -90,10 +90,10 @@ class Pipeline {
   void fail(std::uint64_t order);
 
   const Job& job_;
-  ChunkFeed& feed_;    // called by the reader (and by run before any thread)
+  ChunkFeed& feed_;    // next(): the reader (and run, before any thread); interrupt(): fail
   ChunkDrain& drain_;  // called by the writer (and by run_alone)
   const ProgressCallback& progress_;  // called by the workers (and by run_alone)
-  std::vector<Slot> slots_;  // the ring; each slot's owner is above
+  std::vector<Slot> slots_;  // the ring; which stage holds a slot: above the class
   const unsigned workers_;   // the most worker threads
 
   // One mutex guards the queues; each role waits on its own condition, and is
@@ -105,8 +105,9 @@ class Pipeline {
   std::condition_variable slot_freed_;    // the reader waits here
   std::condition_variable chunk_queued_;  // the workers wait here
   std::condition_variable chunk_done_;    // the writer waits here
-  // Guarded by mutex_, these six:
-  std::vector<std::size_t> free_slots_;           // the writer pushes, the reader pops
+  // Guarded by mutex_, the seven below (run sets the first ones before any thread starts):
+  // free_slots_: the writer pushes (and the reader its last, unfilled slot), the reader pops.
+  std::vector<std::size_t> free_slots_;
   std::deque<std::size_t> queued_;                // the reader pushes, the workers pop
   std::map<std::uint64_t, std::size_t> finished_;  // chunk index -> slot: the workers add, the writer takes
   std::uint64_t chunks_read_ = 0;  // the reader writes, the writer reads
