@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -34,6 +35,53 @@ void mark_truncated(SealedFileInfo& info, const std::string& why) {
   info.problem = why;
 }
 
+// The stanzas of a version-3 or age header that starts at `start` in
+// `prefix`: their types into `info`, and where the header ends; none, with
+// info.problem saying why, where they don't parse.
+std::optional<std::uint64_t> read_stanzas(SealedFileInfo& info, std::span<const std::uint8_t> prefix,
+                                          std::uint64_t start, const std::string& name) {
+  try {
+    const StanzaHeader stanzas = parse_stanza_header(prefix.subspan(start), name);
+    for (const Stanza& s : stanzas.stanzas) info.stanza_types.push_back(s.type);
+    return start + stanzas.length;
+  } catch (const Error& e) {
+    info.problem = e.what();
+    return std::nullopt;
+  }
+}
+
+// How a body after the header is laid out: `fixed` bytes (Tink's stream
+// header, age's nonce), then chunks, each `tag_len` bytes longer than its
+// plaintext. A body shorter than `least` is truncated: it lacks `too_short`.
+struct BodyLayout {
+  std::uint64_t fixed;
+  std::uint64_t least;
+  std::uint64_t tag_len;
+  const char* too_short;
+};
+
+// The header's size, then the body's overhead and plaintext size, or why the
+// body is truncated. `count_chunks` counts the chunks of the bytes after
+// `fixed`, or throws an Error saying why no writer ends a body so.
+template <class CountChunks>
+void inspect_body(SealedFileInfo& info, std::uint64_t size, std::uint64_t header, const BodyLayout& layout,
+                  const CountChunks& count_chunks, const std::string& name) {
+  info.header_size = header;
+  if (size < header + layout.least) {
+    mark_truncated(info, name + ": truncated: " + layout.too_short);
+    return;
+  }
+  std::uint64_t chunks = 0;
+  try {
+    chunks = count_chunks(size - header - layout.fixed);
+  } catch (const Error& e) {
+    mark_truncated(info, name + ": " + e.what());
+    return;
+  }
+  info.overhead = layout.fixed + chunks * layout.tag_len;
+  info.plaintext_size = size - header - *info.overhead;
+}
+
 // A paes file: the preamble, a version-3 header, then the body's geometry
 // as SegmentJob reads it.
 void inspect_paes(SealedFileInfo& info, std::span<const std::uint8_t> prefix, std::uint64_t size,
@@ -60,33 +108,17 @@ void inspect_paes(SealedFileInfo& info, std::span<const std::uint8_t> prefix, st
   }
   std::uint64_t header = kPreambleLen;
   if (preamble.key_source == KeySource::recipient_stanzas) {
-    try {
-      const StanzaHeader stanzas = parse_stanza_header(prefix.subspan(kPreambleLen), name);
-      for (const Stanza& s : stanzas.stanzas) info.stanza_types.push_back(s.type);
-      header += stanzas.length;
-    } catch (const Error& e) {
-      info.problem = e.what();
-      return;
-    }
+    const auto end = read_stanzas(info, prefix, kPreambleLen, name);
+    if (!end) return;
+    header = *end;
   }
-  info.header_size = header;
   const std::uint64_t stream_header = StreamHeader::length(preamble.key_len);
-  if (size < header + stream_header) {
-    mark_truncated(info, name + ": truncated: the file ends before its Tink stream header");
-    return;
-  }
+  const BodyLayout layout{stream_header, stream_header, kTagLen, "the file ends before its Tink stream header"};
   const SecretBytes no_key;
   const SegmentJob job(Direction::decrypt, preamble.key_len, preamble.segment_len, no_key, NoncePrefix{},
                        BackendChoice{});
-  std::uint64_t segments = 0;
-  try {
-    segments = job.chunk_count(size - header - stream_header);
-  } catch (const Error& e) {
-    mark_truncated(info, name + ": " + e.what());
-    return;
-  }
-  info.overhead = stream_header + segments * kTagLen;
-  info.plaintext_size = size - header - *info.overhead;
+  const auto count_chunks = [&](std::uint64_t body) { return job.chunk_count(body); };
+  inspect_body(info, size, header, layout, count_chunks, name);
 }
 
 // An age file's header and STREAM geometry (binary only: an armored file's
@@ -96,30 +128,20 @@ void inspect_age(SealedFileInfo& info, std::span<const std::uint8_t> prefix, std
   info.format = InspectedFormat::age;
   info.version = 1;
   if (info.armor) return;
-  std::uint64_t header = kAgeVersionLine.size();
-  try {
-    const StanzaHeader stanzas = parse_stanza_header(prefix.subspan(kAgeVersionLine.size()), name);
-    for (const Stanza& s : stanzas.stanzas) info.stanza_types.push_back(s.type);
-    header += stanzas.length;
-  } catch (const Error& e) {
-    info.problem = e.what();
-    return;
-  }
-  info.header_size = header;
-  if (size < header + kAgeNonceLen + kAgeTagLen) {
-    mark_truncated(info, name + ": truncated: the age payload is shorter than its nonce and one tag");
-    return;
-  }
-  const std::uint64_t encrypted = size - header - kAgeNonceLen;
-  const std::uint64_t chunks = (encrypted + kAgeChunkLen - 1) / kAgeChunkLen;
-  const std::uint64_t last = encrypted - (chunks - 1) * kAgeChunkLen;
-  // Only an empty message ends in an empty chunk.
-  if (last < kAgeTagLen || (chunks > 1 && last == kAgeTagLen)) {
-    mark_truncated(info, name + ": truncated or extended: the last age chunk is no chunk age writes");
-    return;
-  }
-  info.overhead = kAgeNonceLen + chunks * kAgeTagLen;
-  info.plaintext_size = size - header - *info.overhead;
+  const auto header = read_stanzas(info, prefix, kAgeVersionLine.size(), name);
+  if (!header) return;
+  const BodyLayout layout{kAgeNonceLen, kAgeNonceLen + kAgeTagLen, kAgeTagLen,
+                          "the age payload is shorter than its nonce and one tag"};
+  const auto count_chunks = [](std::uint64_t encrypted) {
+    const std::uint64_t chunks = (encrypted + kAgeChunkLen - 1) / kAgeChunkLen;
+    const std::uint64_t last = encrypted - (chunks - 1) * kAgeChunkLen;
+    // Only an empty message ends in an empty chunk.
+    if (last < kAgeTagLen || (chunks > 1 && last == kAgeTagLen)) {
+      throw Error("truncated or extended: the last age chunk is no chunk age writes");
+    }
+    return chunks;
+  };
+  inspect_body(info, size, *header, layout, count_chunks, name);
 }
 
 }  // namespace

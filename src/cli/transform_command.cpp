@@ -160,58 +160,37 @@ void refuse(const CLI::App& command, const char* option, const char* why) {
 
 }  // namespace
 
-CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArgs& args) {
-  const bool enc = direction == Direction::encrypt;
-  CLI::App* cmd = app.add_subcommand(std::string(direction_name(direction)),
-                                     enc ? "Encrypt: sealed and authenticated by default, or a raw AES mode"
-                                         : "Decrypt what paes encrypt, Tink or openssl enc wrote");
-  cmd->footer(std::string(enc ? kEncryptFooter : kDecryptFooter) + "\n\n" + kPassphraseFileNote + "\n" + kReplaceFooter);
-  cmd->add_option("--mode,-m", args.mode,
-                  "A raw AES mode instead of the sealed format: ecb, cbc, cfb, cfb8, cfb1, ofb or ctr")
+// add_transform_command's builders, one per help heading or kind of option,
+// called in the order their options appear in --help.
+namespace {
+
+// --mode and --format: which kind of job.
+void add_mode_and_format_options(CLI::App& cmd, TransformArgs& args) {
+  cmd.add_option("--mode,-m", args.mode,
+                 "A raw AES mode instead of the sealed format: ecb, cbc, cfb, cfb8, cfb1, ofb or ctr")
       ->type_name("MODE")
       ->check(with_choices(name_validator(valid_mode, "mode", "ecb, cbc, cfb, cfb8, cfb1, ofb or ctr"), mode_names()));
-  cmd->add_option("--format", args.format, "Sealed format: paes (default) or tink (a bare Tink stream)")
+  cmd.add_option("--format", args.format, "Sealed format: paes (default) or tink (a bare Tink stream)")
       ->type_name("FORMAT")
       ->check(with_choices(name_validator(valid_format, "format", "paes or tink"), {"paes", "tink"}));
+}
 
+// Where the key or passphrase comes from: at most one of them.
+void add_key_options(CLI::App& cmd, TransformArgs& args) {
   // Plain options under a help heading, at most one checked once parsing is
   // done, rather than a CLI11 option group: a group is an unnamed subcommand,
   // and CLI11 2.1 takes an empty argument ('') for its name and then never
   // returns ("paes encrypt x '' -o y" hung; fuzz_cli_options found it).
   CLI::Option* const key_options[] = {
-      cmd->add_option("--key-file,-k", args.keys.key_file, "File with the key: hex text, or 16/24/32 raw bytes that are not text; '-': standard input (the input must then be a file; a file named '-': ./-)")->type_name("PATH"),
-      cmd->add_option("--key-env", args.keys.key_env, "Environment variable holding the key as hex")->type_name("VAR"),
-      cmd->add_option("--key-hex", args.keys.key_hex, "Key as hex, raw modes only (visible to other users)")->type_name("HEX"),
-      cmd->add_option("--passphrase-file", args.keys.passphrase_file, "File whose first line is the passphrase (with --pbkdf2: as openssl reads it, below); '-': standard input (the input must then be a file)")->type_name("PATH"),
-      cmd->add_option("--passphrase-env", args.keys.passphrase_env, "Environment variable holding the passphrase")->type_name("VAR")};
+      cmd.add_option("--key-file,-k", args.keys.key_file, "File with the key: hex text, or 16/24/32 raw bytes that are not text; '-': standard input (the input must then be a file; a file named '-': ./-)")->type_name("PATH"),
+      cmd.add_option("--key-env", args.keys.key_env, "Environment variable holding the key as hex")->type_name("VAR"),
+      cmd.add_option("--key-hex", args.keys.key_hex, "Key as hex, raw modes only (visible to other users)")->type_name("HEX"),
+      cmd.add_option("--passphrase-file", args.keys.passphrase_file, "File whose first line is the passphrase (with --pbkdf2: as openssl reads it, below); '-': standard input (the input must then be a file)")->type_name("PATH"),
+      cmd.add_option("--passphrase-env", args.keys.passphrase_env, "Environment variable holding the passphrase")->type_name("VAR")};
   for (CLI::Option* option : key_options) {
     option->group("Key (at most one; default: ask for a passphrase; decrypt asks only for a file sealed with one)");
   }
-  // Public-key recipients replace the key: a usage error with any key option
-  // (sealed_spec), checked there so that the message can say why.
-  if (enc) {
-    cmd->add_option("-r,--recipient", args.recipients,
-                    "Sealed: encrypt to this age X25519 recipient (age1..., from 'paes keygen --x25519' or "
-                    "age-keygen); repeat for several, at most 4096 in all; no key or passphrase")
-        ->type_name("RECIPIENT")
-        ->allow_extra_args(false)  // one value each time: "-r A in.txt" must not take in.txt too
-        ->group("Public-key recipients (instead of a key)");
-    cmd->add_option("-R,--recipients-file", args.recipients_files,
-                    "Sealed: file of recipients, one a line ('#' comments and blank lines ignored); repeatable; "
-                    "'-': standard input (the input to encrypt must then be a file)")
-        ->type_name("PATH")
-        ->allow_extra_args(false)
-        ->group("Public-key recipients (instead of a key)");
-  } else {
-    cmd->add_option("-i,--identity", args.identities,
-                    "Sealed to recipients: identity file (AGE-SECRET-KEY-1... lines, from age-keygen or "
-                    "'paes keygen --x25519'); repeatable, the first that matches a recipient opens the file; '-': "
-                    "standard input (the input must then be a file)")
-        ->type_name("PATH")
-        ->allow_extra_args(false)
-        ->group("Public-key recipients (instead of a key)");
-  }
-  cmd->final_callback([key_options] {
+  cmd.final_callback([key_options] {
     const auto given = std::count_if(std::begin(key_options), std::end(key_options),
                                      [](const CLI::Option* option) { return option->count() != 0; });
     if (given > 1) {
@@ -219,21 +198,53 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
                                  "and --passphrase-env");
     }
   });
+}
 
-  cmd->add_option("--key-bits", args.key_bits,
-                  enc ? "AES size of a passphrase's key: 128 or 256 (sealed), 128, 192 or 256 (--pbkdf2); default 256"
-                      : "--pbkdf2: the AES size the file was encrypted with, 128, 192 or 256 (default 256); a "
-                        "sealed file records its own")
+// Public-key recipients replace the key: a usage error with any key option
+// (sealed_spec), checked there so that the message can say why. Encrypt
+// takes recipients, decrypt identities.
+void add_recipient_options(CLI::App& cmd, bool enc, TransformArgs& args) {
+  if (enc) {
+    cmd.add_option("-r,--recipient", args.recipients,
+                   "Sealed: encrypt to this age X25519 recipient (age1..., from 'paes keygen --x25519' or "
+                   "age-keygen); repeat for several, at most 4096 in all; no key or passphrase")
+        ->type_name("RECIPIENT")
+        ->allow_extra_args(false)  // one value each time: "-r A in.txt" must not take in.txt too
+        ->group("Public-key recipients (instead of a key)");
+    cmd.add_option("-R,--recipients-file", args.recipients_files,
+                   "Sealed: file of recipients, one a line ('#' comments and blank lines ignored); repeatable; "
+                   "'-': standard input (the input to encrypt must then be a file)")
+        ->type_name("PATH")
+        ->allow_extra_args(false)
+        ->group("Public-key recipients (instead of a key)");
+  } else {
+    cmd.add_option("-i,--identity", args.identities,
+                   "Sealed to recipients: identity file (AGE-SECRET-KEY-1... lines, from age-keygen or "
+                   "'paes keygen --x25519'); repeatable, the first that matches a recipient opens the file; '-': "
+                   "standard input (the input must then be a file)")
+        ->type_name("PATH")
+        ->allow_extra_args(false)
+        ->group("Public-key recipients (instead of a key)");
+  }
+}
+
+// The AES size of a passphrase's key (sealed and --pbkdf2), then what only a
+// sealed job takes: associated data, the segment size and scrypt's cost.
+void add_sealed_options(CLI::App& cmd, bool enc, TransformArgs& args) {
+  cmd.add_option("--key-bits", args.key_bits,
+                 enc ? "AES size of a passphrase's key: 128 or 256 (sealed), 128, 192 or 256 (--pbkdf2); default 256"
+                     : "--pbkdf2: the AES size the file was encrypted with, 128, 192 or 256 (default 256); a "
+                       "sealed file records its own")
       ->type_name("BITS")
       ->check(with_choices(key_bits_validator(), {"128", "192", "256"}));
-  CLI::Option* aad = cmd->add_option("--aad", args.aad, "Sealed: associated data, authenticated but not stored")
+  CLI::Option* aad = cmd.add_option("--aad", args.aad, "Sealed: associated data, authenticated but not stored")
                          ->type_name("TEXT");
-  cmd->add_option("--aad-file", args.aad_file,
-                  "Sealed: associated data from a file, its bytes as they are, at most 16 MiB (command lines "
-                  "hold less); '-': standard input (the input must then be a file)")
+  cmd.add_option("--aad-file", args.aad_file,
+                 "Sealed: associated data from a file, its bytes as they are, at most 16 MiB (command lines "
+                 "hold less); '-': standard input (the input must then be a file)")
       ->type_name("PATH")
       ->excludes(aad);
-  cmd->add_option_function<std::string>(
+  cmd.add_option_function<std::string>(
          "--segment-size", [&args](const std::string& text) { args.segment_len = size_value(text); },
          enc ? "Sealed: ciphertext segment size, from 41 bytes (57 with a 256-bit key) to 64M (default 1M); "
                "--format tink: the reader must be given it too"
@@ -242,9 +253,9 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
       ->type_name("SIZE")
       ->check(segment_size_validator());
   CLI::Option* scrypt_cost =
-      cmd->add_option("--scrypt-log-n", args.scrypt_log2_n,
-                      "Sealed, passphrase: scrypt cost as log2 N, 10 to " + std::to_string(kMaxScryptLog2N) +
-                          " (default 18: 256 MiB and about a second; each step doubles both)")
+      cmd.add_option("--scrypt-log-n", args.scrypt_log2_n,
+                     "Sealed, passphrase: scrypt cost as log2 N, 10 to " + std::to_string(kMaxScryptLog2N) +
+                         " (default 18: 256 MiB and about a second; each step doubles both)")
           ->type_name("N");
   // Decrypt reads it from the file: hidden from its help, and refused there,
   // whatever its value, with that reason (sealed_spec) rather than CLI11's
@@ -254,87 +265,129 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
   } else {
     scrypt_cost->group("");
   }
-  cmd->add_option("--iv", args.iv_hex, "Raw modes: IV as 32 hex digits (every mode but ECB)")->type_name("HEX");
-  cmd->add_flag("--no-pad", args.no_pad, "ECB/CBC without PKCS#7 padding (input must be whole 16-byte blocks)");
-  cmd->add_flag("--pbkdf2", args.pbkdf2, "Raw modes: openssl enc -pbkdf2's format (Salted__, key and IV from the passphrase)");
-  cmd->add_option("--iter", args.iterations, "PBKDF2 iterations, 1 to 2^30 (default 10000, as openssl)")
+}
+
+// What only a raw mode takes: its IV, padding, and openssl's -pbkdf2.
+void add_raw_mode_options(CLI::App& cmd, TransformArgs& args) {
+  cmd.add_option("--iv", args.iv_hex, "Raw modes: IV as 32 hex digits (every mode but ECB)")->type_name("HEX");
+  cmd.add_flag("--no-pad", args.no_pad, "ECB/CBC without PKCS#7 padding (input must be whole 16-byte blocks)");
+  cmd.add_flag("--pbkdf2", args.pbkdf2, "Raw modes: openssl enc -pbkdf2's format (Salted__, key and IV from the passphrase)");
+  cmd.add_option("--iter", args.iterations, "PBKDF2 iterations, 1 to 2^30 (default 10000, as openssl)")
       ->type_name("N")
       ->check(whole_number_validator(1u, 1u << 30));
+}
 
-  cmd->add_option("--device", args.device,
-                  "A GPU backend's device, by its index in 'paes info' (default: the first GPU; under mpi, each "
-                  "rank the one of its rank on its node)")
+// Who runs the job: the device, the engine, its threads, the backend and the
+// chunk size.
+void add_engine_options(CLI::App& cmd, TransformArgs& args) {
+  cmd.add_option("--device", args.device,
+                 "A GPU backend's device, by its index in 'paes info' (default: the first GPU; under mpi, each "
+                 "rank the one of its rank on its node)")
       ->type_name("N");
-  cmd->add_option("--engine", args.engine,
-                  "Who splits the work: serial, threads, auto (threads, on a GPU backend where measured faster for "
-                  "large jobs), mpi (under mpiexec); a GPU backend's name is short for threads on that backend. "
-                  "Where built in: paes info")
+  cmd.add_option("--engine", args.engine,
+                 "Who splits the work: serial, threads, auto (threads, on a GPU backend where measured faster for "
+                 "large jobs), mpi (under mpiexec); a GPU backend's name is short for threads on that backend. "
+                 "Where built in: paes info")
       ->type_name("ENGINE")
       ->check(with_choices(name_validator(valid_engine, "engine", engine_choices()), words(engine_choices())))
       ->capture_default_str();
-  cmd->add_option("--threads,-t", args.threads,
-                  "Worker threads, 1 to 4096 (default: online CPUs; more than the CPUs is honoured; more than 1 is "
-                  "refused with --engine serial, which has one worker); a job runs no more workers than its chunks, "
-                  "nor than one per MiB of input, so a small job runs on one; on a GPU backend each drives its own "
-                  "lane of the device")
+  cmd.add_option("--threads,-t", args.threads,
+                 "Worker threads, 1 to 4096 (default: online CPUs; more than the CPUs is honoured; more than 1 is "
+                 "refused with --engine serial, which has one worker); a job runs no more workers than its chunks, "
+                 "nor than one per MiB of input, so a small job runs on one; on a GPU backend each drives its own "
+                 "lane of the device")
       ->type_name("N")
       ->check(whole_number_validator(1u, 4096u));
-  add_backend_option(*cmd, args.backend);
-  cmd->add_option_function<std::string>(
+  add_backend_option(cmd, args.backend);
+  cmd.add_option_function<std::string>(
          "--chunk-size", [&args](const std::string& text) { args.chunk_len = size_value(text); },
          "Raw modes: bytes a worker takes at a time, 16 to 1G (default 1M, cfb8 64K, cfb1 16K; for files, down to a quarter of that so each thread gets 4 chunks)")
       ->type_name("SIZE")
       ->check(chunk_size_validator());
-  if (!enc) {
-    cmd->add_option_function<std::string>(
-           "--range",
-           [&args](const std::string& text) { args.range = parse_range(text); },
-           "Sealed: only plaintext bytes OFFSET to OFFSET+LENGTH (sizes: 4096, 64K, 1G; no LENGTH: to the "
-           "end), reading and verifying just the segments that hold them and the last one. A '-' before "
-           "OFFSET counts it back from the end (-1M: the last MiB; -4K:100: 100 bytes from 4 KiB before "
-           "the end; more than the plaintext: from its start, as tail -c). A LENGTH past the end stops at "
-           "the end; an OFFSET past it is an error. Input: a file, not a pipe")
-        ->type_name("[-]OFFSET[:LENGTH]")
-        ->check(CLI::Validator(
-            [](std::string& text) -> std::string {
-              return parse_range(text) ? std::string()
-                                       : "'" + text +
-                                             "' is not [-]OFFSET[:LENGTH] (examples: 1G:1M, 4096:100, 2G, -1M)";
-            },
-            ""));
-  }
-  cmd->add_flag("-a,--armor", args.armor,
-                enc ? "Write text that may go to a terminal or an email: the sealed format (and --format tink) as "
-                      "base64 lines between '-----BEGIN PAES ENCRYPTED FILE-----' and its END line, which decrypt "
-                      "recognises by itself; raw modes and --pbkdf2 exactly as 'openssl enc -a' (64-column base64, "
-                      "no markers), which decrypt reads only with -a. Not with --engine mpi"
-                    : "Raw modes and --pbkdf2: the input is 'openssl enc -a' base64 text. (Sealed and Tink input "
-                      "in paes' armor is recognised without it; --range needs the binary file)");
-  cmd->add_flag("-f,--force", args.force,
-                "Replace an existing output file or symbolic link (ciphertext keeps the file's mode, owner and "
-                "group; plaintext stays private and yours); "
-                "write a device in place");
-  cmd->add_flag("--json", args.json,
-                "Print a JSON summary on stdout: direction, mode, key_bits, engine (the one that ran the AES, "
-                "and auto's reason), backend (the CPU's AES library), threads (the workers that ran cipher "
-                "work), parallel, chunk_size, bytes_in, bytes_out (binary bytes: an armored side counts the bytes "
-                "before its base64), seconds, gbps (10^9 bytes/s); on a GPU, the pipeline's stages");
-  cmd->add_flag("-v,--verbose", args.verbose, "Print a one-line summary on stderr");
-  auto* progress = cmd->add_flag("--progress", args.progress,
-                                 "Show progress on stderr even when it is not a terminal (there: plain lines, one "
-                                 "each tenth of the work)");
-  auto* no_progress = cmd->add_flag("--no-progress", args.no_progress, "Never show progress");
+}
+
+// Decrypt's --range: part of a sealed file's plaintext.
+void add_range_option(CLI::App& cmd, TransformArgs& args) {
+  cmd.add_option_function<std::string>(
+         "--range",
+         [&args](const std::string& text) { args.range = parse_range(text); },
+         "Sealed: only plaintext bytes OFFSET to OFFSET+LENGTH (sizes: 4096, 64K, 1G; no LENGTH: to the "
+         "end), reading and verifying just the segments that hold them and the last one. A '-' before "
+         "OFFSET counts it back from the end (-1M: the last MiB; -4K:100: 100 bytes from 4 KiB before "
+         "the end; more than the plaintext: from its start, as tail -c). A LENGTH past the end stops at "
+         "the end; an OFFSET past it is an error. Input: a file, not a pipe")
+      ->type_name("[-]OFFSET[:LENGTH]")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            return parse_range(text) ? std::string()
+                                     : "'" + text +
+                                           "' is not [-]OFFSET[:LENGTH] (examples: 1G:1M, 4096:100, 2G, -1M)";
+          },
+          ""));
+}
+
+// How the output is written: as text (-a), and over what already exists (-f).
+void add_output_options(CLI::App& cmd, bool enc, TransformArgs& args) {
+  cmd.add_flag("-a,--armor", args.armor,
+               enc ? "Write text that may go to a terminal or an email: the sealed format (and --format tink) as "
+                     "base64 lines between '-----BEGIN PAES ENCRYPTED FILE-----' and its END line, which decrypt "
+                     "recognises by itself; raw modes and --pbkdf2 exactly as 'openssl enc -a' (64-column base64, "
+                     "no markers), which decrypt reads only with -a. Not with --engine mpi"
+                   : "Raw modes and --pbkdf2: the input is 'openssl enc -a' base64 text. (Sealed and Tink input "
+                     "in paes' armor is recognised without it; --range needs the binary file)");
+  cmd.add_flag("-f,--force", args.force,
+               "Replace an existing output file or symbolic link (ciphertext keeps the file's mode, owner and "
+               "group; plaintext stays private and yours); "
+               "write a device in place");
+}
+
+// What paes says of the run: --json, -v and progress.
+void add_report_options(CLI::App& cmd, TransformArgs& args) {
+  cmd.add_flag("--json", args.json,
+               "Print a JSON summary on stdout: direction, mode, key_bits, engine (the one that ran the AES, "
+               "and auto's reason), backend (the CPU's AES library), threads (the workers that ran cipher "
+               "work), parallel, chunk_size, bytes_in, bytes_out (binary bytes: an armored side counts the bytes "
+               "before its base64), seconds, gbps (10^9 bytes/s); on a GPU, the pipeline's stages");
+  cmd.add_flag("-v,--verbose", args.verbose, "Print a one-line summary on stderr");
+  auto* progress = cmd.add_flag("--progress", args.progress,
+                                "Show progress on stderr even when it is not a terminal (there: plain lines, one "
+                                "each tenth of the work)");
+  auto* no_progress = cmd.add_flag("--no-progress", args.no_progress, "Never show progress");
   progress->excludes(no_progress);
-  cmd->add_option("input", args.input,
-                  "Input file; '-' or none: stdin. A named pipe, <(...), or a file of /proc or /sys is read as a "
-                  "stream, like stdin")
+}
+
+// The input and output paths.
+void add_path_options(CLI::App& cmd, bool enc, TransformArgs& args) {
+  cmd.add_option("input", args.input,
+                 "Input file; '-' or none: stdin. A named pipe, <(...), or a file of /proc or /sys is read as a "
+                 "stream, like stdin")
       ->type_name("INPUT");
-  cmd->add_option("-o,--output", args.output,
-                  enc ? "Output file (written only when complete); '-' or none: stdout. A named pipe, >(...) or "
-                        "/dev/stdout is written as a stream, like stdout"
-                      : "Output file (written only when complete, mode 0600); '-' or none: stdout. A named pipe, "
-                        ">(...) or /dev/stdout is written as a stream, like stdout")
+  cmd.add_option("-o,--output", args.output,
+                 enc ? "Output file (written only when complete); '-' or none: stdout. A named pipe, >(...) or "
+                       "/dev/stdout is written as a stream, like stdout"
+                     : "Output file (written only when complete, mode 0600); '-' or none: stdout. A named pipe, "
+                       ">(...) or /dev/stdout is written as a stream, like stdout")
       ->type_name("OUTPUT");
+}
+
+}  // namespace
+
+CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArgs& args) {
+  const bool enc = direction == Direction::encrypt;
+  CLI::App* cmd = app.add_subcommand(std::string(direction_name(direction)),
+                                     enc ? "Encrypt: sealed and authenticated by default, or a raw AES mode"
+                                         : "Decrypt what paes encrypt, Tink or openssl enc wrote");
+  cmd->footer(std::string(enc ? kEncryptFooter : kDecryptFooter) + "\n\n" + kPassphraseFileNote + "\n" + kReplaceFooter);
+  add_mode_and_format_options(*cmd, args);
+  add_key_options(*cmd, args);
+  add_recipient_options(*cmd, enc, args);
+  add_sealed_options(*cmd, enc, args);
+  add_raw_mode_options(*cmd, args);
+  add_engine_options(*cmd, args);
+  if (!enc) add_range_option(*cmd, args);
+  add_output_options(*cmd, enc, args);
+  add_report_options(*cmd, args);
+  add_path_options(*cmd, enc, args);
   return cmd;
 }
 

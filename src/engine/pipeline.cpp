@@ -54,169 +54,248 @@ std::thread start_thread(const char* what, const char* hint, Body&& body) {
   }
 }
 
-}  // namespace
+// One run of the pipeline. Its stages, each a method:
+//   run_alone:         the first chunk, when it is the whole input;
+//   read_chunks:       the reader thread (it also starts the workers);
+//   transform_chunks:  each worker thread;
+//   write_in_order:    the writer, the calling thread;
+//   fail:              any stage's error, which stops them all.
+// A slot belongs to one stage at a time: the reader while in free_slots_ or
+// being filled, a worker once taken from queued_, the writer once in
+// finished_; it passes from one to the next under mutex_, so its bytes are
+// touched without the lock.
+class Pipeline {
+ public:
+  Pipeline(const Job& job, ChunkFeed& feed, ChunkDrain& drain, unsigned workers,
+           const ProgressCallback& progress)
+      : job_(job),
+        feed_(feed),
+        drain_(drain),
+        progress_(progress),
+        // A reader, a worker and a writer each hold a slot: three keep them all busy.
+        slots_(slots_within_budget(job, 2 * static_cast<std::size_t>(workers) + 2, 3)),
+        workers_(std::min(workers, static_cast<unsigned>(slots_.size() - 2))) {}
 
-std::uint64_t run_pipeline(const Job& job, ChunkFeed& feed, ChunkDrain& drain, unsigned workers,
-                           const ProgressCallback& progress) {
-  // A reader, a worker and a writer each hold a slot: three keep them all busy.
-  std::vector<Slot> slots(slots_within_budget(job, 2 * static_cast<std::size_t>(workers) + 2, 3));
-  workers = std::min(workers, static_cast<unsigned>(slots.size() - 2));
+  std::uint64_t run();
 
-  // The first chunk is read here, before any thread exists. A stream that
-  // ends within it (a small file through a pipe, the common case of a short
-  // job) is transformed and written on the calling thread alone: a reader, a
-  // worker and a writer cost more to start than one chunk takes.
-  if (!feed.next(slots[0])) return 0;
-  if (feed.exhausted()) {
-    Slot& only = slots[0];
-    only.produced = job.make_worker()->transform(only.chunk, only.data(), only.data());
-    if (progress) progress(only.chunk.in_len);
-    drain.put(only);
-    return only.produced;
-  }
+ private:
+  std::uint64_t run_alone();
+  void read_chunks();
+  void start_workers_for(std::uint64_t bytes_read);
+  bool take_free_slot(std::size_t& slot);
+  void transform_chunks();
+  bool take_queued_slot(std::size_t& slot);
+  void hand_to_writer(std::size_t slot);
+  std::uint64_t write_in_order();
+  void fail(std::uint64_t order);
+
+  const Job& job_;
+  ChunkFeed& feed_;    // next(): the reader (and run, before any thread); interrupt(): fail
+  ChunkDrain& drain_;  // called by the writer (and by run_alone)
+  const ProgressCallback& progress_;  // called by the workers (and by run_alone)
+  std::vector<Slot> slots_;  // the ring; which stage holds a slot: above the class
+  const unsigned workers_;   // the most worker threads
 
   // One mutex guards the queues; each role waits on its own condition, and is
   // woken only when there is something for it: the reader when a slot is
   // freed, one worker per queued chunk, the writer when the chunk it waits for
   // is done. (One shared condition woke every thread for every event: ~16
   // futex calls per chunk, most of a pipe's system time.)
-  std::mutex mutex;
-  std::condition_variable slot_freed;     // the reader waits here
-  std::condition_variable chunk_queued;   // the workers wait here
-  std::condition_variable chunk_done;     // the writer waits here
-  std::vector<std::size_t> free_slots;
-  for (std::size_t i = 1; i < slots.size(); ++i) free_slots.push_back(i);
-  std::deque<std::size_t> queued{0};  // the first chunk, read above
-  std::map<std::uint64_t, std::size_t> finished;  // chunk index -> slot
-  std::uint64_t chunks_read = 1;
-  std::uint64_t next = 0;  // the chunk the writer waits for
-  bool reading_done = false;
-  bool stopped = false;
-  FirstError error;
+  std::mutex mutex_;
+  std::condition_variable slot_freed_;    // the reader waits here
+  std::condition_variable chunk_queued_;  // the workers wait here
+  std::condition_variable chunk_done_;    // the writer waits here
+  // Guarded by mutex_, the seven below (run sets the first ones before any thread starts):
+  // free_slots_: the writer pushes (and the reader its last, unfilled slot), the reader pops.
+  std::vector<std::size_t> free_slots_;
+  std::deque<std::size_t> queued_;                // the reader pushes, the workers pop
+  std::map<std::uint64_t, std::size_t> finished_;  // chunk index -> slot: the workers add, the writer takes
+  std::uint64_t chunks_read_ = 0;  // the reader writes, the writer reads
+  std::uint64_t next_ = 0;         // the chunk the writer waits for: the writer writes, the workers read
+  bool reading_done_ = false;      // the reader sets it; the workers and the writer read it
+  bool stopped_ = false;           // fail sets it; every stage reads it
+  FirstError error_;  // its own lock: every stage captures, run rethrows
+  // Only the reader touches pool_ until run joins it.
+  std::vector<std::thread> pool_;
+};
 
-  // `order`: the chunk a worker failed on; the reader's and the writer's
-  // failures have none (kNoChunk, after every chunk). Workers take chunks in
-  // order, so the one on an earlier chunk is still at work when a later
-  // chunk fails: its failure, captured after, is the one kept (a Tink
-  // stream's wrong segment size is named by segment 0's failure, not
-  // whichever worker lost the race).
-  auto fail = [&](std::uint64_t order) {
-    error.capture(order);
-    {
-      std::lock_guard lock(mutex);
-      stopped = true;
-    }
-    slot_freed.notify_all();
-    chunk_queued.notify_all();
-    chunk_done.notify_all();
-    feed.interrupt();
-  };
+std::uint64_t Pipeline::run() {
+  // The first chunk is read here, before any thread exists. A stream that
+  // ends within it (a small file through a pipe, the common case of a short
+  // job) is transformed and written on the calling thread alone: a reader, a
+  // worker and a writer cost more to start than one chunk takes.
+  if (!feed_.next(slots_[0])) return 0;
+  if (feed_.exhausted()) return run_alone();
 
-  const auto worker_body = [&] {
-    std::uint64_t chunk = kNoChunk;  // the one being transformed
-    try {
-      const auto worker = job.make_worker();
-      for (;;) {
-        std::size_t slot = 0;
-        {
-          std::unique_lock lock(mutex);
-          chunk_queued.wait(lock, [&] { return stopped || !queued.empty() || reading_done; });
-          if (stopped || queued.empty()) return;
-          slot = queued.front();
-          queued.pop_front();
-        }
-        Slot& s = slots[slot];
-        chunk = s.chunk.index;
-        s.produced = worker->transform(s.chunk, s.data(), s.data());
-        chunk = kNoChunk;
-        if (progress) progress(s.chunk.in_len);
-        bool writer_waits_for_it = false;
-        {
-          std::lock_guard lock(mutex);
-          finished.emplace(s.chunk.index, slot);
-          writer_waits_for_it = s.chunk.index == next;
-        }
-        if (writer_waits_for_it) chunk_done.notify_one();
-      }
-    } catch (...) {
-      fail(chunk);
-    }
-  };
+  for (std::size_t i = 1; i < slots_.size(); ++i) free_slots_.push_back(i);
+  queued_.push_back(0);  // the first chunk, read above
+  chunks_read_ = 1;
 
   // The reader starts the workers as the input calls for them (one per
   // kMinBytesPerWorker read, as a file's job has): a short stream runs one
-  // worker, however many it may have. Only the reader touches `pool` until
-  // it is joined. Room for the workers first: once the reader runs, an
-  // allocation that throws would destroy a running thread (std::terminate).
-  // A worker that can't be started stops the job like any failure.
-  std::vector<std::thread> pool;
-  pool.reserve(workers);
-  std::thread reader = start_thread("the reader thread", "", [&] {
-    try {
-      std::uint64_t bytes_read = slots[0].chunk.in_len;
-      for (;;) {
-        // Workers for what has been read, before waiting for the next read.
-        const std::uint64_t wanted =
-            std::clamp<std::uint64_t>(bytes_read / kMinBytesPerWorker, 1, std::uint64_t{workers});
-        while (pool.size() < wanted) pool.push_back(start_thread("worker threads", " (try fewer threads)", worker_body));
-        chunk_queued.notify_one();
-        std::size_t slot = 0;
-        {
-          std::unique_lock lock(mutex);
-          slot_freed.wait(lock, [&] { return stopped || !free_slots.empty(); });
-          if (stopped) return;
-          slot = free_slots.back();
-          free_slots.pop_back();
-        }
-        const bool more = feed.next(slots[slot]);
-        if (more) bytes_read += slots[slot].chunk.in_len;  // before a worker may take the slot
-        {
-          std::lock_guard lock(mutex);
-          if (more) {
-            queued.push_back(slot);
-            ++chunks_read;
-          } else {
-            free_slots.push_back(slot);
-            reading_done = true;
-          }
-        }
-        if (!more) {
-          chunk_queued.notify_all();  // idle workers end
-          chunk_done.notify_one();    // the writer may have written the last chunk
-          return;
+  // worker, however many it may have. Room for the workers first: once the
+  // reader runs, an allocation that throws would destroy a running thread
+  // (std::terminate). A worker that can't be started stops the job like any
+  // failure.
+  pool_.reserve(workers_);
+  std::thread reader = start_thread("the reader thread", "", [this] { read_chunks(); });
+  const std::uint64_t written = write_in_order();
+  reader.join();
+  for (auto& thread : pool_) thread.join();
+  error_.rethrow();
+  return written;
+}
+
+std::uint64_t Pipeline::run_alone() {
+  Slot& only = slots_[0];
+  only.produced = job_.make_worker()->transform(only.chunk, only.data(), only.data());
+  if (progress_) progress_(only.chunk.in_len);
+  drain_.put(only);
+  return only.produced;
+}
+
+// `order`: the chunk a worker failed on; the reader's and the writer's
+// failures have none (kNoChunk, after every chunk). Workers take chunks in
+// order, so the one on an earlier chunk is still at work when a later
+// chunk fails: its failure, captured after, is the one kept (a Tink
+// stream's wrong segment size is named by segment 0's failure, not
+// whichever worker lost the race).
+void Pipeline::fail(std::uint64_t order) {
+  error_.capture(order);
+  {
+    std::lock_guard lock(mutex_);
+    stopped_ = true;
+  }
+  slot_freed_.notify_all();
+  chunk_queued_.notify_all();
+  chunk_done_.notify_all();
+  feed_.interrupt();
+}
+
+// The reader thread: fills free slots from the feed and queues them.
+void Pipeline::read_chunks() {
+  try {
+    std::uint64_t bytes_read = slots_[0].chunk.in_len;
+    for (;;) {
+      // Workers for what has been read, before waiting for the next read.
+      start_workers_for(bytes_read);
+      chunk_queued_.notify_one();
+      std::size_t slot = 0;
+      if (!take_free_slot(slot)) return;
+      const bool more = feed_.next(slots_[slot]);
+      if (more) bytes_read += slots_[slot].chunk.in_len;  // before a worker may take the slot
+      {
+        std::lock_guard lock(mutex_);
+        if (more) {
+          queued_.push_back(slot);
+          ++chunks_read_;
+        } else {
+          free_slots_.push_back(slot);
+          reading_done_ = true;
         }
       }
-    } catch (...) {
-      fail(kNoChunk);
-    }
-  });
-
-  std::uint64_t written = 0;
-  try {
-    std::unique_lock lock(mutex);
-    for (;;) {
-      chunk_done.wait(lock, [&] {
-        return stopped || finished.count(next) != 0 || (reading_done && next == chunks_read);
-      });
-      const auto it = finished.find(next);
-      if (stopped || it == finished.end()) break;
-      const std::size_t slot = it->second;
-      finished.erase(it);
-      lock.unlock();
-      drain.put(slots[slot]);
-      written += slots[slot].produced;
-      lock.lock();
-      ++next;
-      free_slots.push_back(slot);
-      slot_freed.notify_one();
+      if (!more) {
+        chunk_queued_.notify_all();  // idle workers end
+        chunk_done_.notify_one();    // the writer may have written the last chunk
+        return;
+      }
     }
   } catch (...) {
     fail(kNoChunk);
   }
-  reader.join();
-  for (auto& thread : pool) thread.join();
-  error.rethrow();
+}
+
+void Pipeline::start_workers_for(std::uint64_t bytes_read) {
+  const std::uint64_t wanted =
+      std::clamp<std::uint64_t>(bytes_read / kMinBytesPerWorker, 1, std::uint64_t{workers_});
+  while (pool_.size() < wanted) {
+    pool_.push_back(start_thread("worker threads", " (try fewer threads)", [this] { transform_chunks(); }));
+  }
+}
+
+// False once the pipeline stopped.
+bool Pipeline::take_free_slot(std::size_t& slot) {
+  std::unique_lock lock(mutex_);
+  slot_freed_.wait(lock, [&] { return stopped_ || !free_slots_.empty(); });
+  if (stopped_) return false;
+  slot = free_slots_.back();
+  free_slots_.pop_back();
+  return true;
+}
+
+// A worker thread: transforms queued slots in place until none is left.
+void Pipeline::transform_chunks() {
+  std::uint64_t chunk = kNoChunk;  // the one being transformed
+  try {
+    const auto worker = job_.make_worker();
+    std::size_t slot = 0;
+    while (take_queued_slot(slot)) {
+      Slot& s = slots_[slot];
+      chunk = s.chunk.index;
+      s.produced = worker->transform(s.chunk, s.data(), s.data());
+      chunk = kNoChunk;
+      if (progress_) progress_(s.chunk.in_len);
+      hand_to_writer(slot);
+    }
+  } catch (...) {
+    fail(chunk);
+  }
+}
+
+// False once the pipeline stopped, or the input ended and nothing is queued.
+bool Pipeline::take_queued_slot(std::size_t& slot) {
+  std::unique_lock lock(mutex_);
+  chunk_queued_.wait(lock, [&] { return stopped_ || !queued_.empty() || reading_done_; });
+  if (stopped_ || queued_.empty()) return false;
+  slot = queued_.front();
+  queued_.pop_front();
+  return true;
+}
+
+void Pipeline::hand_to_writer(std::size_t slot) {
+  const std::uint64_t index = slots_[slot].chunk.index;
+  bool writer_waits_for_it = false;
+  {
+    std::lock_guard lock(mutex_);
+    finished_.emplace(index, slot);
+    writer_waits_for_it = index == next_;
+  }
+  if (writer_waits_for_it) chunk_done_.notify_one();
+}
+
+// The writer, on the calling thread: drains finished slots in chunk order
+// and frees them. Returns the bytes written.
+std::uint64_t Pipeline::write_in_order() {
+  std::uint64_t written = 0;
+  try {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      chunk_done_.wait(lock, [&] {
+        return stopped_ || finished_.count(next_) != 0 || (reading_done_ && next_ == chunks_read_);
+      });
+      const auto it = finished_.find(next_);
+      if (stopped_ || it == finished_.end()) break;
+      const std::size_t slot = it->second;
+      finished_.erase(it);
+      lock.unlock();
+      drain_.put(slots_[slot]);
+      written += slots_[slot].produced;
+      lock.lock();
+      ++next_;
+      free_slots_.push_back(slot);
+      slot_freed_.notify_one();
+    }
+  } catch (...) {
+    fail(kNoChunk);
+  }
   return written;
+}
+
+}  // namespace
+
+std::uint64_t run_pipeline(const Job& job, ChunkFeed& feed, ChunkDrain& drain, unsigned workers,
+                           const ProgressCallback& progress) {
+  return Pipeline(job, feed, drain, workers, progress).run();
 }
 
 }  // namespace paes
