@@ -114,14 +114,14 @@ class PinnedMemory {
   std::function<void()> release_;
 };
 
-// Page-locks [data, data + len) for the GPU backend `name` while the handle
-// lives: jobs on that backend then move chunks lying in it straight between
-// it and the device, with no staging copy. Pinning costs time in proportion
-// to `len`: it pays for memory that goes through the device many times.
-// Empty where the device can't pin memory it didn't allocate. Throws a usage
-// Error for a backend
-// that is no GPU or not built in, and what opening its device throws.
-PinnedMemory pin_memory(std::string_view name, const void* data, std::size_t len);
+// Page-locks [data, data + len) for the GPU backend `backend` names (on its
+// device) while the handle lives: jobs on that backend and device then move
+// chunks lying in it straight between it and the device, with no staging
+// copy. Pinning costs time in proportion to `len`: it pays for memory that
+// goes through the device many times. Empty where the device can't pin
+// memory it didn't allocate. Throws a usage Error for a backend that is no
+// GPU or not built in, and what opening its device throws.
+PinnedMemory pin_memory(const BackendChoice& backend, const void* data, std::size_t len);
 
 // How a GPU backend's kernels are launched: threads per block or work-group
 // size, and the 16-byte blocks each thread transforms.

@@ -257,10 +257,10 @@ bool backend_runs(std::string_view name, Mode mode, Direction direction) {
   return backend != nullptr && backend->runs(mode, direction);
 }
 
-PinnedMemory pin_memory(std::string_view name, const void* data, std::size_t len) {
-  const CipherBackend* backend = find_backend(name);
-  if (!backend) throw usage_error("cipher backend " + std::string(name) + " is no GPU backend of this build");
-  return backend->pin(data, len);
+PinnedMemory pin_memory(const BackendChoice& choice, const void* data, std::size_t len) {
+  const CipherBackend* backend = choice.is_auto() ? nullptr : find_backend(choice.name);
+  if (!backend) throw usage_error("cipher backend " + choice.name + " is no GPU backend of this build");
+  return named_backend(choice)->pin(data, len);
 }
 
 unsigned cipher_device_count(std::string_view name) {
