@@ -88,7 +88,7 @@ class GpuCipherBackend final : public CipherBackend {
   bool available() const override;
   bool runs(Mode mode, Direction direction) const override;
   // Never by the table's rule: auto sends work to a GPU only where it was
-  // measured faster (engine/auto_backend.hpp).
+  // measured faster (api/auto_backend.hpp).
   bool chosen_by_auto() const override { return false; }
   std::string detail() const override;
   std::string why_unavailable() const override;
@@ -110,7 +110,7 @@ class GpuCipherBackend final : public CipherBackend {
   gpu::Device& device() const;
 
   // The seconds the backend's lanes spent in kernels, uploads and downloads,
-  // with profiling on (set_profile(true) before the device opens).
+  // with profiling on (made with `profile`, as GpuProbe makes its own).
   struct Stats {
     std::uint64_t batches = 0;
     std::uint64_t bytes = 0;
