@@ -374,15 +374,20 @@ class OpenClDevice final : public Device {
       cl_event ev = nullptr;
       check(clEnqueueWriteBuffer(queue.get(), dev_in.get(), CL_FALSE, 0, bytes, host->host(), 0, nullptr, &ev),
             "clEnqueueWriteBuffer");
-      check(clFlush(queue.get()), "clFlush");
-      return ClPtr<cl_event>(ev);
+      return started(ev);
     }
     ClPtr<cl_event> copy_down() {
       cl_event ev = nullptr;
       check(clEnqueueReadBuffer(queue.get(), dev_in.get(), CL_FALSE, 0, bytes, host->host(), 0, nullptr, &ev),
             "clEnqueueReadBuffer");
+      return started(ev);
+    }
+    // The command just enqueued, flushed so that it starts now (a copy the
+    // other way may overlap it), and its event `ev`, owned.
+    ClPtr<cl_event> started(cl_event ev) {
+      ClPtr<cl_event> event(ev);
       check(clFlush(queue.get()), "clFlush");
-      return ClPtr<cl_event>(ev);
+      return event;
     }
     // Waits for the queue; the seconds `done`'s command ran.
     double finish(const ClPtr<cl_event>& done) {
