@@ -81,8 +81,28 @@ class MemorySink final : public Sink {
   std::span<std::uint8_t> bytes_;
 };
 
+// What OffsetSource and OffsetSink share: another source or sink seen from
+// `offset` on, whose file location (for engines that open the file
+// themselves) is moved by the same amount.
+template <class Io>
+class Offset : public Io {
+ public:
+  bool in_memory() const override { return inner_.in_memory(); }
+  std::optional<FileLocation> location() const override {
+    auto where = inner_.location();
+    if (where) where->offset += offset_;
+    return where;
+  }
+
+ protected:
+  Offset(Io& inner, std::uint64_t offset) : inner_(inner), offset_(offset) {}
+
+  Io& inner_;
+  std::uint64_t offset_;
+};
+
 // The part of another source from `offset` on: the body after a header.
-class OffsetSource final : public Source {
+class OffsetSource final : public Offset<Source> {
  public:
   OffsetSource(Source& inner, std::uint64_t offset);
   std::uint64_t size() const override { return inner_.size() - offset_; }
@@ -92,38 +112,18 @@ class OffsetSource final : public Source {
   const std::uint8_t* view(std::uint64_t offset, std::size_t len) override {
     return inner_.view(offset_ + offset, len);
   }
-  bool in_memory() const override { return inner_.in_memory(); }
-  std::optional<FileLocation> location() const override {
-    auto where = inner_.location();
-    if (where) where->offset += offset_;
-    return where;
-  }
-
- private:
-  Source& inner_;
-  std::uint64_t offset_;
 };
 
 // Another sink shifted by `offset`: the body written after a header.
-class OffsetSink final : public Sink {
+class OffsetSink final : public Offset<Sink> {
  public:
-  OffsetSink(Sink& inner, std::uint64_t offset) : inner_(inner), offset_(offset) {}
+  OffsetSink(Sink& inner, std::uint64_t offset) : Offset(inner, offset) {}
   void write_at(std::uint64_t offset, std::span<const std::uint8_t> src) override {
     inner_.write_at(offset_ + offset, src);
   }
   std::uint8_t* view(std::uint64_t offset, std::size_t len) override {
     return inner_.view(offset_ + offset, len);
   }
-  bool in_memory() const override { return inner_.in_memory(); }
-  std::optional<FileLocation> location() const override {
-    auto where = inner_.location();
-    if (where) where->offset += offset_;
-    return where;
-  }
-
- private:
-  Sink& inner_;
-  std::uint64_t offset_;
 };
 
 // A sequential input (a pipe, a terminal, or a file read front to back).

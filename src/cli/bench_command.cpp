@@ -104,11 +104,7 @@ double gbps(std::uint64_t bytes, double seconds) {
   return seconds > 0 ? static_cast<double>(bytes) / seconds / 1e9 : 0.0;
 }
 
-}  // namespace
-
-CLI::App* add_bench_command(CLI::App& app, BenchArgs& args) {
-  CLI::App* cmd = app.add_subcommand("bench", "Measure in-memory throughput against OpenSSL");
-  cmd->footer(R"(Examples:
+constexpr const char* kBenchFooter = R"(Examples:
   paes bench                                   # every mode, direction and key size
   paes bench --modes ctr,cbc --key-bits 256 --size 1G --threads 8
   paes bench --size 16K,64K,256K,1M --modes ctr --threads 2 --chunk-size 16K --json
@@ -123,7 +119,10 @@ backends, each case gets a line per backend, all timed round-robin in one
 run; a mode a backend doesn't run itself (e.g. OFB on ipsec-mb) runs on
 OpenSSL and is shown once. GB/s is 10^9 bytes per second of input. CFB8 and
 CFB1 use 1/8 and 1/64 of --size (at least 64K) since they run one AES per byte
-or bit.)");
+or bit.)";
+
+// What to measure: the buffer sizes, modes, key sizes and directions.
+void add_case_options(CLI::App* cmd, BenchArgs& args) {
   cmd->add_option_function<std::vector<std::string>>(
          "--size", [&args](const std::vector<std::string>& texts) {
            args.sizes.clear();
@@ -146,6 +145,10 @@ or bit.)");
       ->type_name("LIST")
       ->delimiter(',')
       ->check(with_choices(CLI::IsMember({"encrypt", "decrypt"}).description(""), {"encrypt", "decrypt"}));
+}
+
+// How to measure the CPU engines: thread counts, repeats, chunk size, backends.
+void add_timing_options(CLI::App* cmd, BenchArgs& args) {
   cmd->add_option("--thread-counts", args.thread_counts,
                   "Exact thread counts to measure, each 1 to 4096, e.g. 1,2,4 (overrides --threads)")
       ->type_name("N")
@@ -169,6 +172,10 @@ or bit.)");
       ->type_name("NAMES")
       ->delimiter(',')
       ->check(with_choices(CLI::IsMember(backend_choices()).description(""), backend_choices()));
+}
+
+// --engine GPU's figures and their launch geometries.
+void add_gpu_options(CLI::App* cmd, BenchArgs& args) {
   cmd->add_option("--engine", args.engine,
                   "A GPU backend (paes info): the GPU's page-locked link, then per work size kernel-only, with transfers "
                   "(staged, and where the device can pin, with the caller's memory pinned, and the pinning's "
@@ -188,6 +195,16 @@ or bit.)");
       ->type_name("N")
       ->delimiter(',')
       ->check(whole_number_validator(1u, 4096u));
+}
+
+}  // namespace
+
+CLI::App* add_bench_command(CLI::App& app, BenchArgs& args) {
+  CLI::App* cmd = app.add_subcommand("bench", "Measure in-memory throughput against OpenSSL");
+  cmd->footer(kBenchFooter);
+  add_case_options(cmd, args);
+  add_timing_options(cmd, args);
+  add_gpu_options(cmd, args);
   cmd->add_flag("--json", args.json, "Print a JSON array of records instead of the table");
   return cmd;
 }
@@ -573,25 +590,27 @@ void bench_gpu_geometry(const BenchArgs& args, const std::string& backend, nlohm
   }
 }
 
-int run_bench(const BenchArgs& args) {
-  if (!args.engine.empty()) {
-    nlohmann::json records = nlohmann::json::array();
-    if (!names_gpu_backend(args.engine)) {
-      throw usage_error("paes bench --engine takes a GPU backend (where built in: paes info); the CPU engines are "
-                        "measured by default");
-    }
-    check_backend_choice({args.engine, args.device});
-    if (!args.group_sizes.empty() || !args.blocks_per_item.empty()) {
-      bench_gpu_geometry(args, args.engine, records);
-    } else {
-      bench_gpu(args, args.engine, records);
-    }
-    if (args.json) std::cout << records.dump(1) << '\n';
-    return 0;
+namespace {
+
+// `paes bench --engine GPU`: its kernel geometries where asked, else its figures.
+int run_gpu_bench(const BenchArgs& args) {
+  nlohmann::json records = nlohmann::json::array();
+  if (!names_gpu_backend(args.engine)) {
+    throw usage_error("paes bench --engine takes a GPU backend (where built in: paes info); the CPU engines are "
+                      "measured by default");
   }
+  check_backend_choice({args.engine, args.device});
   if (!args.group_sizes.empty() || !args.blocks_per_item.empty()) {
-    throw usage_error("--group-sizes and --blocks-per-item time GPU kernels: give --engine and a GPU backend");
+    bench_gpu_geometry(args, args.engine, records);
+  } else {
+    bench_gpu(args, args.engine, records);
   }
+  if (args.json) std::cout << records.dump(1) << '\n';
+  return 0;
+}
+
+// --modes, checked (default: every mode, then sealed).
+std::vector<std::string> bench_modes(const BenchArgs& args) {
   std::vector<std::string> modes = args.modes;
   if (modes.empty()) {
     for (const Mode mode : kAllModes) modes.emplace_back(mode_name(mode));
@@ -603,86 +622,130 @@ int run_bench(const BenchArgs& args) {
       throw usage_error("the sealed format takes 128- or 256-bit keys: drop 192 from --key-bits");
     }
   }
-  const std::vector<std::uint64_t> sizes = args.sizes.empty() ? std::vector<std::uint64_t>{64u << 20} : args.sizes;
+  return modes;
+}
+
+// --thread-counts, else 1 to --threads (default: the online CPUs).
+std::vector<unsigned> bench_thread_counts(const BenchArgs& args) {
   std::vector<unsigned> thread_counts = args.thread_counts;
   if (thread_counts.empty()) {
     const unsigned max_threads = args.threads != 0 ? args.threads : online_cpus();
     for (unsigned t = 1; t <= max_threads; ++t) thread_counts.push_back(t);
   }
+  return thread_counts;
+}
 
-  nlohmann::json records = nlohmann::json::array();
-  if (!args.json) {
-    std::printf("%-6s %-7s %4s %9s | %8s | %-8s | %8s %6s |", "mode", "dir", "bits", "bytes", "openssl",
-                "backend", "serial", "x ossl");
-    for (const unsigned t : thread_counts) std::printf(" %4ut GB/s  x ser |", t);
+void print_table_head(const std::vector<unsigned>& thread_counts) {
+  std::printf("%-6s %-7s %4s %9s | %8s | %-8s | %8s %6s |", "mode", "dir", "bits", "bytes", "openssl",
+              "backend", "serial", "x ossl");
+  for (const unsigned t : thread_counts) std::printf(" %4ut GB/s  x ser |", t);
+  std::printf("\n");
+}
+
+// What time_round_robin times for a case: one OpenSSL one-shot baseline, then
+// each backend's serial and threads runs, into `output`; `candidate_jobs`
+// gets each candidate's job, in the same order (none for openssl).
+std::vector<Candidate> case_candidates(const BenchCase& c, const std::vector<BackendJob>& jobs,
+                                       const std::vector<unsigned>& thread_counts, std::vector<std::uint8_t>& output,
+                                       std::vector<const Job*>& candidate_jobs) {
+  std::vector<Candidate> candidates;
+  candidates.push_back({"openssl", 1, [&] { c.openssl(output.data()); }});
+  candidate_jobs.push_back(nullptr);
+  for (const BackendJob& j : jobs) {
+    const Job& serial = *j.serial;
+    candidates.push_back({"serial", 1, [&] { run_in_memory(serial, EngineKind::serial, 1, output, c.input); }});
+    candidate_jobs.push_back(&serial);
+    for (std::size_t k = 0; k < thread_counts.size(); ++k) {
+      const Job& job = *j.threads[k];
+      const unsigned t = thread_counts[k];
+      candidates.push_back({"threads", t, [&, t] { run_in_memory(job, EngineKind::threads, t, output, c.input); }});
+      candidate_jobs.push_back(&job);
+    }
+  }
+  return candidates;
+}
+
+// One JSON record per measurement of a case.
+void add_case_records(nlohmann::json& records, const BenchArgs& args, const BenchCase& c,
+                      const std::string& direction_text, unsigned bits, const std::vector<BackendJob>& jobs,
+                      const std::vector<const Job*>& candidate_jobs, const std::vector<Measurement>& rows,
+                      std::size_t per_backend) {
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    const Measurement& row = rows[r];
+    const std::string backend = r == 0 ? "openssl" : jobs[(r - 1) / per_backend].backend;
+    records.push_back({{"mode", c.mode},
+                       {"direction", direction_text},
+                       {"key_bits", bits},
+                       {"engine", row.engine},
+                       {"backend", backend},
+                       {"threads", row.threads},
+                       {"parallel", row.engine != "openssl" && jobs[0].serial->parallel() && row.threads > 1},
+                       {"bytes", c.input.size()},
+                       {"chunk_size", candidate_jobs[r == 0 ? 1 : r]->nominal_in_len(1)},
+                       {"repeat", args.repeat},
+                       {"seconds", row.seconds},
+                       {"min_seconds", row.min_seconds},
+                       {"max_seconds", row.max_seconds},
+                       {"gbps", gbps(c.input.size(), row.seconds)}});
+  }
+}
+
+// A case's table lines, one per backend.
+void print_case_rows(const BenchCase& c, const std::string& direction_text, unsigned bits,
+                     const std::vector<BackendJob>& jobs, const std::vector<Measurement>& rows, std::size_t per_backend) {
+  const double ossl = gbps(c.input.size(), rows[0].seconds);
+  for (std::size_t b = 0; b < jobs.size(); ++b) {
+    const std::size_t first = 1 + b * per_backend;
+    const double serial = gbps(c.input.size(), rows[first].seconds);
+    std::printf("%-6s %-7s %4u %9zu | %8.3f | %-8s | %8.3f %6.2f |", c.mode.c_str(), direction_text.c_str(),
+                bits, c.input.size(), ossl, jobs[b].backend.c_str(), serial, serial / ossl);
+    for (std::size_t r = first + 1; r < first + per_backend; ++r) {
+      const double rate = gbps(c.input.size(), rows[r].seconds);
+      std::printf(" %10.3f %6.2f |", rate, rate / serial);
+    }
     std::printf("\n");
   }
+  std::fflush(stdout);
+}
 
+// One case (a mode, key size, direction and size): timed on every backend
+// asked for, its records added and, without --json, its lines printed.
+void bench_case(nlohmann::json& records, const BenchArgs& args, const std::string& name, unsigned bits,
+                const std::string& direction_text, std::uint64_t requested, const std::vector<unsigned>& thread_counts) {
+  const Direction direction = direction_text == "encrypt" ? Direction::encrypt : Direction::decrypt;
+  const BenchCase c = name == "sealed"
+                          ? sealed_case(direction, bits, requested)
+                          : raw_case(*parse_mode(name), direction, bits, size_for(*parse_mode(name), requested),
+                                     args.chunk_len);
+  const std::vector<BackendJob> jobs = jobs_on_backends(c, args.backends, thread_counts);
+  std::vector<std::uint8_t> output(std::max<std::uint64_t>(output_capacity(*jobs[0].serial, c.input.size()),
+                                                           c.input.size() + kBlockLen));
+  std::vector<const Job*> candidate_jobs;
+  const std::vector<Candidate> candidates = case_candidates(c, jobs, thread_counts, output, candidate_jobs);
+  const std::vector<Measurement> rows = time_round_robin(candidates, args.repeat);
+  const std::size_t per_backend = 1 + thread_counts.size();
+  add_case_records(records, args, c, direction_text, bits, jobs, candidate_jobs, rows, per_backend);
+  if (!args.json) print_case_rows(c, direction_text, bits, jobs, rows, per_backend);
+}
+
+}  // namespace
+
+int run_bench(const BenchArgs& args) {
+  if (!args.engine.empty()) return run_gpu_bench(args);
+  if (!args.group_sizes.empty() || !args.blocks_per_item.empty()) {
+    throw usage_error("--group-sizes and --blocks-per-item time GPU kernels: give --engine and a GPU backend");
+  }
+  const std::vector<std::string> modes = bench_modes(args);
+  const std::vector<std::uint64_t> sizes = args.sizes.empty() ? std::vector<std::uint64_t>{64u << 20} : args.sizes;
+  const std::vector<unsigned> thread_counts = bench_thread_counts(args);
+  nlohmann::json records = nlohmann::json::array();
+  if (!args.json) print_table_head(thread_counts);
   for (const std::uint64_t requested : sizes) {
     for (const auto& name : modes) {
       for (const unsigned bits : args.key_bits) {
         if (name == "sealed" && bits == 192) continue;  // Tink's derived keys are 16 or 32 bytes
         for (const auto& direction_text : args.directions) {
-          const Direction direction = direction_text == "encrypt" ? Direction::encrypt : Direction::decrypt;
-          const BenchCase c = name == "sealed"
-                                  ? sealed_case(direction, bits, requested)
-                                  : raw_case(*parse_mode(name), direction, bits, size_for(*parse_mode(name), requested),
-                                             args.chunk_len);
-          const std::vector<BackendJob> jobs = jobs_on_backends(c, args.backends, thread_counts);
-          std::vector<std::uint8_t> output(std::max<std::uint64_t>(output_capacity(*jobs[0].serial, c.input.size()),
-                                                                   c.input.size() + kBlockLen));
-          // One OpenSSL one-shot baseline, then each backend's serial and threads runs.
-          std::vector<Candidate> candidates;
-          candidates.push_back({"openssl", 1, [&] { c.openssl(output.data()); }});
-          // Each candidate's job, in the order of the candidates (none for openssl).
-          std::vector<const Job*> candidate_jobs{nullptr};
-          for (const BackendJob& j : jobs) {
-            const Job& serial = *j.serial;
-            candidates.push_back({"serial", 1, [&] { run_in_memory(serial, EngineKind::serial, 1, output, c.input); }});
-            candidate_jobs.push_back(&serial);
-            for (std::size_t k = 0; k < thread_counts.size(); ++k) {
-              const Job& job = *j.threads[k];
-              const unsigned t = thread_counts[k];
-              candidates.push_back({"threads", t, [&, t] { run_in_memory(job, EngineKind::threads, t, output, c.input); }});
-              candidate_jobs.push_back(&job);
-            }
-          }
-          const std::vector<Measurement> rows = time_round_robin(candidates, args.repeat);
-
-          const std::size_t per_backend = 1 + thread_counts.size();
-          for (std::size_t r = 0; r < rows.size(); ++r) {
-            const Measurement& row = rows[r];
-            const std::string backend = r == 0 ? "openssl" : jobs[(r - 1) / per_backend].backend;
-            records.push_back({{"mode", c.mode},
-                               {"direction", direction_text},
-                               {"key_bits", bits},
-                               {"engine", row.engine},
-                               {"backend", backend},
-                               {"threads", row.threads},
-                               {"parallel", row.engine != "openssl" && jobs[0].serial->parallel() && row.threads > 1},
-                               {"bytes", c.input.size()},
-                               {"chunk_size", candidate_jobs[r == 0 ? 1 : r]->nominal_in_len(1)},
-                               {"repeat", args.repeat},
-                               {"seconds", row.seconds},
-                               {"min_seconds", row.min_seconds},
-                               {"max_seconds", row.max_seconds},
-                               {"gbps", gbps(c.input.size(), row.seconds)}});
-          }
-          if (!args.json) {
-            const double ossl = gbps(c.input.size(), rows[0].seconds);
-            for (std::size_t b = 0; b < jobs.size(); ++b) {
-              const std::size_t first = 1 + b * per_backend;
-              const double serial = gbps(c.input.size(), rows[first].seconds);
-              std::printf("%-6s %-7s %4u %9zu | %8.3f | %-8s | %8.3f %6.2f |", c.mode.c_str(), direction_text.c_str(),
-                          bits, c.input.size(), ossl, jobs[b].backend.c_str(), serial, serial / ossl);
-              for (std::size_t r = first + 1; r < first + per_backend; ++r) {
-                const double rate = gbps(c.input.size(), rows[r].seconds);
-                std::printf(" %10.3f %6.2f |", rate, rate / serial);
-              }
-              std::printf("\n");
-            }
-            std::fflush(stdout);
-          }
+          bench_case(records, args, name, bits, direction_text, requested, thread_counts);
         }
       }
     }

@@ -92,23 +92,17 @@ nlohmann::json mpi_json() {
   return {{"library", mpi->library}, {"launcher", mpi->launcher}};
 }
 
-}  // namespace
+nlohmann::json cpu_features_json(const CpuFeatures& cpu) {
+  return {{"aes_ni", cpu.aes_ni},       {"vaes", cpu.vaes},   {"pclmulqdq", cpu.pclmulqdq},
+          {"vpclmulqdq", cpu.vpclmulqdq}, {"avx2", cpu.avx2}, {"avx512f", cpu.avx512f}};
+}
 
-int run_info(const InfoArgs& args) {
-  const CpuFeatures cpu = detect_cpu_features();
-  // Before any driver starts (listing devices starts them), as a job sees
-  // the GPU stack when it looks its kind up.
-  const std::vector<AutoVerdict> verdicts = kept_auto_verdicts();
-  nlohmann::json info = {
+// What --json says before the backends: versions, the CPU, the engines.
+nlohmann::json build_json(const CpuFeatures& cpu) {
+  return {
       {"paes_version", PAES_VERSION},
       {"openssl_version", OpenSSL_version(OPENSSL_VERSION)},
-      {"cpu_features",
-       {{"aes_ni", cpu.aes_ni},
-        {"vaes", cpu.vaes},
-        {"pclmulqdq", cpu.pclmulqdq},
-        {"vpclmulqdq", cpu.vpclmulqdq},
-        {"avx2", cpu.avx2},
-        {"avx512f", cpu.avx512f}}},
+      {"cpu_features", cpu_features_json(cpu)},
       {"backends", nlohmann::json::array()},
       {"backend_auto_chooses", segment_backend_name(BackendChoice{})},
       {"online_cpus", online_cpus()},
@@ -116,52 +110,60 @@ int run_info(const InfoArgs& args) {
       {"mpi", mpi_json()},
       {"openmp", _OPENMP},
   };
-  const std::vector<CipherBackendInfo> backends = cipher_backends_info();
-  for (const CipherBackendInfo& b : backends) {
-    nlohmann::json row = {{"name", b.name},           {"built_in", b.built_in}, {"available", b.available},
-                          {"chosen_by_auto", b.chosen_by_auto}, {"gpu", b.gpu}, {"runs", b.runs},
-                          {"auto_rule", b.auto_rule}, {"detail", b.detail}, {"why_not", b.why_not}};
-    if (b.gpu) {
-      // Also as NAME_devices and NAME_versions at the top, as scripts
-      // (bench/gpu/gpu_bench.py, the tests) have read them.
-      nlohmann::json devices = nlohmann::json::array();
-      for (const GpuDeviceInfo& d : b.devices) devices.push_back(device_json(d));
-      row["devices"] = devices;
-      row["versions"] = b.versions;
-      info[b.name + "_devices"] = devices;
-      if (!b.versions.empty()) info[b.name + "_versions"] = b.versions;
-    }
-    info["backends"].push_back(row);
+}
+
+// Backend `b`'s row of --json's "backends".
+void add_backend_json(nlohmann::json& info, const CipherBackendInfo& b) {
+  nlohmann::json row = {{"name", b.name},           {"built_in", b.built_in}, {"available", b.available},
+                        {"chosen_by_auto", b.chosen_by_auto}, {"gpu", b.gpu}, {"runs", b.runs},
+                        {"auto_rule", b.auto_rule}, {"detail", b.detail}, {"why_not", b.why_not}};
+  if (b.gpu) {
+    // Also as NAME_devices and NAME_versions at the top, as scripts
+    // (bench/gpu/gpu_bench.py, the tests) have read them.
+    nlohmann::json devices = nlohmann::json::array();
+    for (const GpuDeviceInfo& d : b.devices) devices.push_back(device_json(d));
+    row["devices"] = devices;
+    row["versions"] = b.versions;
+    info[b.name + "_devices"] = devices;
+    if (!b.versions.empty()) info[b.name + "_versions"] = b.versions;
   }
-  const std::string cache_path = auto_rate_cache_path();
+  info["backends"].push_back(row);
+}
+
+nlohmann::json verdict_json(const AutoVerdict& v) {
+  return {{"job", v.job},
+          {"gpu_backend", v.gpu_backend},
+          {"device", v.device},
+          {"gpu_bytes_per_s", v.gpu_bytes_per_s},
+          {"cpu_bytes_per_s", v.cpu_bytes_per_s},
+          {"gpu_start_seconds", v.gpu_start_seconds},
+          {"gpu_from_bytes", v.gpu_from_bytes ? nlohmann::json(*v.gpu_from_bytes) : nullptr}};
+}
+
+// Auto's rate cache in --json: where, why it can't be kept there, what it holds.
+void add_auto_json(nlohmann::json& info, const std::string& cache_path, const std::vector<AutoVerdict>& verdicts) {
   info["auto_rate_cache"] = cache_path.empty() ? nlohmann::json(nullptr) : nlohmann::json(cache_path);
   if (const std::string why = why_the_cache_cannot_be_kept(cache_path); !why.empty()) {
     info["auto_rate_cache_problem"] = why;
   }
   info["auto_kept"] = nlohmann::json::array();
-  for (const AutoVerdict& v : verdicts) {
-    info["auto_kept"].push_back({{"job", v.job},
-                                 {"gpu_backend", v.gpu_backend},
-                                 {"device", v.device},
-                                 {"gpu_bytes_per_s", v.gpu_bytes_per_s},
-                                 {"cpu_bytes_per_s", v.cpu_bytes_per_s},
-                                 {"gpu_start_seconds", v.gpu_start_seconds},
-                                 {"gpu_from_bytes", v.gpu_from_bytes ? nlohmann::json(*v.gpu_from_bytes) : nullptr}});
-  }
-  if (args.json) {
-    // Paths (the rate cache's, from HOME) need not be UTF-8, which JSON
-    // text must be: bytes that aren't become U+FFFD, not a failed command.
-    std::cout << info.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
-    return 0;
-  }
+  for (const AutoVerdict& v : verdicts) info["auto_kept"].push_back(verdict_json(v));
+}
+
+// The text's head: versions, the CPU's AES features, what auto runs.
+void print_versions_and_cpu(const CpuFeatures& cpu, const std::string& auto_chooses) {
   auto yes = [](bool on) { return on ? "yes" : "no"; };
   std::cout << "paes " PAES_VERSION "\n"
             << "OpenSSL:     " << OpenSSL_version(OPENSSL_VERSION) << '\n'
             << "CPU AES:     AES-NI " << yes(cpu.aes_ni) << ", VAES " << yes(cpu.vaes)
             << ", PCLMULQDQ " << yes(cpu.pclmulqdq) << ", VPCLMULQDQ " << yes(cpu.vpclmulqdq)
             << ", AVX2 " << yes(cpu.avx2) << ", AVX-512F " << yes(cpu.avx512f) << '\n'
-            << "Backends:    auto runs " << info["backend_auto_chooses"].get<std::string>()
+            << "Backends:    auto runs " << auto_chooses
             << " (--backend; what a backend lacks runs on the CPU's)\n";
+}
+
+// Each backend's lines: what it is or why it is not, what it runs, its devices.
+void print_backends(const std::vector<CipherBackendInfo>& backends) {
   for (const CipherBackendInfo& b : backends) {
     std::cout << "  " << b.name << ": "
               << (b.available ? b.detail : "unavailable, " + b.why_not + (b.versions.empty() ? "" : " (" + b.versions + ")"));
@@ -173,13 +175,21 @@ int run_info(const InfoArgs& args) {
                 << (d.compute_capability.empty() ? "" : ", compute " + d.compute_capability) << ")\n";
     }
   }
+}
+
+// The CPUs, the engines, MPI and OpenMP.
+void print_engines(const nlohmann::json& mpi) {
   std::cout << "Online CPUs: " << online_cpus() << " (default --threads)\n"
             << "Engines:     " << runnable_engines() << '\n';
-  if (!info["mpi"].is_null()) {
-    std::cout << "MPI:         paes-mpi built with " << info["mpi"]["library"].get<std::string>() << "; launch it with "
-              << info["mpi"]["launcher"].get<std::string>() << " -n N paes --engine mpi ...\n";
+  if (!mpi.is_null()) {
+    std::cout << "MPI:         paes-mpi built with " << mpi["library"].get<std::string>() << "; launch it with "
+              << mpi["launcher"].get<std::string>() << " -n N paes --engine mpi ...\n";
   }
   std::cout << "OpenMP:      " << _OPENMP << '\n';
+}
+
+// What --engine auto keeps, and whether it can keep it.
+void print_auto(const std::string& cache_path, const std::vector<AutoVerdict>& verdicts) {
   std::cout << "Auto:        ";
   if (const std::string why = why_the_cache_cannot_be_kept(cache_path); !why.empty()) {
     std::cout << "can't keep what it measures (" << why << "), so every large job measures again; "
@@ -192,6 +202,30 @@ int run_info(const InfoArgs& args) {
     std::cout << "kept in " << auto_rate_cache_path() << " (delete it to measure again)\n";
     for (const AutoVerdict& v : verdicts) std::cout << "  " << describe(v) << '\n';
   }
+}
+
+}  // namespace
+
+int run_info(const InfoArgs& args) {
+  const CpuFeatures cpu = detect_cpu_features();
+  // Before any driver starts (listing devices starts them), as a job sees
+  // the GPU stack when it looks its kind up.
+  const std::vector<AutoVerdict> verdicts = kept_auto_verdicts();
+  nlohmann::json info = build_json(cpu);
+  const std::vector<CipherBackendInfo> backends = cipher_backends_info();
+  for (const CipherBackendInfo& b : backends) add_backend_json(info, b);
+  const std::string cache_path = auto_rate_cache_path();
+  add_auto_json(info, cache_path, verdicts);
+  if (args.json) {
+    // Paths (the rate cache's, from HOME) need not be UTF-8, which JSON
+    // text must be: bytes that aren't become U+FFFD, not a failed command.
+    std::cout << info.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+    return 0;
+  }
+  print_versions_and_cpu(cpu, info["backend_auto_chooses"].get<std::string>());
+  print_backends(backends);
+  print_engines(info["mpi"]);
+  print_auto(cache_path, verdicts);
   return 0;
 }
 

@@ -14,7 +14,7 @@
 
 namespace paes {
 
-OffsetSource::OffsetSource(Source& inner, std::uint64_t offset) : inner_(inner), offset_(offset) {
+OffsetSource::OffsetSource(Source& inner, std::uint64_t offset) : Offset(inner, offset) {
   if (offset > inner.size()) throw Error("internal: body offset beyond the end of the input");
 }
 

@@ -64,6 +64,12 @@ class ArmorTest(ScratchTestCase):
     def plain(self, n):
         return write_file(self.path(f"plain{n}"), os.urandom(n))
 
+    def armored(self, src):
+        """`src` sealed under the key file with -a, in a.txt; its path."""
+        armored = self.path("a.txt")
+        self.assert_exit(["encrypt", "-a", "--key-file", self.key, src, "-o", armored])
+        return armored
+
     # -- 1. sealed
     def sealed_ways(self):
         identity = self.path("identity")
@@ -107,8 +113,7 @@ class ArmorTest(ScratchTestCase):
     def test_armor_holds_the_binary_file(self):
         """The base64 is of the very file encrypt writes without -a: decoded, it opens so."""
         src = self.plain(5000)
-        armored = self.path("a.txt")
-        self.assert_exit(["encrypt", "-a", "--key-file", self.key, src, "-o", armored])
+        armored = self.armored(src)
         lines = read_file(armored).split(b"\n")
         binary = write_file(self.path("a.paes"), base64.b64decode(b"".join(lines[1:-2])))
         self.assertEqual(read_file(binary)[:4], b"PAES")
@@ -229,9 +234,7 @@ class ArmorTest(ScratchTestCase):
 
     # -- 4. refusals
     def test_range_of_armor_is_refused(self):
-        src = self.plain(10_000)
-        armored = self.path("a.txt")
-        self.assert_exit(["encrypt", "-a", "--key-file", self.key, src, "-o", armored])
+        armored = self.armored(self.plain(10_000))
         proc = run_paes(["decrypt", "--key-file", self.key, "--range", "0:100", armored, "-o", self.path("part")])
         self.assertEqual(proc.returncode, 2, describe(proc))
         self.assertIn("armored", proc.stderr.decode())
@@ -265,8 +268,7 @@ class ArmorTest(ScratchTestCase):
         self.assertEqual(proc.returncode, 2, describe(proc))
         self.assertIn("-a", proc.stderr.decode())
         # Armor found in the input (no -a) is refused so too, for what it is, not as a stream.
-        armored = self.path("a.txt")
-        self.assert_exit(["encrypt", "-a", "--key-file", self.key, self.plain(10), "-o", armored])
+        armored = self.armored(self.plain(10))
         proc = run_paes(["decrypt", "--engine", "mpi", "--key-file", self.key, armored, "-o", self.path("y")])
         self.assertEqual(proc.returncode, 2, describe(proc))
         self.assertIn("armored", proc.stderr.decode())
@@ -286,8 +288,7 @@ class ArmorTest(ScratchTestCase):
                 self.assertEqual(proc.returncode, 2, f"binary to a terminal: {describe(proc)}")
 
     def test_inspect_names_armor(self):
-        armored = self.path("a.txt")
-        self.assert_exit(["encrypt", "-a", "--key-file", self.key, self.plain(1000), "-o", armored])
+        armored = self.armored(self.plain(1000))
         info = json.loads(self.assert_exit(["inspect", "--json", armored]).stdout)
         self.assertEqual((info["format"], info["armor"], info["key_source"]), ("paes", True, "raw-key"))
         self.assertIn("armor: yes", self.assert_exit(["inspect", armored]).stdout.decode())

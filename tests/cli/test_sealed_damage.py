@@ -41,6 +41,21 @@ POOL = ThreadPoolExecutor(max_workers=max(2, min(4, os.cpu_count() or 2)))
 DAMAGE_WORDS = ("authentication failed", "truncated", "corrupt")
 
 
+def changed(data, pos, new):
+    """A copy of `data` with the bytes at `pos` replaced by `new` (bytes, or an int: one byte)."""
+    copy = bytearray(data)
+    new = bytes([new]) if isinstance(new, int) else new
+    copy[pos:pos + len(new)] = new
+    return copy
+
+
+def flipped(data, pos, bit):
+    """A copy of `data` with bit `bit` of byte `pos` flipped."""
+    copy = bytearray(data)
+    copy[pos] ^= 1 << bit
+    return copy
+
+
 # --------------------------------------------------------------------------- 3. tampering
 
 class TamperTest(SealedTestCase):
@@ -94,9 +109,8 @@ class TamperTest(SealedTestCase):
         rng = random.Random(1234)
         cases = []
         for pos in range(len(sealed)):
-            damaged = bytearray(sealed)
             bit = rng.randrange(8)
-            damaged[pos] ^= 1 << bit
+            damaged = flipped(sealed, pos, bit)
             # Every position through a file; the preamble, header and every 5th byte
             # through stdin as well.
             cases.append((f"bit {bit} of byte {pos} flipped", damaged, self.words_for(pos), False))
@@ -113,8 +127,7 @@ class TamperTest(SealedTestCase):
         cases = []
         for pos in range(PREAMBLE_LEN + header_len(16)):
             for bit in range(8):
-                damaged = bytearray(sealed)
-                damaged[pos] ^= 1 << bit
+                damaged = flipped(sealed, pos, bit)
                 cases.append((f"AES-128 bit {bit} of byte {pos}", damaged,
                               self.words_for(pos), pos % 2 == 1))
         self.check_damage_cases(cases, key)
@@ -140,8 +153,7 @@ class TamperTest(SealedTestCase):
         positions.update(rng.randrange(len(sealed)) for _ in range(200))
         cases = []
         for i, pos in enumerate(sorted(positions)):
-            damaged = bytearray(sealed)
-            damaged[pos] ^= 1 << rng.randrange(8)
+            damaged = flipped(sealed, pos, rng.randrange(8))
             cases.append((f"2 MiB file, byte {pos} flipped", damaged, self.words_for(pos),
                           i % 3 == 0))
         self.check_damage_cases(cases, key)
@@ -206,32 +218,20 @@ class TamperTest(SealedTestCase):
                                      ["--segment-size", 1024]))
         out_dir = self.new_dir("out")
         cases = []
-        bad_magic = bytearray(sealed)
-        bad_magic[0:4] = b"PAEX"
-        cases.append(("bad magic", bad_magic, "not a paes file"))
+        cases.append(("bad magic", changed(sealed, 0, b"PAEX"), "not a paes file"))
         cases.append(("openssl-looking input", b"Salted__" + bytes(sealed[8:]), "not a paes file"))
-        v2 = bytearray(sealed)
-        v2[4] = 2  # the unreleased recipients format: named as such, whatever the rest says
-        cases.append(("version 2", v2, "paes format version 2"))
-        v3 = bytearray(sealed)
-        v3[4] = 3  # version 3 is for recipients only: a raw-key preamble can't be one
-        cases.append(("version 3", v3, "key source 1 in a version 3 file"))
-        v4 = bytearray(sealed)
-        v4[4] = 4
-        cases.append(("version 4", v4, "unsupported"))
-        v0 = bytearray(sealed)
-        v0[4] = 0
-        cases.append(("version 0", v0, "unsupported"))
+        # Version 2, the unreleased recipients format: named as such, whatever the rest says.
+        cases.append(("version 2", changed(sealed, 4, 2), "paes format version 2"))
+        # Version 3 is for recipients only: a raw-key preamble can't be one.
+        cases.append(("version 3", changed(sealed, 4, 3), "key source 1 in a version 3 file"))
+        cases.append(("version 4", changed(sealed, 4, 4), "unsupported"))
+        cases.append(("version 0", changed(sealed, 4, 0), "unsupported"))
         cases.append(("preamble cut to 20 bytes", sealed[:20], "truncated"))
         cases.append(("header cut", sealed[:PREAMBLE_LEN + 10], "truncated"))
         cases.append(("only preamble and header", sealed[:PREAMBLE_LEN + header_len(32)],
                       "truncated"))
-        reserved = bytearray(sealed)
-        reserved[11] = 1
-        cases.append(("reserved byte set", reserved, "corrupt"))
-        source = bytearray(sealed)
-        source[5] = 9
-        cases.append(("unknown key source", source, "corrupt"))
+        cases.append(("reserved byte set", changed(sealed, 11, 1), "corrupt"))
+        cases.append(("unknown key source", changed(sealed, 5, 9), "corrupt"))
         for i, (what, damaged, word) in enumerate(cases):
             for via_stdin in (False, True):
                 problem = self.expect_damage(i, damaged, key, what, (word,), via_stdin, out_dir)

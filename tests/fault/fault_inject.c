@@ -275,14 +275,36 @@ ssize_t read(int fd, void *buf, size_t len) {
   return n;
 }
 
-ssize_t pread(int fd, void *buf, size_t len, off_t offset) {
+/* The positioned calls, each also under its 64-bit name: `call` is the
+ * real one's slot, read once the gate has resolved it (load_config). */
+static ssize_t gated_pread(pread_fn *call, int fd, void *buf, size_t len, off_t offset) {
   const ssize_t allowed = read_gate(fd, offset, len);
-  return allowed < 0 ? -1 : real.pread(fd, buf, (size_t)allowed, offset);
+  return allowed < 0 ? -1 : (*call)(fd, buf, (size_t)allowed, offset);
 }
 
-ssize_t pread64(int fd, void *buf, size_t len, off_t offset) {
+static ssize_t gated_preadv(preadv_fn *call, int fd, const struct iovec *iov, int count, off_t offset) {
+  const size_t len = iov_total(iov, count);
   const ssize_t allowed = read_gate(fd, offset, len);
-  return allowed < 0 ? -1 : real.pread64(fd, buf, (size_t)allowed, offset);
+  if (allowed < 0) return -1;
+  return (size_t)allowed == len ? (*call)(fd, iov, count, offset) : first_part_read(fd, iov, (size_t)allowed, offset);
+}
+
+static ssize_t gated_pwrite(pwrite_fn *call, int fd, const void *buf, size_t len, off_t offset) {
+  const ssize_t allowed = write_gate(fd, offset, len);
+  return allowed < 0 ? -1 : (*call)(fd, buf, (size_t)allowed, offset);
+}
+
+static ssize_t gated_pwritev(pwritev_fn *call, int fd, const struct iovec *iov, int count, off_t offset) {
+  const size_t len = iov_total(iov, count);
+  const ssize_t allowed = write_gate(fd, offset, len);
+  if (allowed < 0) return -1;
+  return (size_t)allowed == len ? (*call)(fd, iov, count, offset) : first_part_write(fd, iov, (size_t)allowed, offset);
+}
+
+ssize_t pread(int fd, void *buf, size_t len, off_t offset) { return gated_pread(&real.pread, fd, buf, len, offset); }
+
+ssize_t pread64(int fd, void *buf, size_t len, off_t offset) {
+  return gated_pread(&real.pread64, fd, buf, len, offset);
 }
 
 ssize_t readv(int fd, const struct iovec *iov, int count) {
@@ -296,19 +318,11 @@ ssize_t readv(int fd, const struct iovec *iov, int count) {
 }
 
 ssize_t preadv(int fd, const struct iovec *iov, int count, off_t offset) {
-  const size_t len = iov_total(iov, count);
-  const ssize_t allowed = read_gate(fd, offset, len);
-  if (allowed < 0) return -1;
-  return (size_t)allowed == len ? real.preadv(fd, iov, count, offset)
-                                : first_part_read(fd, iov, (size_t)allowed, offset);
+  return gated_preadv(&real.preadv, fd, iov, count, offset);
 }
 
 ssize_t preadv64(int fd, const struct iovec *iov, int count, off_t offset) {
-  const size_t len = iov_total(iov, count);
-  const ssize_t allowed = read_gate(fd, offset, len);
-  if (allowed < 0) return -1;
-  return (size_t)allowed == len ? real.preadv64(fd, iov, count, offset)
-                                : first_part_read(fd, iov, (size_t)allowed, offset);
+  return gated_preadv(&real.preadv64, fd, iov, count, offset);
 }
 
 ssize_t write(int fd, const void *buf, size_t len) {
@@ -320,13 +334,11 @@ ssize_t write(int fd, const void *buf, size_t len) {
 }
 
 ssize_t pwrite(int fd, const void *buf, size_t len, off_t offset) {
-  const ssize_t allowed = write_gate(fd, offset, len);
-  return allowed < 0 ? -1 : real.pwrite(fd, buf, (size_t)allowed, offset);
+  return gated_pwrite(&real.pwrite, fd, buf, len, offset);
 }
 
 ssize_t pwrite64(int fd, const void *buf, size_t len, off_t offset) {
-  const ssize_t allowed = write_gate(fd, offset, len);
-  return allowed < 0 ? -1 : real.pwrite64(fd, buf, (size_t)allowed, offset);
+  return gated_pwrite(&real.pwrite64, fd, buf, len, offset);
 }
 
 ssize_t writev(int fd, const struct iovec *iov, int count) {
@@ -340,19 +352,11 @@ ssize_t writev(int fd, const struct iovec *iov, int count) {
 }
 
 ssize_t pwritev(int fd, const struct iovec *iov, int count, off_t offset) {
-  const size_t len = iov_total(iov, count);
-  const ssize_t allowed = write_gate(fd, offset, len);
-  if (allowed < 0) return -1;
-  return (size_t)allowed == len ? real.pwritev(fd, iov, count, offset)
-                                : first_part_write(fd, iov, (size_t)allowed, offset);
+  return gated_pwritev(&real.pwritev, fd, iov, count, offset);
 }
 
 ssize_t pwritev64(int fd, const struct iovec *iov, int count, off_t offset) {
-  const size_t len = iov_total(iov, count);
-  const ssize_t allowed = write_gate(fd, offset, len);
-  if (allowed < 0) return -1;
-  return (size_t)allowed == len ? real.pwritev64(fd, iov, count, offset)
-                                : first_part_write(fd, iov, (size_t)allowed, offset);
+  return gated_pwritev(&real.pwritev64, fd, iov, count, offset);
 }
 
 /* paes opens with open(2) (not openat, nor open64 on this LP64 target). */

@@ -48,6 +48,16 @@ def cpu_backends():
     return {b["name"] for b in INFO.get("backends", []) if not b["gpu"]}
 
 
+def key_and_input(case, size):
+    """In `case`'s scratch folder, an AES-256 key in a key file and `size` random bytes in
+    an input file, with an IV: (key, key_file, plain, inp, iv)."""
+    key = os.urandom(32)
+    key_file = write_file(case.path("key"), key, 0o600)
+    plain = os.urandom(size)
+    inp = write_file(case.path("in"), plain)
+    return key, key_file, plain, inp, os.urandom(16)
+
+
 class OpenClCliTest(ScratchTestCase):
     prefix = "paes-gpu-cli-"
     # The two spellings of the same job: the short form and the long one.
@@ -127,11 +137,7 @@ class OpenClCliTest(ScratchTestCase):
         self.finish()
 
     def test_what_a_gpu_does_not_run_goes_to_the_cpu(self):
-        key = os.urandom(32)
-        key_file = write_file(self.path("key"), key, 0o600)
-        plain = os.urandom(100_003)
-        inp = write_file(self.path("in"), plain)
-        iv = os.urandom(16)
+        key, key_file, plain, inp, iv = key_and_input(self, 100_003)
         for mode, form in (("cbc", self.FORMS[0]), ("ofb", self.FORMS[1])):
             proc = run_paes(["encrypt", *form, "--mode", mode, "--key-file", key_file, "--iv", iv.hex(), inp,
                         "-o", self.path(mode), "--json"])
@@ -234,11 +240,7 @@ class OpenClCliTest(ScratchTestCase):
 
 class AutoEngineCliTest(ScratchTestCase):
     def test_auto_keeps_small_jobs_on_the_cpu(self):
-        key = os.urandom(32)
-        key_file = write_file(self.path("key"), key, 0o600)
-        plain = os.urandom(3_000_017)
-        inp = write_file(self.path("in"), plain)
-        iv = os.urandom(16)
+        key, key_file, plain, inp, iv = key_and_input(self, 3_000_017)
         proc = run_paes(["encrypt", "--engine", "auto", "--mode", "ctr", "--key-file", key_file, "--iv", iv.hex(),
                     "--json", inp, "-o", self.path("out")])
         self.assertEqual(proc.returncode, 0, describe(proc))

@@ -141,6 +141,18 @@ class Base(ScratchTestCase):
         return self.output_of(self.sealed_args("decrypt", key, fmt, aad_text, segment_size, aad_file)
                               + [self.scratch_file("ct.bin", ciphertext)], out)
 
+    def check_paes_opens(self, what, proc, got, plaintext):
+        """paes decrypting (`proc`, its output `got`) must give `plaintext`; a failure names `what`."""
+        self.check(proc.returncode == 0 and got == plaintext,
+                   f"{what}: " + (describe(proc) if proc.returncode else "plaintext differs"))
+
+    def check_tink_opens(self, what, opens, plaintext, rejecter="Tink"):
+        """`opens()`, Tink decrypting, must give `plaintext`; a failure names `what`."""
+        try:
+            self.check(opens() == plaintext, f"{what}: Tink's plaintext differs")
+        except tink.TinkError as exc:
+            self.check(False, f"{what}: {rejecter} rejects it: {exc}")
+
     def assert_paes_fails(self, args, what):
         """paes `args` (no -o) must exit 1, print one 'paes: ' stderr line, write nothing."""
         out_dir = os.path.join(self.tmp, "out")
@@ -275,9 +287,7 @@ class B_RoundTrips(Base):
                         ct = tink_encrypt(saead, plaintext, aad)
                         proc, got = self.paes_decrypt(key, ct, "tink", aad_text,
                                                       seg or DEFAULT_SEGMENT)
-                        self.check(proc.returncode == 0 and got == plaintext,
-                                   f"Tink->paes {what}: "
-                                   + (describe(proc) if proc.returncode else "plaintext differs"))
+                        self.check_paes_opens(f"Tink->paes {what}", proc, got, plaintext)
                         # paes -> Tink (default segment size: --segment-size left out)
                         proc, ct = self.paes_encrypt(key, plaintext, "tink", aad_text, seg)
                         if proc.returncode != 0 or ct is None:
@@ -286,11 +296,7 @@ class B_RoundTrips(Base):
                         self.check(len(ct) == tink_ciphertext_len(n, seg or DEFAULT_SEGMENT, len(key)),
                                    f"paes->Tink {what}: ciphertext {len(ct)} bytes, Tink makes "
                                    f"{tink_ciphertext_len(n, seg or DEFAULT_SEGMENT, len(key))}")
-                        try:
-                            self.check(tink_decrypt(saead, ct, aad) == plaintext,
-                                       f"paes->Tink {what}: Tink's plaintext differs")
-                        except tink.TinkError as exc:
-                            self.check(False, f"paes->Tink {what}: Tink rejects it: {exc}")
+                        self.check_tink_opens(f"paes->Tink {what}", lambda: tink_decrypt(saead, ct, aad), plaintext)
         self.finish()
 
     def test_boundaries_small_segments(self):
@@ -322,8 +328,7 @@ class B2_LongAssociatedData(Base):
             what = f"AES-{key_len * 8} aad {self.AAD_LEN} bytes"
             ct = tink_encrypt(saead, plaintext, aad)
             proc, got = self.paes_decrypt(key, ct, "tink", segment_size=seg, aad_file=aad_file)
-            self.check(proc.returncode == 0 and got == plaintext,
-                       f"Tink->paes {what}: " + (describe(proc) if proc.returncode else "plaintext differs"))
+            self.check_paes_opens(f"Tink->paes {what}", proc, got, plaintext)
             self.assert_paes_fails(["decrypt", "--format", "tink", "--segment-size", seg, "--key-file",
                                     self.key_file(key, as_hex=False), "--aad-file", other_aad_file, self.scratch_file("ct.bin", ct)],
                                    f"Tink->paes {what}, its last byte changed")
@@ -332,10 +337,7 @@ class B2_LongAssociatedData(Base):
             if proc.returncode != 0 or ct is None:
                 self.check(False, f"paes->Tink {what}: encrypt {describe(proc)}")
             else:
-                try:
-                    self.check(tink_decrypt(saead, ct, aad) == plaintext, f"paes->Tink {what}: Tink's plaintext differs")
-                except tink.TinkError as exc:
-                    self.check(False, f"paes->Tink {what}: Tink rejects it: {exc}")
+                self.check_tink_opens(f"paes->Tink {what}", lambda: tink_decrypt(saead, ct, aad), plaintext)
 
             # The paes format: its HKDF info is 32 bytes longer still.
             proc, data = self.paes_encrypt(key, plaintext, None, segment_size=seg, aad_file=aad_file)
@@ -356,17 +358,12 @@ class B2_LongAssociatedData(Base):
         plaintext = RNG.randbytes(5000)
         proc, got = self.paes_decrypt(key, tink_encrypt(saead, plaintext, aad_text.encode()), "tink", aad_text,
                                       DEFAULT_SEGMENT)
-        self.check(proc.returncode == 0 and got == plaintext,
-                   "Tink->paes --aad: " + (describe(proc) if proc.returncode else "plaintext differs"))
+        self.check_paes_opens("Tink->paes --aad", proc, got, plaintext)
         proc, ct = self.paes_encrypt(key, plaintext, "tink", aad_text)
         if proc.returncode != 0 or ct is None:
             self.check(False, f"paes->Tink --aad: encrypt {describe(proc)}")
         else:
-            try:
-                self.check(tink_decrypt(saead, ct, aad_text.encode()) == plaintext,
-                           "paes->Tink --aad: Tink's plaintext differs")
-            except tink.TinkError as exc:
-                self.check(False, f"paes->Tink --aad: Tink rejects it: {exc}")
+            self.check_tink_opens("paes->Tink --aad", lambda: tink_decrypt(saead, ct, aad_text.encode()), plaintext)
         self.finish()
 
 
@@ -423,16 +420,11 @@ class C2_PaesFormat(Base):
                         self.check_preamble(what, data[:PREAMBLE_LEN], key, seg or DEFAULT_SEGMENT)
                         self.check(len(data) == PREAMBLE_LEN + tink_ciphertext_len(
                             n, seg or DEFAULT_SEGMENT, len(key)), f"{what}: file is {len(data)} bytes")
-                        try:
-                            got = decrypt_paes_file_with_tink(data, key, aad_bytes(aad_text))
-                            self.check(got == plaintext, f"{what}: Tink's plaintext differs")
-                        except tink.TinkError as exc:
-                            self.check(False, f"{what}: Tink (recipe) rejects it: {exc}")
+                        self.check_tink_opens(what, lambda: decrypt_paes_file_with_tink(data, key, aad_bytes(aad_text)),
+                                              plaintext, rejecter="Tink (recipe)")
                         # paes' own round trip, no --segment-size: it comes from the preamble
                         proc, got = self.paes_decrypt(key, data, None, aad_text)
-                        self.check(proc.returncode == 0 and got == plaintext,
-                                   f"{what}: paes decrypt of its own file: "
-                                   + (describe(proc) if proc.returncode else "plaintext differs"))
+                        self.check_paes_opens(f"{what}: paes decrypt of its own file", proc, got, plaintext)
         self.finish()
 
     def test_tink_built_paes_file_decrypted_by_paes(self):
@@ -447,9 +439,7 @@ class C2_PaesFormat(Base):
                                                    preamble + aad_bytes(aad_text))
                     for fmt in (None, "paes"):
                         proc, got = self.paes_decrypt(key, data, fmt, aad_text)
-                        self.check(proc.returncode == 0 and got == plaintext,
-                                   f"{what} --format {fmt or '(default)'}: "
-                                   + (describe(proc) if proc.returncode else "plaintext differs"))
+                        self.check_paes_opens(f"{what} --format {fmt or '(default)'}", proc, got, plaintext)
         self.finish()
 
     def test_passphrase_file_decrypted_by_tink(self):
@@ -625,9 +615,7 @@ class D_Failures(Base):
                         self.check(False, f"{what} paes->Tink: Tink rejects it: {exc}")
                     ct = tink_encrypt(saead, plaintext, AAD_TEXT.encode())
                     proc, got = self.paes_decrypt(key, ct, "tink", AAD_TEXT, seg)
-                    self.check(proc.returncode == 0 and got == plaintext,
-                               f"{what} Tink->paes: "
-                               + (describe(proc) if proc.returncode else "plaintext differs"))
+                    self.check_paes_opens(f"{what} Tink->paes", proc, got, plaintext)
         self.finish()
 
     def test_bad_key_sizes(self):
@@ -674,9 +662,7 @@ class E_EnginesAndPipes(Base):
                 proc, got = self.output_of(["decrypt", "--format", "tink", "--key-file", kf,
                                              "--aad", AAD_TEXT, "--segment-size", seg]
                                             + extra + [inp_ct], self.path("pt.out"))
-                self.check(proc.returncode == 0 and got == plaintext,
-                           f"{what} Tink->paes: "
-                           + (describe(proc) if proc.returncode else "plaintext differs"))
+                self.check_paes_opens(f"{what} Tink->paes", proc, got, plaintext)
         self.finish()
 
     def test_stdin_stdout(self):

@@ -52,22 +52,26 @@ void check(cl_int err, const char* what) {
   }
 }
 
-std::string platform_string(cl_platform_id p, cl_platform_info what) {
+// A string an OpenCL info query returns (clGetPlatformInfo, clGetDeviceInfo
+// on one object and one name): its length, then its bytes, less the
+// terminating NULs.
+template <typename Handle, typename Name>
+std::string info_string(cl_int (*query)(Handle, Name, std::size_t, void*, std::size_t*), Handle object, Name what,
+                        const char* call) {
   std::size_t len = 0;
-  check(clGetPlatformInfo(p, what, 0, nullptr, &len), "clGetPlatformInfo");
+  check(query(object, what, 0, nullptr, &len), call);
   std::string s(len, '\0');
-  check(clGetPlatformInfo(p, what, len, s.data(), nullptr), "clGetPlatformInfo");
+  check(query(object, what, len, s.data(), nullptr), call);
   while (!s.empty() && s.back() == '\0') s.pop_back();
   return s;
 }
 
+std::string platform_string(cl_platform_id p, cl_platform_info what) {
+  return info_string(clGetPlatformInfo, p, what, "clGetPlatformInfo");
+}
+
 std::string device_string(cl_device_id d, cl_device_info what) {
-  std::size_t len = 0;
-  check(clGetDeviceInfo(d, what, 0, nullptr, &len), "clGetDeviceInfo");
-  std::string s(len, '\0');
-  check(clGetDeviceInfo(d, what, len, s.data(), nullptr), "clGetDeviceInfo");
-  while (!s.empty() && s.back() == '\0') s.pop_back();
-  return s;
+  return info_string(clGetDeviceInfo, d, what, "clGetDeviceInfo");
 }
 
 template <typename T>
@@ -370,15 +374,20 @@ class OpenClDevice final : public Device {
       cl_event ev = nullptr;
       check(clEnqueueWriteBuffer(queue.get(), dev_in.get(), CL_FALSE, 0, bytes, host->host(), 0, nullptr, &ev),
             "clEnqueueWriteBuffer");
-      check(clFlush(queue.get()), "clFlush");
-      return ClPtr<cl_event>(ev);
+      return started(ev);
     }
     ClPtr<cl_event> copy_down() {
       cl_event ev = nullptr;
       check(clEnqueueReadBuffer(queue.get(), dev_in.get(), CL_FALSE, 0, bytes, host->host(), 0, nullptr, &ev),
             "clEnqueueReadBuffer");
+      return started(ev);
+    }
+    // The command just enqueued, flushed so that it starts now (a copy the
+    // other way may overlap it), and its event `ev`, owned.
+    ClPtr<cl_event> started(cl_event ev) {
+      ClPtr<cl_event> event(ev);
       check(clFlush(queue.get()), "clFlush");
-      return ClPtr<cl_event>(ev);
+      return event;
     }
     // Waits for the queue; the seconds `done`'s command ran.
     double finish(const ClPtr<cl_event>& done) {
