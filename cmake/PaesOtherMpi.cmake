@@ -79,7 +79,7 @@ if(NOT version_compiled OR NOT version_run EQUAL 0)
   message(FATAL_ERROR "paes: ${PAES_OTHER_MPICXX}'s flags build no program that runs:\n${version_compile_output}")
 endif()
 
-add_library(paes_mpi_${flavor} STATIC src/engine/mpi/mpi_engine.cpp)
+add_library(paes_mpi_${flavor} STATIC src/engine/mpi/mpi_session.cpp src/engine/mpi/mpi_engine.cpp)
 target_include_directories(paes_mpi_${flavor} PRIVATE ${PROJECT_SOURCE_DIR}/src)
 target_link_libraries(paes_mpi_${flavor} PUBLIC paes paes_other_mpi_flags PRIVATE OpenMP::OpenMP_CXX)
 target_compile_definitions(paes_mpi_${flavor} PUBLIC PAES_HAVE_MPI)

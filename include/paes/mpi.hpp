@@ -38,7 +38,7 @@ class MpiSession {
   // Rank 0: the other ranks got a job (they wait for finish() after it).
   void job_sent() { released_ = true; }
   // Rank 0: removes the temporary output at `path` if this process dies
-  // before finish() (see TemporaryWatch in mpi_engine.cpp).
+  // before finish() (see MpiSession::Watch in engine/mpi/mpi_session.cpp).
   void watch_temporary(const std::string& path);
 
   static MpiSession* current();

@@ -12,7 +12,7 @@
  * for its endpoints' closes; the others wait in the PMI barrier that follows
  * the closes, and progress nothing. With an argument, "unstick", each rank
  * shuts its TCP connections down 1 s into MPI_Finalize, as paes does
- * (FinalizeDeadline in src/engine/mpi/mpi_engine.cpp): 0 of 30 hung. */
+ * (FinalizeDeadline in src/engine/mpi/mpi_session.cpp): 0 of 30 hung. */
 #include <dirent.h>
 #include <mpi.h>
 #include <pthread.h>

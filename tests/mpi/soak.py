@@ -34,7 +34,7 @@ from launchers import Launcher, Ranks  # noqa: E402
 
 IV = "000102030405060708090a0b0c0d0e0f"
 LEGS = ("ctr", "sealed", "cbc")
-# kFinalizeGrace in src/engine/mpi/mpi_engine.cpp: how long a rank's MPI_Finalize may
+# kFinalizeGrace in src/engine/mpi/mpi_session.cpp: how long a rank's MPI_Finalize may
 # take before the rank shuts its MPI connections down (MPICH 4.0's hang over TCP).
 FINALIZE_GRACE = 0.25
 
