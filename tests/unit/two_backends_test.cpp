@@ -69,15 +69,27 @@ void run_side_by_side(const Side& a, const Side& b) {
   EXPECT_GE(backend_b->objects_made() - made_b, std::uint64_t{kRounds}) << b.backend;
 }
 
-TEST(TwoBackends, CpuBackendsRunTwoJobsAtOnce) {
-  const std::vector<std::string> cpu = test::available_backends();
-  if (cpu.size() < 2) {
-    GTEST_SKIP() << "one CPU backend here (" << cpu.front() << "): ipsec-mb is not built in or can't run";
+// The CPU backends that run this work themselves, in the table's order: a
+// side's backend must, or its job runs on another row.
+std::vector<std::string> cpu_backends_running(Mode mode, Direction direction) {
+  std::vector<std::string> names;
+  for (const std::string& name : test::available_backends()) {
+    if (test::backend_runs(name, mode, direction)) names.push_back(name);
   }
+  return names;
+}
+
+TEST(TwoBackends, CpuBackendsRunTwoJobsAtOnce) {
   // CTR both sides, then CBC decryption (ipsec-mb runs it; its encryption
-  // would go to OpenSSL).
-  run_side_by_side({cpu[0], Mode::ctr, Direction::encrypt, 1}, {cpu[1], Mode::ctr, Direction::encrypt, 2});
-  run_side_by_side({cpu[1], Mode::cbc, Direction::decrypt, 3}, {cpu[0], Mode::cbc, Direction::decrypt, 4});
+  // would go to OpenSSL), each on the first two backends that run it.
+  const std::vector<std::string> ctr = cpu_backends_running(Mode::ctr, Direction::encrypt);
+  const std::vector<std::string> cbc = cpu_backends_running(Mode::cbc, Direction::decrypt);
+  if (ctr.size() < 2 || cbc.size() < 2) {
+    GTEST_SKIP() << "one CPU backend here runs CTR and CBC decryption (" << ctr.front()
+                 << "): ipsec-mb is not built in or can't run";
+  }
+  run_side_by_side({ctr[0], Mode::ctr, Direction::encrypt, 1}, {ctr[1], Mode::ctr, Direction::encrypt, 2});
+  run_side_by_side({cbc[1], Mode::cbc, Direction::decrypt, 3}, {cbc[0], Mode::cbc, Direction::decrypt, 4});
 }
 
 TEST(TwoBackends, GpuBesideCpuRunTwoJobsAtOnce) {
