@@ -87,6 +87,9 @@ class CipherBackend {
   // Whether `auto` runs it here: where it is available and the fastest
   // backend for this CPU (OpenSSL is auto's fallback for everything).
   virtual bool chosen_by_auto() const = 0;
+  // How auto ranks it, for `paes info`: by default, never (it runs only
+  // where a job names it).
+  virtual std::string auto_rule() const { return "never: only where named (--backend " + std::string(name()) + ")"; }
   // Version and code path on this machine, for `paes info` ("1.3.0, avx512").
   virtual std::string detail() const = 0;
   // Why available() is false, for the error that refuses an explicit choice.

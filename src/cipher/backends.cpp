@@ -224,9 +224,7 @@ std::vector<CipherBackendInfo> cipher_backends_info() {
       info.chosen_by_auto = !info.gpu && !auto_taken && info.available && backend->chosen_by_auto();
       auto_taken = auto_taken || info.chosen_by_auto;
       info.runs = what_it_runs(*backend);
-      info.auto_rule = info.gpu ? "where it measured it faster than the CPU for a job of that size (a real GPU only)"
-                                : backend == &openssl_backend() ? "for what the others don't run"
-                                                                : "first, where this CPU runs its fast code";
+      info.auto_rule = backend->auto_rule();
       info.detail = backend->detail();
       if (info.gpu) {
         info.versions = backend->versions();

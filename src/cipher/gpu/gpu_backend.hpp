@@ -90,6 +90,9 @@ class GpuCipherBackend final : public CipherBackend {
   // Never by the table's rule: auto sends work to a GPU only where it was
   // measured faster (api/auto_backend.hpp).
   bool chosen_by_auto() const override { return false; }
+  std::string auto_rule() const override {
+    return "where it measured it faster than the CPU for a job of that size (a real GPU only)";
+  }
   std::string detail() const override;
   std::string why_unavailable() const override;
   bool runs_on_device() const override { return true; }

@@ -375,6 +375,7 @@ class IpsecMbBackend final : public CipherBackend {
   std::string_view name() const override { return "ipsec-mb"; }
   bool available() const override { return probe().available; }
   bool chosen_by_auto() const override { return probe().chosen_by_auto; }
+  std::string auto_rule() const override { return "first, where this CPU runs its fast code"; }
   std::string detail() const override { return probe().detail; }
   std::string why_unavailable() const override { return probe().why_not; }
 

@@ -117,6 +117,7 @@ class OpenSslBackend final : public CipherBackend {
   bool available() const override { return true; }
   bool runs(Mode, Direction) const override { return true; }
   bool chosen_by_auto() const override { return true; }
+  std::string auto_rule() const override { return "for what the others don't run"; }
   std::string detail() const override { return OpenSSL_version(OPENSSL_VERSION); }
 
  private:
