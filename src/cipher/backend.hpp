@@ -89,7 +89,7 @@ class CipherBackend {
   virtual bool chosen_by_auto() const = 0;
   // How auto ranks it, for `paes info`: by default, never (it runs only
   // where a job names it).
-  virtual std::string auto_rule() const { return "never: only where named (--backend " + std::string(name()) + ")"; }
+  virtual std::string auto_rule() const { return "never: only where a job names it"; }
   // Version and code path on this machine, for `paes info` ("1.3.0, avx512").
   virtual std::string detail() const = 0;
   // Why available() is false, for the error that refuses an explicit choice.
