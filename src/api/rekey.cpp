@@ -4,6 +4,7 @@
 
 #include "api/job_runner.hpp"
 #include "api/recipients.hpp"
+#include "cipher/x25519.hpp"
 #include "format/sealed_format.hpp"
 #include "format/x25519_stanza.hpp"
 #include "paes/endpoint.hpp"
@@ -51,13 +52,28 @@ RekeyReport rekey_sealed(const RekeySpec& spec, const std::string& input_path, c
   const OpenedStanzas opened = open_stanzas(spec.identities, preamble_bytes, in);
 
   std::vector<Stanza> stanzas;
-  if (spec.keep_recipients) stanzas = opened.header.stanzas;  // as they are, unknown types too
+  if (spec.keep_recipients) {
+    // As they are, unknown types too; but an X25519 stanza that opening
+    // never reached (it stopped at the one that opened) is checked as
+    // opening checks it, so that no reader refuses the header written here.
+    // A low-order share gives X25519 no secret whatever the scalar: the
+    // identity at hand tells.
+    stanzas = opened.header.stanzas;
+    const X25519PublicKey identity_public = x25519_public_of(spec.identities.front());
+    for (const Stanza& kept : stanzas) {
+      if (kept.type == kX25519StanzaType) unwrap_x25519(kept, spec.identities.front(), identity_public, in.name());
+    }
+  }
   if (stanzas.size() + spec.recipients.size() > kMaxStanzas) {
     throw usage_error("at most " + std::to_string(kMaxStanzas) + " recipients, and this would make " +
                       std::to_string(stanzas.size() + spec.recipients.size()));
   }
   for (const X25519PublicKey& recipient : spec.recipients) stanzas.push_back(wrap_x25519(opened.file_key, recipient));
   const std::string header = encode_stanza_header(preamble_bytes, stanzas, opened.file_key);
+  if (header.size() > kMaxHeaderLen) {
+    throw Error("the re-keyed header would be " + std::to_string(header.size()) + " bytes, past the " +
+                std::to_string(kMaxHeaderLen >> 20) + " MiB every reader accepts: keep fewer recipients");
+  }
 
   OutputEndpoint out(output_path, output_options(options, Direction::encrypt, in), true,
                      options.armor ? Armor::paes : Armor::none);

@@ -79,6 +79,49 @@ def header_end(sealed):
     return sealed.index(b"\n", pos) + 1
 
 
+def age_b64(data):
+    """age's base64: the standard alphabet, no padding."""
+    return base64.b64encode(data).rstrip(b"=")
+
+
+def stanza_text(args, body):
+    """One stanza as age.md writes it: its line, then its body in 64-column lines, the last one shorter
+    (empty where the body fills whole lines)."""
+    text = age_b64(body)
+    lines = [text[i:i + 64] for i in range(0, len(text), 64)]
+    if not lines or len(lines[-1]) == 64:
+        lines.append(b"")
+    return b"-> " + " ".join(args).encode() + b"\n" + b"".join(line + b"\n" for line in lines)
+
+
+def with_stanzas_added(sealed, secret_line, added):
+    """`sealed` (a version-3 file to the identity `secret_line`) with the stanza texts `added` after its
+    own, its header MAC made again under its file key, as a header paes never writes but whose MAC
+    verifies: what a rekey must check before keeping it."""
+    from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
+    from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+    from cryptography.hazmat.primitives.hashes import SHA256
+    from cryptography.hazmat.primitives.hmac import HMAC
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+    def hkdf(ikm, salt, info):
+        return HKDF(SHA256(), 32, salt, info).derive(ikm)
+
+    identity = X25519PrivateKey.from_private_bytes(bech32_decode(secret_line.lower())[1])
+    public = identity.public_key().public_bytes_raw()
+    first = re.compile(rb"-> X25519 ([A-Za-z0-9+/]{43})\n([A-Za-z0-9+/]{43})\n").match(sealed, PREAMBLE_LEN)
+    share = base64.b64decode(first[1] + b"=")
+    wrap_key = hkdf(identity.exchange(X25519PublicKey.from_public_bytes(share)), share + public,
+                    b"age-encryption.org/v1/X25519")
+    file_key = ChaCha20Poly1305(wrap_key).decrypt(bytes(12), base64.b64decode(first[2] + b"="), None)
+    end = header_end(sealed)
+    mac_line = sealed.rindex(b"--- ", 0, end)
+    header = sealed[:mac_line] + b"".join(added) + b"---"
+    mac = HMAC(hkdf(file_key, b"", b"header"), SHA256())
+    mac.update(header)
+    return header + b" " + age_b64(mac.finalize()) + b"\n" + sealed[end:]
+
+
 def stanzas(sealed):
     """The stanzas' first lines ("-> ..."), in the order of a version-3 file's header."""
     return [l for l in sealed[PREAMBLE_LEN:header_end(sealed)].split(b"\n") if l.startswith(b"-> ")]
@@ -513,6 +556,36 @@ class RekeyTest(RecipientsCase):
             self.assertNotEqual(out, to_file, f"{what}: the same ephemeral key twice")
             self.opens(out, b, data, what)
             self.does_not_open(out, a, what)
+        self.finish()
+
+    def test_refuses_a_header_readers_would_refuse(self):
+        # Issue 39: a kept X25519 stanza that opening never reached, and a header grown past the 1 MiB
+        # every reader accepts, each fail (exit 1) with nothing under the output's name.
+        (a, ra, sa), (_, rb, _) = self.identity("a.key"), self.identity("b.key")
+        data = b"kept stanzas\n" * 100
+        sealed = self.seal(data, ["-r", ra])
+        out_dir = self.new_dir("out")
+        out = os.path.join(out_dir, "x")
+        low_order = stanza_text(["X25519", age_b64(bytes(32)).decode()], os.urandom(32))
+        one_argument_too_many = stanza_text(["X25519", age_b64(os.urandom(32)).decode(), "x"], os.urandom(32))
+        for what, stanza in (("a low-order share", low_order), ("two arguments", one_argument_too_many)):
+            src = write_file(self.path("kept.paes"), with_stanzas_added(sealed, sa, [stanza]))
+            self.assert_fails(["rekey", "-i", a, "--add", "-r", rb, src, "-o", out], 1, "malformed X25519 stanza",
+                              out_dir=out_dir)
+        # A header 40 bytes short of 1 MiB opens; one more X25519 stanza (98 bytes) would pass the bound.
+        limit = 1 << 20
+        own = header_end(sealed) - PREAMBLE_LEN
+        low, high = 0, limit  # the longest padding stanza body that keeps the header within limit - 40
+        while low < high:
+            mid = (low + high + 1) // 2
+            low, high = (mid, high) if own + len(stanza_text(["padding"], bytes(mid))) <= limit - 40 else (low, mid - 1)
+        pad = low
+        big = with_stanzas_added(sealed, sa, [stanza_text(["padding"], os.urandom(pad))])
+        self.assertTrue(limit - 98 < header_end(big) - PREAMBLE_LEN <= limit, header_end(big))
+        src = write_file(self.path("big.paes"), big)
+        self.opens(big, a, data, "a header just under 1 MiB")
+        self.assert_fails(["rekey", "-i", a, "--add", "-r", rb, src, "-o", out], 1, "past the 1 MiB",
+                          out_dir=out_dir)
         self.finish()
 
     def test_refused(self):
