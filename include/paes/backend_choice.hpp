@@ -39,6 +39,8 @@ struct BackendChoice {
   bool gpu_where_faster = false;
 
   bool is_auto() const { return name == kAutoBackend; }
+  // Auto with its GPU policy on: the front door may send a raw job to a GPU.
+  bool auto_may_take_a_gpu() const { return is_auto() && gpu_where_faster; }
 };
 
 }  // namespace paes

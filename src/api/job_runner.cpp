@@ -71,7 +71,7 @@ JobRunner::JobRunner(const TransformOptions& options)
 
 const CipherBackend& raw_backend_for(const CipherSpec& spec, const TransformOptions& options,
                                      std::optional<std::uint64_t> input_len, std::string& why) {
-  if (options.backend.is_auto() && options.backend.gpu_where_faster) {
+  if (options.backend.auto_may_take_a_gpu()) {
     const AutoChoice choice = choose_auto_backend(spec, input_len, options.threads != 0 ? options.threads : online_cpus(),
                                                   options.backend.device);
     why = choice.why;
@@ -117,7 +117,7 @@ void JobRunner::run(const Job& job, InputEndpoint& in, std::uint64_t in_skip, Ou
   report.ranks = engine_->rank_timings();
   // plan_for gave a raw job auto's reason; a sealed job's AES-GCM runs on
   // the CPU's backend (no GPU has it), and auto says so all the same.
-  report.engine_choice = backend_choice_.empty() && options_.backend.is_auto() && options_.backend.gpu_where_faster
+  report.engine_choice = backend_choice_.empty() && options_.backend.auto_may_take_a_gpu()
                              ? "auto chose the CPU: the sealed format (AES-GCM) runs on the CPU"
                              : backend_choice_;
   if (!report.ranks.empty()) {  // rank 0's progress only estimates the other ranks' share

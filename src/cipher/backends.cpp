@@ -119,7 +119,7 @@ namespace {
 // usage Errors of check_backend_choice.
 const CipherBackend* named_backend(const BackendChoice& choice) {
   if (choice.is_auto()) {
-    if (choice.device && !choice.gpu_where_faster) {
+    if (choice.device && !choice.auto_may_take_a_gpu()) {
       throw usage_error("a device is chosen with a GPU backend, or with auto where it may take a GPU (" +
                         known_names() + ")");
     }

@@ -461,8 +461,7 @@ EngineAndBackend resolve_engine(const TransformArgs& args) {
 // Refuses a backend this machine can't run, and a --device with no GPU to
 // pick, before a key is read.
 void check_backend(const BackendChoice& backend) {
-  const bool auto_may_take_a_gpu = backend.is_auto() && backend.gpu_where_faster;
-  if (backend.device && !names_gpu_backend(backend.name) && !auto_may_take_a_gpu) {
+  if (backend.device && !names_gpu_backend(backend.name) && !backend.auto_may_take_a_gpu()) {
     throw usage_error("--device picks a GPU: it goes with a GPU backend (--backend or --engine) or --engine auto");
   }
   check_backend_choice(backend);
