@@ -230,11 +230,6 @@ const CipherBackend& GpuCipherBackend::on_device(std::optional<unsigned> index) 
   return *backend;
 }
 
-bool GpuCipherBackend::device_open() const {
-  const std::lock_guard lock(mutex_);
-  return device_ != nullptr;
-}
-
 gpu::Device& GpuCipherBackend::device() const {
   const std::lock_guard open_lock(open_mutex_);
   {

@@ -76,8 +76,6 @@ class GpuCipherBackend final : public CipherBackend {
   explicit GpuCipherBackend(GpuApi api, std::optional<unsigned> device = std::nullopt,
                             std::size_t batch_bytes = kDefaultBatchBytes, const GpuGeometry& geometry = {},
                             bool profile = false);
-  // The API this backend opens devices of; none for one over a given device.
-  const std::optional<GpuApi>& api() const { return api_; }
   // Over a device already open (tests: the host adapter, the model device),
   // self-tested here. `name` names the backend.
   GpuCipherBackend(std::string name, std::unique_ptr<gpu::Device> device, std::size_t batch_bytes);
@@ -106,8 +104,6 @@ class GpuCipherBackend final : public CipherBackend {
   void start() const override { device(); }
   PinnedMemory pin(const void* data, std::size_t len) const override;
 
-  // Whether the device is open (it was used, or opened for a measurement).
-  bool device_open() const;
   // Opens the device now, if it isn't, and self-tests it (start()). Throws
   // what opening throws.
   gpu::Device& device() const;
