@@ -18,6 +18,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -186,18 +187,21 @@ bool started_by_mpi_launcher() {
 // Under mpiexec with several ranks but without --engine mpi, each rank ran
 // the whole job on its own: the same output written N times, or refused by
 // all but one ("already exists"), and mpiexec failing though the output was
-// written. Refused (rank 0 says why; the others end with the same status).
-bool ranks_without_engine_mpi(int argc, char** argv) {
+// written. Refused: rank 0 says why and ends with status 2, the job's.
+//
+// The other ranks end with status 0. Open MPI aborts the job when any rank
+// ends with another status, killing the ranks still running and dropping
+// what their stderr pipes held: a rank 1 ending with 2 before rank 0 had
+// written made the refusal end silently (3 runs in 60, under load).
+std::optional<int> ranks_without_engine_mpi(int argc, char** argv) {
   const auto [size, rank] = launched_world();
-  if (size <= 1 || argc < 2 || !started_by_mpi_launcher()) return false;
+  if (size <= 1 || argc < 2 || !started_by_mpi_launcher()) return std::nullopt;
   const std::string_view command = argv[1];
-  if (command != "encrypt" && command != "decrypt") return false;
-  if (rank == 0) {
-    fail("this is one of " + std::to_string(size) +
-             " ranks mpiexec started, and without --engine mpi each would run the whole job: add --engine mpi",
-         2);
-  }
-  return true;
+  if (command != "encrypt" && command != "decrypt") return std::nullopt;
+  if (rank != 0) return 0;
+  return fail("this is one of " + std::to_string(size) +
+                  " ranks mpiexec started, and without --engine mpi each would run the whole job: add --engine mpi",
+              2);
 }
 
 // A standard descriptor the caller closed (paes <&-) would go to the first
@@ -271,7 +275,9 @@ int main(int argc, char** argv) {
                    paes::printable(text) + '\n');
   });
   const EndingSignals ending_signals;
-  if (!mpi_requested(argc, argv) && ranks_without_engine_mpi(argc, argv)) return 2;
+  if (!mpi_requested(argc, argv)) {
+    if (const std::optional<int> refused = ranks_without_engine_mpi(argc, argv)) return *refused;
+  }
 #ifdef PAES_HAVE_MPI
   // Under --engine mpi, rank 0 runs the command line and hands the job to the
   // other ranks, which only serve (see engine/mpi/mpi_engine.cpp).
