@@ -10,7 +10,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <span>
+#include <string>
 
+#include "format/scrypt_stanza.hpp"
 #include "format/sealed_format.hpp"
 #include "format/stanza_header.hpp"
 #include "util/base64.hpp"
@@ -44,7 +46,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto encoded = preamble.encode();
     require(std::equal(encoded.begin(), encoded.end(), input.begin()), "preamble does not encode back");
     std::size_t header_at = paes::kPreambleLen;
-    if (preamble.key_source == paes::KeySource::recipient_stanzas) {
+    if (preamble.version == paes::kFormatVersion) {
       const auto rest = input.subspan(paes::kPreambleLen);
       const paes::StanzaHeader header = paes::parse_stanza_header(rest, "fuzz");
       require(header.stanzas.size() <= paes::kMaxStanzas, "stanza count out of range");
@@ -55,6 +57,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       require(text.size() == header.length && std::equal(text.begin(), text.end(), rest.begin()),
               "header of stanzas does not encode back");
       require(header.mac_input == text.substr(0, text.size() - 45), "the MAC input is not the header through ---");
+      // The scrypt stanza's own parser (its salt and work factor), which
+      // runs before any scrypt: it must refuse, never crash or accept junk.
+      for (const paes::Stanza& stanza : header.stanzas) {
+        if (stanza.type != paes::kScryptStanzaType) continue;
+        try {
+          const paes::ScryptStanzaParams params = paes::parse_scrypt_stanza(stanza, "fuzz");
+          require(params.salt.size() == 16 && params.log2_n >= 1 && params.log2_n <= paes::kMaxScryptWorkFactor &&
+                      stanza.args[1] == std::to_string(params.log2_n),
+                  "a scrypt stanza accepted outside age.md's grammar");
+        } catch (const paes::Error&) {
+        }
+      }
       header_at += header.length;
     }
     check_stream_header(input.subspan(header_at), preamble.key_len);

@@ -54,8 +54,7 @@ class Maker:
 
     def seal_passphrase(self, data):
         env = dict(os.environ, FUZZ_PASS=PASSPHRASE)
-        return self.run([self.paes, "encrypt", "--passphrase-env", "FUZZ_PASS", "--scrypt-log-n", "10",
-                         "--key-bits", "128"], data, env)
+        return self.run([self.paes, "encrypt", "--passphrase-env", "FUZZ_PASS", "--scrypt-log-n", "10"], data, env)
 
     def seal_recipients(self, data, count):
         """Sealed to `count` fresh X25519 recipients (format version 3)."""
@@ -121,26 +120,40 @@ def segment_seeds(m):
     return seeds
 
 
+def end_of_mac_line(sealed):
+    """Where a version-3 file's header ends: after the LF of its "---" line."""
+    return sealed.index(b"\n", sealed.index(b"---")) + 1
+
+
 def header_seeds(m):
     sealed256 = m.seal(plaintext(10))
     sealed128 = m.seal(plaintext(10), 16)
     with_passphrase = m.seal_passphrase(plaintext(10))
     tink = m.seal(plaintext(10), 32, ["--format", "tink"])
     recipients = m.seal_recipients(plaintext(10), 2)
-    bad_version = bytearray(sealed256[:73])
+    bad_version = bytearray(sealed256[:end_of_mac_line(sealed256) + 41])
     bad_version[4] = 2
-    mac_line_end = recipients.index(b"\n", recipients.index(b"\n---") + 1) + 1
+    # Version 1 (read with --allow-uncommitted): the preamble, no header, the Tink header.
+    v1 = bytearray(sealed256[:32]) + sealed256[end_of_mac_line(sealed256):end_of_mac_line(sealed256) + 41]
+    v1[4], v1[16:32] = 1, bytes(16)
+    v1_scrypt = bytearray(v1)
+    v1_scrypt[5:10], v1_scrypt[16:32] = bytes([2, 32, 10, 8, 1]), bytes(range(16))
+    stanza_at = end_of_mac_line(with_passphrase)
+    work_factor_23 = with_passphrase.replace(b" 10\n", b" 23\n", 1)
     return {
         "empty": b"",
         "magic-only": b"PAES",
-        "aes256-preamble-and-header": sealed256[:32 + 41],
-        "aes128-preamble-and-header": sealed128[:32 + 25],
-        "scrypt-preamble-and-header": with_passphrase[:32 + 25],
+        "aes256-preamble-and-header": sealed256[:end_of_mac_line(sealed256) + 41],
+        "aes128-preamble-and-header": sealed128[:end_of_mac_line(sealed128) + 25],
+        "scrypt-stanza-and-header": with_passphrase[:stanza_at + 41],
+        "scrypt-stanza-work-factor-23": work_factor_23[:stanza_at + 41],
+        "version-1-raw-key": bytes(v1),
+        "version-1-scrypt": bytes(v1_scrypt),
         "truncated-preamble": sealed256[:31],
-        "truncated-header": sealed256[:32 + 40],
+        "truncated-header": sealed256[:end_of_mac_line(sealed256) + 40],
         "version-2": bytes(bad_version),
         "tink-header-aes256": tink[:41],
-        "recipients-2-preamble-stanzas-header": recipients[:mac_line_end + 41],
+        "recipients-2-preamble-stanzas-header": recipients[:end_of_mac_line(recipients) + 41],
     }
 
 

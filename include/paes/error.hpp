@@ -24,6 +24,7 @@ enum class Remedy {
   passphrase,       // open with the passphrase the file was sealed with
   identity,         // open with an X25519 identity of one of the file's recipients
   associated_data,  // check the associated data (the spec's `aad`)
+  allow_uncommitted,  // open a file that does not commit to its key (the spec's `allow_uncommitted`)
 };
 
 class Error : public std::runtime_error {

@@ -33,6 +33,9 @@ struct SealedFileInfo {
   unsigned version = 0;
   InspectedKeySource key_source = InspectedKeySource::none;
   unsigned scrypt_log2_n = 0;             // a passphrase file's scrypt N = 2^this
+  // paes: whether the file commits to its key and associated data (version
+  // 3: its header's MAC); version 1 opens only when allowed to not commit.
+  bool key_committing = false;
   std::vector<std::string> stanza_types;  // a version-3 or binary age header's, in order
   unsigned key_bits = 0;                  // AES key size; 0 where unknown
   std::uint32_t segment_size = 0;         // ciphertext segment size; 0 where unknown

@@ -24,10 +24,10 @@ enum class SealedFormat {
   tink,  // a bare Tink AES-GCM-HKDF stream, associated data = aad
 };
 
-// The highest scrypt cost (log2 N) a passphrase seals with. N = 2^20 takes
-// 1 GiB; 2^21 would take 2 GiB and a little more, past the cap that bounds
-// what a hostile file can make paes allocate, so no paes could open it.
-inline constexpr std::uint8_t kMaxScryptLog2N = 20;
+// The highest scrypt cost (log2 N) a passphrase seals with and a file may
+// ask for: age's limit. N = 2^22 takes 4 GiB; more is past the cap that
+// bounds what a hostile file can make paes allocate.
+inline constexpr std::uint8_t kMaxScryptLog2N = 22;
 
 // That cap: the most memory, in bytes, scrypt may take when paes opens a file.
 std::uint64_t max_scrypt_memory();
@@ -35,13 +35,23 @@ std::uint64_t max_scrypt_memory();
 struct SealedSpec {
   Direction direction = Direction::encrypt;
   SealedFormat format = SealedFormat::paes;
-  // Either a raw key (16 or 32 bytes) or a passphrase (paes format only), from
-  // which scrypt derives a key of key_len bytes.
+  // Either a raw key (16 or 32 bytes) or a passphrase (paes format only),
+  // which wraps a random file key in age's scrypt stanza (AES-256 body).
   SecretBytes key;
   SecretBytes passphrase;
-  std::size_t key_len = 32;     // with a passphrase, when sealing
+  std::size_t key_len = 32;     // with a passphrase, when sealing: 32 only (a 16 is refused)
   std::uint8_t scrypt_log2_n = 18;  // with a passphrase, when sealing; at most kMaxScryptLog2N
+  // Associated data: authenticated, not stored. The header's MAC covers it
+  // (docs/FORMAT.md section 8.3), so opening with another fails there,
+  // before any segment.
   std::vector<std::uint8_t> aad;
+  // Opening files that do not commit to their key or associated data:
+  // version 1 (a key or passphrase, sealed before version 3 took them), and
+  // a recipients file whose header was sealed before it covered the
+  // associated data. Such a file can be built to open to two plaintexts
+  // under two keys or two associated data. Refused unless this is set; with
+  // it, each opening notifies a warning (paes/notice.hpp).
+  bool allow_uncommitted = false;
   std::uint32_t segment_len = 1u << 20;  // sealing, and opening a bare Tink stream
   // Public-key recipients (paes format only, docs/FORMAT.md section 8: format
   // version 3): sealing to recipients takes no key or passphrase; a random
@@ -124,26 +134,32 @@ struct RekeySpec {
   std::vector<SecretBytes> identities;
   std::vector<X25519PublicKey> recipients;
   bool keep_recipients = false;
+  // The associated data the file was sealed with: the header's MAC covers
+  // it, and the body is authenticated under it as it is copied.
+  std::vector<std::uint8_t> aad;
 };
 
 struct RekeyReport {
   std::size_t recipients_before = 0;  // stanzas of the input's header
   std::size_t recipients_after = 0;
-  std::uint64_t body_bytes = 0;       // copied unchanged
+  std::uint64_t body_bytes = 0;       // copied unchanged, every segment authenticated
   bool copied_in_kernel = false;      // file to file: copy_file_range or its fallback
   double seconds = 0;
 };
 
 // Writes the re-keyed file to output_path (a file, committed as run_sealed's
 // outputs are: complete or not at all; or "-" for stdout). Throws Error: the
-// input is not a version-3 file (a usage Error: a key or passphrase file is
-// re-encrypted instead), no identity opens it, its header MAC fails, no
-// recipient would be left, more than 4096.
+// input is not a file sealed to recipients (a usage Error: a key or
+// passphrase file is re-encrypted instead), no identity opens it, its header
+// MAC fails (the associated data included), no recipient would be left, more
+// than 4096, a segment of the body fails to authenticate (nothing is then
+// left under a file output's name).
 RekeyReport rekey_sealed(const RekeySpec& spec, const std::string& input_path, const std::string& output_path,
                          const TransformOptions& options);
 
-// How a paes-format sealed file's key is given, read from its preamble:
-// a raw key, a passphrase, or X25519 identities (version 3). For a file
+// How a paes-format sealed file's key is given, read from its preamble and
+// (version 3) its header's stanzas: a raw key, a passphrase, or X25519
+// identities. For a file
 // only (a stream would lose the bytes read). Throws Error for a file that is
 // no paes sealed file, or can't be read.
 enum class SealedKeyKind { raw_key, passphrase, identities };

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "format/salted_header.hpp"
+#include "format/scrypt_stanza.hpp"
 #include "format/sealed_format.hpp"
 #include "format/stanza_header.hpp"
 #include "paes/endpoint.hpp"
@@ -38,6 +39,17 @@ void mark_truncated(SealedFileInfo& info, const std::string& why) {
 // The stanzas of a version-3 or age header that starts at `start` in
 // `prefix`: their types into `info`, and where the header ends; none, with
 // info.problem saying why, where they don't parse.
+bool text_holds_mac_line(std::span<const std::uint8_t> text) {
+  const std::string_view lines(reinterpret_cast<const char*>(text.data()), text.size());
+  for (std::size_t at = 0; at < lines.size();) {
+    const std::size_t end = lines.find('\n', at);
+    if (end == std::string_view::npos) return false;
+    if (lines.substr(at).starts_with(kMacLinePrefix)) return true;
+    at = end + 1;
+  }
+  return false;
+}
+
 std::optional<std::uint64_t> read_stanzas(SealedFileInfo& info, std::span<const std::uint8_t> prefix,
                                           std::uint64_t start, const std::string& name) {
   try {
@@ -45,6 +57,8 @@ std::optional<std::uint64_t> read_stanzas(SealedFileInfo& info, std::span<const 
     for (const Stanza& s : stanzas.stanzas) info.stanza_types.push_back(s.type);
     return start + stanzas.length;
   } catch (const Error& e) {
+    // A header cut before its MAC line is a truncated file, as a cut body is.
+    info.truncated = !text_holds_mac_line(prefix.subspan(start)) && prefix.size() - start <= kMaxHeaderLen;
     info.problem = e.what();
     return std::nullopt;
   }
@@ -106,11 +120,22 @@ void inspect_paes(SealedFileInfo& info, std::span<const std::uint8_t> prefix, st
       break;
     case KeySource::recipient_stanzas: info.key_source = InspectedKeySource::recipients; break;
   }
+  info.key_committing = preamble.version == kFormatVersion;
   std::uint64_t header = kPreambleLen;
-  if (preamble.key_source == KeySource::recipient_stanzas) {
+  if (preamble.version == kFormatVersion) {  // a raw key's header is its MAC line alone
     const auto end = read_stanzas(info, prefix, kPreambleLen, name);
     if (!end) return;
     header = *end;
+    if (info.stanza_types.size() == 1 && info.stanza_types.front() == kScryptStanzaType) {
+      info.key_source = InspectedKeySource::passphrase;
+      try {
+        info.scrypt_log2_n = parse_scrypt_stanza(parse_stanza_header(prefix.subspan(kPreambleLen), name).stanzas.front(),
+                                                 name).log2_n;
+      } catch (const Error& e) {
+        info.problem = e.what();
+        return;
+      }
+    }
   }
   const std::uint64_t stream_header = StreamHeader::length(preamble.key_len);
   const BodyLayout layout{stream_header, stream_header, kTagLen, "the file ends before its Tink stream header"};

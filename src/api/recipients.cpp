@@ -1,14 +1,17 @@
 #include "api/recipients.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "cipher/kdf.hpp"
-#include "format/sealed_format.hpp"
+#include "format/scrypt_stanza.hpp"
 #include "format/x25519_stanza.hpp"
 #include "paes/age_keys.hpp"
 #include "paes/error.hpp"
+#include "paes/notice.hpp"
 
 namespace paes {
 namespace {
@@ -69,17 +72,94 @@ std::vector<std::uint8_t> read_stanza_text(InputEndpoint& in, std::uint64_t at) 
 
 }  // namespace
 
-OpenedStanzas open_stanzas(const std::vector<SecretBytes>& identities, std::span<const std::uint8_t> preamble,
-                           InputEndpoint& in) {
-  OpenedStanzas opened{parse_stanza_header(read_stanza_text(in, preamble.size()), in.name()), {}};
-  opened.file_key = unwrap_with_identities(identities, opened.header, in.name());
-  if (!header_mac_matches(opened.file_key, preamble, opened.header)) {
-    throw Error(in.name() + ": header MAC mismatch: the header was changed after sealing, or its stanzas don't "
-                "all wrap the same file key (refused before any plaintext)");
+void require_secret(const SealedSpec& spec, SealedKeyKind wanted, const std::string& name) {
+  const bool given_key = !spec.key.empty(), given_passphrase = !spec.passphrase.empty();
+  const bool given_identities = !spec.identities.empty();
+  if (given_key + given_passphrase + given_identities > 1) {  // one would be ignored, as sealing refuses too
+    throw usage_error("a file is opened with a key, a passphrase or identities: one of them");
   }
-  return opened;
+  if (wanted == SealedKeyKind::identities) {
+    if (given_identities) return;
+    throw usage_error(name + " was sealed to public-key recipients: open it with an identity, not a key or "
+                      "passphrase",
+                      Remedy::identity);
+  }
+  const bool passphrase = wanted == SealedKeyKind::passphrase;
+  if (passphrase ? given_passphrase : given_key) return;
+  const std::string secret = passphrase ? "passphrase" : "key";
+  const Remedy remedy = passphrase ? Remedy::passphrase : Remedy::key;
+  if (given_identities) {
+    throw usage_error(name + " was sealed with a " + secret + ", not to recipients: open it with its " + secret +
+                          ", not identities",
+                      remedy);
+  }
+  const std::string other = given_key ? ", not a key" : given_passphrase ? ", not a passphrase" : "";
+  throw usage_error(name + " was sealed with a " + secret + other + ": open it with its " + secret, remedy);
 }
 
+StanzaHeader read_v3_header(InputEndpoint& in, std::uint64_t at) {
+  return parse_stanza_header(read_stanza_text(in, at), in.name());
+}
+
+SealedKeyKind stanzas_key_kind(const StanzaHeader& header, const std::string& name) {
+  check_scrypt_stands_alone(header.stanzas, name);
+  const bool scrypt = header.stanzas.size() == 1 && header.stanzas.front().type == kScryptStanzaType;
+  return scrypt ? SealedKeyKind::passphrase : SealedKeyKind::identities;
+}
+
+OpenedStanzas open_stanzas(const SealedSpec& spec, const Preamble& preamble, std::span<const std::uint8_t> preamble_bytes,
+                           StanzaHeader header, const std::string& name) {
+  OpenedStanzas opened{std::move(header), {}, {}};
+  std::optional<HeaderMacKey> mac_key;
+  SealedKeyKind kind = SealedKeyKind::raw_key;
+  if (preamble.key_source == KeySource::raw_key) {
+    if (!opened.header.stanzas.empty()) {
+      throw Error(name + ": malformed header (stanzas in a file sealed with a raw key)");
+    }
+    require_secret(spec, kind, name);
+    if (spec.key.size() != preamble.key_len) {
+      throw Error("wrong key: " + name + " was sealed with a " + std::to_string(preamble.key_len) +
+                  "-byte key, this key has " + std::to_string(spec.key.size()) + " bytes");
+    }
+    mac_key = HeaderMacKey::of_raw_key(spec.key);
+    opened.body_ikm = spec.key.clone();
+  } else {
+    kind = stanzas_key_kind(opened.header, name);
+    require_secret(spec, kind, name);
+    if (kind == SealedKeyKind::passphrase) {
+      auto file_key = unwrap_scrypt(opened.header.stanzas.front(), spec.passphrase, name);
+      if (!file_key) throw Error(name + ": wrong passphrase (its scrypt stanza does not open with it)");
+      opened.file_key = std::move(*file_key);
+    } else {
+      opened.file_key = unwrap_with_identities(spec.identities, opened.header, name);
+    }
+    mac_key = HeaderMacKey::of_file_key(opened.file_key);
+    opened.body_ikm = body_key(opened.file_key);
+  }
+  if (header_mac_matches(*mac_key, preamble_bytes, opened.header, spec.aad)) return opened;
+  // Recipients files sealed before the MAC covered the associated data have
+  // a MAC over the header alone: one such file can be built to open to two
+  // plaintexts under two associated data.
+  const bool sealed_before_aad_was_bound = kind == SealedKeyKind::identities && !spec.aad.empty() &&
+                                           header_mac_matches(*mac_key, preamble_bytes, opened.header);
+  if (!sealed_before_aad_was_bound) {
+    const std::string secret = kind == SealedKeyKind::raw_key ? "wrong key, " : "";
+    const std::string stanzas = kind == SealedKeyKind::identities ? ", or its stanzas don't all wrap the same file key"
+                                                                  : "";
+    throw Error(name + ": header MAC mismatch: " + secret + "wrong associated data, or the header was changed "
+                "after sealing" + stanzas + " (refused before any plaintext)",
+                ErrorKind::failure, Remedy::associated_data);
+  }
+  if (!spec.allow_uncommitted) {
+    throw Error(name + ": its header does not cover the associated data given: it was sealed without associated "
+                "data, or with it before paes bound the associated data to the header, and such a file can be "
+                "made to open to other bytes under other associated data",
+                ErrorKind::failure, Remedy::allow_uncommitted);
+  }
+  notify(NoticeLevel::warning, name + ": its header does not commit to the associated data (sealed before paes "
+                               "bound it): another associated data could open this file to other bytes");
+  return opened;
+}
 SecretBytes body_key(const SecretBytes& file_key) {
   constexpr std::string_view kBodyInfo = "paes v3 body";
   const auto* info = reinterpret_cast<const std::uint8_t*>(kBodyInfo.data());

@@ -1,33 +1,52 @@
 // Version 3 of the sealed format on the opening side, shared by opening
-// (sealed.cpp) and re-keying (rekey.cpp): reading the header of stanzas that
-// follows the preamble, finding the file key with an identity, and checking
-// the header's MAC under it.
+// (sealed.cpp), re-keying (rekey.cpp) and inspecting: reading the header that
+// follows the preamble, finding its key (a raw key, a passphrase's scrypt
+// stanza, or an identity's X25519 stanza), and checking the header's MAC,
+// which covers the associated data, under it.
 #pragma once
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
+#include "format/sealed_format.hpp"
 #include "format/stanza_header.hpp"
 #include "paes/endpoint.hpp"
+#include "paes/sealed.hpp"
 #include "paes/secret.hpp"
 
 namespace paes {
 
+// Throws a usage Error unless `spec` gives the kind of secret `wanted` (and
+// only one kind), naming the file `name` and what opens it.
+void require_secret(const SealedSpec& spec, SealedKeyKind wanted, const std::string& name);
+
+// Reads the header at `at` bytes into `in` (just after the preamble) and
+// parses it. Throws Error for a malformed header.
+StanzaHeader read_v3_header(InputEndpoint& in, std::uint64_t at);
+
+// What opens a header's stanzas: a passphrase (one scrypt stanza alone) or
+// identities (X25519 stanzas).
+SealedKeyKind stanzas_key_kind(const StanzaHeader& header, const std::string& name);
+
 struct OpenedStanzas {
   StanzaHeader header;
-  SecretBytes file_key;
+  SecretBytes file_key;  // empty for a raw-key file
+  SecretBytes body_ikm;  // the body's input key: body_key(file_key), or the raw key
 };
 
-// Reads the header of stanzas from `in`, just after `preamble`, and opens it
-// with the first of `identities` that unwraps an X25519 stanza. Every reader
-// who gets past this holds the one file key the header's MAC commits to
-// (HMAC-SHA-256 is committing: two keys that verify one MAC would be a
-// collision), so no two recipients read different bytes, whatever the
-// stanzas wrap. Throws Error: a malformed header, no identity that matches,
-// a MAC that doesn't verify.
-OpenedStanzas open_stanzas(const std::vector<SecretBytes>& identities, std::span<const std::uint8_t> preamble,
-                           InputEndpoint& in);
+// Opens `header`, read (read_v3_header) from the file `name` after
+// `preamble_bytes`, with `spec`'s key, passphrase or identities: every reader who gets past
+// this holds the one key the header's MAC commits to (HMAC-SHA-256 is
+// committing: two keys that verify one MAC would be a collision), and the
+// associated data it covers, so no two readers read different bytes,
+// whatever the stanzas wrap. A header that verifies only without the
+// associated data was sealed before the MAC covered it: refused unless
+// spec.allow_uncommitted, which notifies a warning. Throws Error: a
+// malformed header, a secret that doesn't open it, a MAC that doesn't verify.
+OpenedStanzas open_stanzas(const SealedSpec& spec, const Preamble& preamble, std::span<const std::uint8_t> preamble_bytes,
+                           StanzaHeader header, const std::string& name);
 
 // The body's input key: the file key under a label of paes' own, so that it
 // is neither age's payload key nor its header MAC key.

@@ -1,13 +1,20 @@
-// rekey_sealed: a version-3 file's header rewritten, its body copied as it is.
+// rekey_sealed: a version-3 file's header rewritten, its body copied as it
+// is, and every segment of it authenticated on the way.
+#include <algorithm>
 #include <chrono>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "api/job_runner.hpp"
 #include "api/recipients.hpp"
+#include "cipher/kdf.hpp"
 #include "cipher/x25519.hpp"
 #include "format/sealed_format.hpp"
 #include "format/x25519_stanza.hpp"
 #include "paes/endpoint.hpp"
+#include "paes/engine.hpp"
 #include "paes/error.hpp"
 #include "paes/sealed.hpp"
 #include "util/elapsed.hpp"
@@ -15,17 +22,70 @@
 namespace paes {
 namespace {
 
-// The body from the input's current position to its end, in order: for a
-// stream, which can't be copied at offsets.
-std::uint64_t copy_stream(InputEndpoint& in, OutputEndpoint& out) {
-  constexpr std::size_t kPieceLen = std::size_t{1} << 20;
-  std::vector<std::uint8_t> piece(kPieceLen);
-  std::uint64_t copied = 0;
-  while (const std::size_t got = in.read_prefix(piece)) {
-    out.write_prefix(std::span(piece).first(got));
-    copied += got;
+// Plaintext nobody reads: rekey decrypts the body only to authenticate it.
+class DiscardSink final : public Sink {
+ public:
+  void write_at(std::uint64_t, std::span<const std::uint8_t>) override {}
+};
+
+// The body's segments as opening would run them: the Tink header at the
+// start of `body` gives the segment key under `body_ikm` and the associated
+// data (preamble || aad).
+SegmentJob body_job(std::span<const std::uint8_t> tink_header, const SecretBytes& body_ikm,
+                    std::span<const std::uint8_t> preamble, const std::vector<std::uint8_t>& aad,
+                    std::uint32_t segment_len, const BackendChoice& backend) {
+  const StreamHeader header = StreamHeader::decode(tink_header, kRecipientsKeyLen);
+  std::vector<std::uint8_t> associated(preamble.begin(), preamble.end());
+  associated.insert(associated.end(), aad.begin(), aad.end());
+  const SecretBytes segment_key = hkdf_sha256(body_ikm, header.salt, associated, kRecipientsKeyLen);
+  return SegmentJob(Direction::decrypt, kRecipientsKeyLen, segment_len, segment_key, header.nonce_prefix, backend);
+}
+
+// A stream's body from its current position to its end, copied in order,
+// each segment written only after it authenticated: a truncated or damaged
+// body fails before its bad part reaches the output.
+std::uint64_t copy_authenticated_stream(InputEndpoint& in, OutputEndpoint& out, const SecretBytes& body_ikm,
+                                        std::span<const std::uint8_t> preamble, const RekeySpec& spec,
+                                        std::uint32_t segment_len, const TransformOptions& options) {
+  std::vector<std::uint8_t> tink_header(StreamHeader::length(kRecipientsKeyLen));
+  if (in.read_prefix(tink_header) != tink_header.size()) throw Error(in.name() + ": truncated header");
+  const SegmentJob job = body_job(tink_header, body_ikm, preamble, spec.aad, segment_len, options.backend);
+  const auto worker = job.make_worker();
+  out.write_prefix(tink_header);
+  std::uint64_t copied = tink_header.size();
+  std::vector<std::uint8_t> segment(job.nominal_in_len(0)), next, plain;
+  segment.resize(in.read_prefix(segment));
+  for (std::uint64_t index = 0;; ++index) {
+    next.resize(job.nominal_in_len(index + 1));
+    next.resize(in.read_prefix(next));
+    const bool last = next.empty();
+    if (segment.size() < kTagLen || (!last && segment.size() != job.nominal_in_len(index))) {
+      throw Error(in.name() + ": truncated (the body ends inside a segment)");
+    }
+    const Chunk chunk = job.chunk(index, segment.size(), last);
+    plain.resize(job.out_capacity(chunk));
+    worker->transform(chunk, plain.data(), segment.data());
+    out.write_prefix(segment);
+    copied += segment.size();
+    if (last) return copied;
+    segment.swap(next);
   }
-  return copied;
+}
+
+// A file's body at `body_offset`, authenticated segment by segment on the
+// threads engine, as opening runs it, before the body is copied.
+void authenticate_file_body(InputEndpoint& in, std::uint64_t body_offset, const SecretBytes& body_ikm,
+                            std::span<const std::uint8_t> preamble, const RekeySpec& spec, std::uint32_t segment_len,
+                            const TransformOptions& options) {
+  std::vector<std::uint8_t> tink_header(StreamHeader::length(kRecipientsKeyLen));
+  const std::uint64_t size = in.size().value_or(0);
+  if (size < body_offset + tink_header.size()) throw Error(in.name() + ": truncated header");
+  in.file().read_at(body_offset, tink_header);
+  const SegmentJob job = body_job(tink_header, body_ikm, preamble, spec.aad, segment_len, options.backend);
+  OffsetSource segments(in.file(), body_offset + tink_header.size());
+  job.chunk_count(segments.size());  // a length no sealing makes: truncated
+  DiscardSink discard;
+  make_engine(EngineKind::threads, options.threads != 0 ? options.threads : online_cpus())->run(job, segments, discard);
 }
 
 }  // namespace
@@ -38,18 +98,27 @@ RekeyReport rekey_sealed(const RekeySpec& spec, const std::string& input_path, c
     throw usage_error("re-keying to no recipient would leave a file nobody can open: give the new recipients");
   }
   // Armor on either side makes that side a stream: the body then goes through
-  // the decoder or encoder (copy_stream) instead of being shared in the kernel.
+  // the decoder or encoder (copy_authenticated_stream) instead of being
+  // shared in the kernel.
   InputEndpoint in(input_path, true, Armor::paes);
   std::array<std::uint8_t, kPreambleLen> preamble_bytes{};
   const std::size_t got = in.read_prefix(preamble_bytes);
   const Preamble preamble = Preamble::decode(std::span(preamble_bytes).first(got), in.name());
+  const auto refuse = [&](const std::string& sealed_with) {
+    return usage_error(in.name() + " was sealed with " + sealed_with + ", not to recipients: only a file sealed to "
+                       "recipients can be re-keyed; decrypt it and seal it again");
+  };
   if (preamble.key_source != KeySource::recipient_stanzas) {
-    throw usage_error(in.name() + " was sealed with a " +
-                      (preamble.key_source == KeySource::scrypt_passphrase ? "passphrase" : "key") +
-                      ", not to recipients: only a file sealed to recipients can be re-keyed; decrypt it and "
-                      "seal it again");
+    throw refuse(preamble.key_source == KeySource::scrypt_passphrase ? "a passphrase" : "a key");
   }
-  const OpenedStanzas opened = open_stanzas(spec.identities, preamble_bytes, in);
+  SealedSpec opening;
+  for (const SecretBytes& identity : spec.identities) opening.identities.push_back(identity.clone());
+  opening.aad = spec.aad;
+  StanzaHeader read = read_v3_header(in, kPreambleLen);
+  if (stanzas_key_kind(read, in.name()) == SealedKeyKind::passphrase) {
+    throw refuse("a passphrase (its scrypt stanza stands alone, as age.md requires)");
+  }
+  const OpenedStanzas opened = open_stanzas(opening, preamble, preamble_bytes, std::move(read), in.name());
 
   std::vector<Stanza> stanzas;
   if (spec.keep_recipients) {
@@ -69,12 +138,14 @@ RekeyReport rekey_sealed(const RekeySpec& spec, const std::string& input_path, c
                       std::to_string(stanzas.size() + spec.recipients.size()));
   }
   for (const X25519PublicKey& recipient : spec.recipients) stanzas.push_back(wrap_x25519(opened.file_key, recipient));
-  const std::string header = encode_stanza_header(preamble_bytes, stanzas, opened.file_key);
+  const std::string header =
+      encode_stanza_header(preamble_bytes, stanzas, HeaderMacKey::of_file_key(opened.file_key), spec.aad);
   if (header.size() > kMaxHeaderLen) {
     throw Error("the re-keyed header would be " + std::to_string(header.size()) + " bytes, past the " +
                 std::to_string(kMaxHeaderLen >> 20) + " MiB every reader accepts: keep fewer recipients");
   }
 
+  const std::uint64_t body_offset = kPreambleLen + opened.header.length;
   OutputEndpoint out(output_path, output_options(options, Direction::encrypt, in), true,
                      options.armor ? Armor::paes : Armor::none);
   out.write_prefix(preamble_bytes);
@@ -82,14 +153,15 @@ RekeyReport rekey_sealed(const RekeySpec& spec, const std::string& input_path, c
   RekeyReport report;
   report.recipients_before = opened.header.stanzas.size();
   report.recipients_after = stanzas.size();
-  const std::uint64_t body_offset = kPreambleLen + opened.header.length;
   if (in.random_access() && out.random_access()) {
+    authenticate_file_body(in, body_offset, opened.body_ikm, preamble_bytes, spec, preamble.segment_len, options);
     const std::uint64_t size = in.size().value_or(0);
     report.body_bytes = size - std::min(size, body_offset);
     copy_file_bytes(in.file(), body_offset, out.file().fd(), kPreambleLen + header.size(), report.body_bytes);
     report.copied_in_kernel = true;
   } else {
-    report.body_bytes = copy_stream(in, out);
+    report.body_bytes =
+        copy_authenticated_stream(in, out, opened.body_ikm, preamble_bytes, spec, preamble.segment_len, options);
   }
   out.commit();
   report.seconds = seconds_since(start);

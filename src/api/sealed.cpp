@@ -18,10 +18,12 @@
 #include "cipher/kdf.hpp"
 #include "cipher/segment_codec.hpp"
 #include "engine/feed.hpp"
+#include "format/scrypt_stanza.hpp"
 #include "format/sealed_format.hpp"
 #include "format/x25519_stanza.hpp"
 #include "paes/endpoint.hpp"
 #include "paes/error.hpp"
+#include "paes/notice.hpp"
 #include "util/elapsed.hpp"
 
 namespace paes {
@@ -30,6 +32,7 @@ namespace {
 static_assert(scrypt_memory({kMaxScryptLog2N, kScryptR, kScryptP}) <= kMaxScryptMemory &&
                   scrypt_memory({kMaxScryptLog2N + 1, kScryptR, kScryptP}) > kMaxScryptMemory,
               "kMaxScryptLog2N is the highest cost scrypt_key accepts with the format's r and p");
+static_assert(kMaxScryptLog2N == kMaxScryptWorkFactor, "paes seals with the work factors it opens");
 
 std::vector<std::uint8_t> associated_data(const SealedSpec& spec, std::span<const std::uint8_t> preamble) {
   std::vector<std::uint8_t> ad(preamble.begin(), preamble.end());
@@ -37,33 +40,24 @@ std::vector<std::uint8_t> associated_data(const SealedSpec& spec, std::span<cons
   return ad;
 }
 
-// The input keying material of a version-1 file: the raw key, or the key
-// scrypt derives from the passphrase with the preamble's parameters.
-SecretBytes input_key(const SealedSpec& spec, const Preamble& preamble, const std::string& name) {
-  if (preamble.key_source == KeySource::recipient_stanzas) {
-    throw usage_error(name + " was sealed to public-key recipients: open it with an identity, not a key or passphrase",
-                      Remedy::identity);
-  }
-  if (!spec.identities.empty()) {
-    const bool passphrase = preamble.key_source == KeySource::scrypt_passphrase;
-    throw usage_error(name + " was sealed with a " + (passphrase ? "passphrase" : "key") +
-                          ", not to recipients: open it with its " + (passphrase ? "passphrase" : "key") +
-                          ", not identities",
-                      passphrase ? Remedy::passphrase : Remedy::key);
-  }
-  if (!spec.passphrase.empty() && !spec.key.empty()) {  // one would be ignored, as sealing refuses too
-    throw usage_error("a file is opened with a key or with a passphrase, not both");
-  }
+// The input keying material of a version-1 file, when the caller allows
+// files that don't commit: the raw key, or the key scrypt derives from the
+// passphrase with the preamble's parameters. Without commitment, a file can
+// be built to open to other bytes under another key or passphrase.
+SecretBytes uncommitted_input_key(const SealedSpec& spec, const Preamble& preamble, const std::string& name) {
   const bool file_wants_passphrase = preamble.key_source == KeySource::scrypt_passphrase;
-  if (file_wants_passphrase && spec.passphrase.empty()) {
-    throw usage_error(name + " was sealed with a passphrase, not a key: open it with its passphrase",
-                      Remedy::passphrase);
+  require_secret(spec, file_wants_passphrase ? SealedKeyKind::passphrase : SealedKeyKind::raw_key, name);
+  const std::string secret = file_wants_passphrase ? "passphrase" : "key";
+  if (!spec.allow_uncommitted) {
+    throw Error(name + ": a version-1 paes file, which does not commit to its " + secret +
+                    ": such a file can be made to open to other bytes under another " + secret +
+                    " (refused before any plaintext)",
+                ErrorKind::failure, Remedy::allow_uncommitted);
   }
-  if (!file_wants_passphrase && !spec.passphrase.empty()) {
-    throw usage_error(name + " was sealed with a key, not a passphrase: open it with its key", Remedy::key);
-  }
+  notify(NoticeLevel::warning, name + ": a version-1 paes file, which does not commit to its " + secret +
+                                   ": another " + secret + " could open it to other bytes; seal it again to commit");
   if (file_wants_passphrase) {
-    return scrypt_key(spec.passphrase, preamble.scrypt_salt, preamble.scrypt, preamble.key_len);
+    return scrypt_key(spec.passphrase, preamble.salt, preamble.scrypt, preamble.key_len);
   }
   if (spec.key.size() != preamble.key_len) {
     throw Error("wrong key: " + name + " was sealed with a " + std::to_string(preamble.key_len) +
@@ -97,7 +91,13 @@ TransformReport seal(const SealedSpec& spec, const std::string& input_path,
     throw usage_error("scrypt cost log2 N must be between 1 and " + std::to_string(kMaxScryptLog2N) + ", got " +
                       std::to_string(spec.scrypt_log2_n));
   }
-  const std::size_t key_len = with_recipients ? kRecipientsKeyLen : with_passphrase ? spec.key_len : spec.key.size();
+  if (with_passphrase && spec.key_len != kRecipientsKeyLen) {
+    throw usage_error("a passphrase seals an AES-256 body (its scrypt stanza wraps a random file key); a " +
+                      std::to_string(spec.key_len * 8) + "-bit key needs a raw key");
+  }
+  const bool paes_format = spec.format == SealedFormat::paes;
+  const bool key_in_stanzas = with_recipients || with_passphrase;
+  const std::size_t key_len = key_in_stanzas ? kRecipientsKeyLen : spec.key.size();
   check_sealed_params(key_len, spec.segment_len);
   JobRunner runner(options);
   InputEndpoint in(input_path, false);
@@ -105,31 +105,29 @@ TransformReport seal(const SealedSpec& spec, const std::string& input_path,
   Preamble preamble;
   preamble.key_len = static_cast<std::uint8_t>(key_len);
   preamble.segment_len = spec.segment_len;
-  if (with_recipients) {
-    preamble.key_source = KeySource::recipient_stanzas;
-  } else if (with_passphrase) {
-    preamble.key_source = KeySource::scrypt_passphrase;
-    preamble.scrypt = {spec.scrypt_log2_n, kScryptR, kScryptP};
-    random_bytes(preamble.scrypt_salt);
-  }
+  preamble.key_source = key_in_stanzas ? KeySource::recipient_stanzas : KeySource::raw_key;
+  // A raw key's MAC line has no random stanza in it: the preamble's salt
+  // makes it differ between files under one key, which it would otherwise link.
+  if (!key_in_stanzas && paes_format) random_bytes(preamble.salt);
   const auto preamble_bytes = preamble.encode();
-  // The body's associated data is the preamble (and --aad) alone: in version
-  // 3 the stanzas stay outside it, so a re-key rewrites only the header.
-  const bool paes_format = spec.format == SealedFormat::paes;
+  // The body's associated data is the preamble (and the aad) alone: the
+  // stanzas stay outside it, so a re-key rewrites only the header.
   const std::span<const std::uint8_t> bound = paes_format ? std::span<const std::uint8_t>(preamble_bytes)
                                                           : std::span<const std::uint8_t>();
+  // The header's MAC commits to the key material and to the aad: with the
+  // file key for stanzas, with the raw key itself when there are none.
   SecretBytes ikm;
   std::string stanza_header;
-  if (with_recipients) {
+  if (key_in_stanzas) {
     SecretBytes file_key(kFileKeyLen);
     random_bytes({file_key.data(), file_key.size()});
     std::vector<Stanza> stanzas;
+    if (with_passphrase) stanzas.push_back(wrap_scrypt(file_key, spec.passphrase, spec.scrypt_log2_n));
     for (const X25519PublicKey& recipient : spec.recipients) stanzas.push_back(wrap_x25519(file_key, recipient));
-    stanza_header = encode_stanza_header(preamble_bytes, stanzas, file_key);
+    stanza_header = encode_stanza_header(preamble_bytes, stanzas, HeaderMacKey::of_file_key(file_key), spec.aad);
     ikm = body_key(file_key);
-  } else if (with_passphrase) {
-    ikm = scrypt_key(spec.passphrase, preamble.scrypt_salt, preamble.scrypt, key_len);
   } else {
+    if (paes_format) stanza_header = encode_stanza_header(preamble_bytes, {}, HeaderMacKey::of_raw_key(spec.key), spec.aad);
     ikm = spec.key.clone();
   }
   const StreamHeader header = StreamHeader::random(key_len);
@@ -171,17 +169,13 @@ OpenedHeader read_header(const SealedSpec& spec, InputEndpoint& in) {
     const std::size_t got = in.read_prefix(preamble_bytes);
     preamble = Preamble::decode(std::span(preamble_bytes).first(got), in.name());
     bound = preamble_bytes;
-    if (preamble.key_source == KeySource::recipient_stanzas) {
-      if (spec.identities.empty()) {
-        throw usage_error(in.name() + " was sealed to public-key recipients: open it with an identity, not a key "
-                          "or passphrase",
-                          Remedy::identity);
-      }
-      const OpenedStanzas opened = open_stanzas(spec.identities, preamble_bytes, in);
-      stanzas_len = opened.header.length;
-      ikm = body_key(opened.file_key);
+    if (preamble.version == kUncommittedFormatVersion) {
+      ikm = uncommitted_input_key(spec, preamble, in.name());
     } else {
-      ikm = input_key(spec, preamble, in.name());
+      OpenedStanzas opened =
+          open_stanzas(spec, preamble, preamble_bytes, read_v3_header(in, preamble_bytes.size()), in.name());
+      stanzas_len = opened.header.length;
+      ikm = std::move(opened.body_ikm);
     }
   } else {
     if (!spec.passphrase.empty()) {
@@ -487,12 +481,13 @@ SealedKeyKind sealed_key_kind(const std::string& path) {
   InputEndpoint in(path, false, Armor::paes);
   std::array<std::uint8_t, kPreambleLen> bytes{};
   const std::size_t got = in.read_prefix(bytes);
-  switch (Preamble::decode(std::span(bytes).first(got), in.name()).key_source) {
+  const Preamble preamble = Preamble::decode(std::span(bytes).first(got), in.name());
+  switch (preamble.key_source) {
     case KeySource::raw_key: return SealedKeyKind::raw_key;
     case KeySource::scrypt_passphrase: return SealedKeyKind::passphrase;
     case KeySource::recipient_stanzas: break;
   }
-  return SealedKeyKind::identities;
+  return stanzas_key_kind(read_v3_header(in, kPreambleLen), in.name());
 }
 
 TransformReport read_sealed_range(const SealedSpec& spec, const std::string& input_path,

@@ -104,7 +104,7 @@ SecretBytes scrypt_key(const SecretBytes& passphrase, std::span<const std::uint8
   const std::uint64_t memory = scrypt_memory(params);
   if (memory > kMaxScryptMemory) {
     throw Error("scrypt parameters need " + std::to_string(memory >> 20) + " MiB, more than the " +
-                std::to_string(kMaxScryptMemory >> 20) + " MiB paes allows");
+                std::to_string(kMaxScryptMemory >> 30) + " GiB paes allows");
   }
   SecretBytes out(out_len);
   if (EVP_PBE_scrypt(reinterpret_cast<const char*>(passphrase.data()), passphrase.size(),

@@ -31,8 +31,9 @@ struct ScryptParams {
 };
 
 // The most memory scrypt_key lets scrypt use: a hostile file must not make
-// paes allocate without bound.
-inline constexpr std::uint64_t kMaxScryptMemory = std::uint64_t{2} << 30;
+// paes allocate without bound. age's own limit, a work factor of 2^22 at
+// r = 8, takes 4 GiB and 1 KiB, so that age's files and stanzas all open.
+inline constexpr std::uint64_t kMaxScryptMemory = (std::uint64_t{4} << 30) + (std::uint64_t{1} << 20);
 
 // The memory scrypt needs with `params` (log2_n at most 30), as scrypt_key
 // counts it against kMaxScryptMemory.

@@ -18,6 +18,8 @@ namespace paes {
 
 inline constexpr std::size_t kX25519KeyLen = 32;
 inline constexpr std::size_t kPoly1305TagLen = 16;
+// The nonce of age's stanzas: each wrap key is new and seals one message.
+inline constexpr std::array<std::uint8_t, 12> kStanzaWrapNonce{};
 
 // The public key of a 32-byte private key (X25519 with the base point).
 X25519PublicKey x25519_public_of(const SecretBytes& private_key);

@@ -32,6 +32,7 @@ struct TransformArgs {
   unsigned key_bits = 0;  // 0: 256 for passphrases
   std::string aad;
   std::string aad_file;  // --aad-file: the associated data is this file's bytes
+  bool allow_uncommitted = false;
   std::uint64_t segment_len = 1u << 20;
   unsigned scrypt_log2_n = 18;
   std::string engine = "threads";
@@ -96,6 +97,8 @@ struct RekeyArgs {
   std::vector<std::string> identities;
   std::vector<std::string> recipients;
   std::vector<std::string> recipients_files;
+  std::string aad;
+  std::string aad_file;
   bool add = false;
   bool armor = false;
   bool force = false;

@@ -84,6 +84,7 @@ nlohmann::json to_json(const SealedFileInfo& info) {
       {"key_source", info.key_source == InspectedKeySource::none ? nlohmann::json(nullptr)
                                                                  : nlohmann::json(inspected_key_source_name(info.key_source))},
       {"scrypt_log2_n", info.scrypt_log2_n == 0 ? nlohmann::json(nullptr) : nlohmann::json(info.scrypt_log2_n)},
+      {"committing", info.format == InspectedFormat::paes ? nlohmann::json(info.key_committing) : nlohmann::json(nullptr)},
       {"recipients", lists_recipients(info) ? nlohmann::json(info.stanza_types.size()) : nlohmann::json(nullptr)},
       {"key_bits", info.key_bits == 0 ? nlohmann::json(nullptr) : nlohmann::json(info.key_bits)},
       {"segment_size", info.segment_size == 0 ? nlohmann::json(nullptr) : nlohmann::json(info.segment_size)},
@@ -104,6 +105,10 @@ void print_text(const SealedFileInfo& info) {
       break;
     case InspectedKeySource::recipients: std::cout << "key source: recipients\n"; break;
     case InspectedKeySource::none: break;
+  }
+  if (info.format == InspectedFormat::paes && info.version != 0 && info.problem.empty()) {
+    std::cout << (info.key_committing ? "committing: yes (the header's MAC binds the key and associated data)\n"
+                                      : "committing: no (version 1: opens only with --allow-uncommitted)\n");
   }
   if (lists_recipients(info)) {
     std::cout << "recipients: " << info.stanza_types.size() << '\n';

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 
 #include "cli/passphrase.hpp"
 #include "cli/say.hpp"
@@ -269,6 +270,52 @@ Block parse_iv(Mode mode, const std::string& iv_hex) {
   const auto bytes = decode_hex(iv_hex);
   std::memcpy(iv.data(), bytes->data(), kBlockLen);
   return iv;
+}
+
+namespace {
+
+// Room for any associated data people pass around, while a wrong name
+// (/dev/zero, a disk image) fails at once instead of filling memory.
+constexpr std::size_t kMaxAadFileLen = std::size_t{16} << 20;
+
+// --aad-file's bytes; "-" is standard input (refuse_reading_standard_input_twice
+// made sure it is not also the data).
+std::vector<std::uint8_t> read_aad_file(const std::string& path) {
+  const bool from_stdin = path == "-";
+  const std::string what = from_stdin ? "standard input (--aad-file -)" : "associated data file " + path;
+  std::ifstream file;
+  if (!from_stdin) {
+    file.open(path, std::ios::binary);
+    if (!file) throw system_error("can't read " + what);
+  }
+  std::istream& in = from_stdin ? std::cin : file;
+  std::vector<std::uint8_t> bytes;
+  std::array<char, 64 * 1024> buffer;
+  while (in.read(buffer.data(), buffer.size()) || in.gcount() > 0) {
+    bytes.insert(bytes.end(), buffer.begin(), buffer.begin() + in.gcount());
+    if (bytes.size() > kMaxAadFileLen) {
+      throw Error(what + " is larger than 16 MiB, the most paes takes as associated data");
+    }
+  }
+  if (in.bad()) throw system_error("can't read " + what);
+  return bytes;
+}
+
+}  // namespace
+
+void add_associated_data_options(CLI::App& cmd, std::string& aad, std::string& aad_file) {
+  CLI::Option* text = cmd.add_option("--aad", aad, "Sealed: associated data, authenticated but not stored")
+                          ->type_name("TEXT");
+  cmd.add_option("--aad-file", aad_file,
+                 "Sealed: associated data from a file, its bytes as they are, at most 16 MiB (command lines "
+                 "hold less); '-': standard input (the input must then be a file)")
+      ->type_name("PATH")
+      ->excludes(text);
+}
+
+std::vector<std::uint8_t> load_associated_data(const std::string& aad, const std::string& aad_file) {
+  if (aad_file.empty()) return {aad.begin(), aad.end()};
+  return read_aad_file(aad_file);
 }
 
 }  // namespace paes::cli

@@ -4,8 +4,11 @@
 // contains key material.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "cli/passphrase.hpp"
 #include "paes/mode.hpp"
@@ -29,6 +32,13 @@ struct KeySources {
 // when a file or variable holds no valid key, and a usage Error for a
 // malformed --key-hex or a key file that is a terminal.
 SecretBytes load_key(const KeySources& sources);
+
+// --aad TEXT and --aad-file PATH (one or the other), which sealing, opening
+// and re-keying take alike.
+void add_associated_data_options(CLI::App& cmd, std::string& aad, std::string& aad_file);
+// Their bytes: the text, or the file's bytes ("-": standard input) up to
+// 16 MiB. Throws Error for an unreadable or larger file.
+std::vector<std::uint8_t> load_associated_data(const std::string& aad, const std::string& aad_file);
 
 // The passphrase from --passphrase-file (read by `file_rule`), --passphrase-env,
 // or else a no-echo prompt on the terminal, asked twice when `confirm`.

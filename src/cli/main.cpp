@@ -55,6 +55,7 @@ std::string in_flags(paes::Remedy remedy) {
     case paes::Remedy::passphrase: return " (give --passphrase-file or --passphrase-env, or type it at the prompt)";
     case paes::Remedy::identity: return " (give -i IDENTITY-FILE)";
     case paes::Remedy::associated_data: return " (--aad or --aad-file gives the associated data)";
+    case paes::Remedy::allow_uncommitted: return " (--allow-uncommitted opens it, with a warning)";
   }
   return "";
 }

@@ -22,8 +22,10 @@ CLI::App* add_rekey_command(CLI::App& app, RekeyArgs& args) {
 
 An identity that opens the file (its header MAC verified) gives the file key;
 the header is written again with the new stanzas, and every byte of the body
-is copied unchanged (in the kernel, file to file), so a terabyte takes no
-longer than copying it, or a moment where the file system shares extents.
+is copied unchanged (in the kernel, file to file) after every segment of it
+authenticated, so a damaged or truncated file is refused, not passed on. A
+file sealed with --aad is re-keyed with the same --aad: the header's MAC
+covers it.
 With --add the file's recipients stay and the new ones join them; without it,
 the recipients given are the new, complete list.
 
@@ -48,6 +50,7 @@ replacing the input itself takes -f.)TXT");
                   "must then be a file)")
       ->type_name("PATH")
       ->allow_extra_args(false);
+  add_associated_data_options(*cmd, args.aad, args.aad_file);
   cmd->add_flag("--add", args.add, "Keep the file's recipients and add these (else: these replace them)");
   cmd->add_flag("-a,--armor", args.armor,
                 "Write the re-keyed file as text (paes' armor, as encrypt -a writes). An armored input is "
@@ -64,12 +67,14 @@ int run_rekey(const RekeyArgs& args) {
   std::vector<SecretFile> secrets;
   for (const std::string& path : args.identities) secrets.push_back({"-i", path});
   for (const std::string& path : args.recipients_files) secrets.push_back({"-R", path});
+  if (!args.aad_file.empty()) secrets.push_back({"--aad-file", args.aad_file});
   refuse_reading_standard_input_twice(secrets, args.input, "re-key");
   refuse_output_over_secrets(args.output, secrets);
   RekeySpec spec;
   spec.identities = load_identities(args.identities);
   spec.recipients = load_recipients(args.recipients, args.recipients_files);
   spec.keep_recipients = args.add;
+  spec.aad = load_associated_data(args.aad, args.aad_file);
   TransformOptions options;
   options.force = args.force;
   options.armor = args.armor;
@@ -77,7 +82,7 @@ int run_rekey(const RekeyArgs& args) {
   if (args.verbose) {
     std::ostringstream text;
     text << "paes: rekey: " << report.recipients_before << " recipient" << (report.recipients_before == 1 ? "" : "s")
-         << " -> " << report.recipients_after << ", " << report.body_bytes << " body bytes copied unchanged"
+         << " -> " << report.recipients_after << ", " << report.body_bytes << " body bytes authenticated and copied unchanged"
          << (report.copied_in_kernel ? " in the kernel" : "") << ", " << report.seconds << " s\n";
     say(text.str());
   }

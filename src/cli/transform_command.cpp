@@ -170,7 +170,9 @@ void add_mode_and_format_options(CLI::App& cmd, TransformArgs& args) {
                  "A raw AES mode instead of the sealed format: ecb, cbc, cfb, cfb8, cfb1, ofb or ctr")
       ->type_name("MODE")
       ->check(with_choices(name_validator(valid_mode, "mode", "ecb, cbc, cfb, cfb8, cfb1, ofb or ctr"), mode_names()));
-  cmd.add_option("--format", args.format, "Sealed format: paes (default) or tink (a bare Tink stream)")
+  cmd.add_option("--format", args.format, "Sealed format: paes (default; commits to its key and --aad) or tink (a bare Tink "
+                 "stream, Tink's own: a raw key, and no commitment: a crafted stream can open to other bytes "
+                 "under another key)")
       ->type_name("FORMAT")
       ->check(with_choices(name_validator(valid_format, "format", "paes or tink"), {"paes", "tink"}));
 }
@@ -232,18 +234,20 @@ void add_recipient_options(CLI::App& cmd, bool enc, TransformArgs& args) {
 // sealed job takes: associated data, the segment size and scrypt's cost.
 void add_sealed_options(CLI::App& cmd, bool enc, TransformArgs& args) {
   cmd.add_option("--key-bits", args.key_bits,
-                 enc ? "AES size of a passphrase's key: 128 or 256 (sealed), 128, 192 or 256 (--pbkdf2); default 256"
+                 enc ? "--pbkdf2: AES size of the passphrase's key, 128, 192 or 256 (default 256); a sealed "
+                       "file sealed with a passphrase is AES-256"
                      : "--pbkdf2: the AES size the file was encrypted with, 128, 192 or 256 (default 256); a "
                        "sealed file records its own")
       ->type_name("BITS")
       ->check(with_choices(key_bits_validator(), {"128", "192", "256"}));
-  CLI::Option* aad = cmd.add_option("--aad", args.aad, "Sealed: associated data, authenticated but not stored")
-                         ->type_name("TEXT");
-  cmd.add_option("--aad-file", args.aad_file,
-                 "Sealed: associated data from a file, its bytes as they are, at most 16 MiB (command lines "
-                 "hold less); '-': standard input (the input must then be a file)")
-      ->type_name("PATH")
-      ->excludes(aad);
+  add_associated_data_options(cmd, args.aad, args.aad_file);
+  if (!enc) {
+    cmd.add_flag("--allow-uncommitted", args.allow_uncommitted,
+                 "Sealed: open a file that does not commit to its key or associated data, with a warning: "
+                 "format version 1 (a key or passphrase, sealed by an older paes), or a recipients file sealed "
+                 "with --aad before its header covered it. Such a file can be built to open to other bytes under "
+                 "another key");
+  }
   cmd.add_option_function<std::string>(
          "--segment-size", [&args](const std::string& text) { args.segment_len = size_value(text); },
          enc ? "Sealed: ciphertext segment size, from 41 bytes (57 with a 256-bit key) to 64M (default 1M); "
@@ -479,33 +483,6 @@ TransformOptions transform_options(const TransformArgs& args, const EngineAndBac
   return options;
 }
 
-// Room for any associated data people pass around, while a wrong name
-// (/dev/zero, a disk image) fails at once instead of filling memory.
-constexpr std::size_t kMaxAadFileLen = std::size_t{16} << 20;
-
-// --aad-file's bytes; "-" is standard input (refuse_reading_standard_input_twice
-// made sure it is not also the data).
-std::vector<std::uint8_t> read_aad_file(const std::string& path) {
-  const bool from_stdin = path == "-";
-  const std::string what = from_stdin ? "standard input (--aad-file -)" : "associated data file " + path;
-  std::ifstream file;
-  if (!from_stdin) {
-    file.open(path, std::ios::binary);
-    if (!file) throw system_error("can't read " + what);
-  }
-  std::istream& in = from_stdin ? std::cin : file;
-  std::vector<std::uint8_t> bytes;
-  std::array<char, 64 * 1024> buffer;
-  while (in.read(buffer.data(), buffer.size()) || in.gcount() > 0) {
-    bytes.insert(bytes.end(), buffer.begin(), buffer.begin() + in.gcount());
-    if (bytes.size() > kMaxAadFileLen) {
-      throw Error(what + " is larger than 16 MiB, the most paes takes as associated data");
-    }
-  }
-  if (in.bad()) throw system_error("can't read " + what);
-  return bytes;
-}
-
 // The sealed format's spec, with its key or passphrase; refuses raw-mode options.
 SealedSpec sealed_spec(Direction direction, const TransformArgs& args, const CLI::App& command) {
   const bool encrypt = direction == Direction::encrypt;
@@ -518,16 +495,13 @@ SealedSpec sealed_spec(Direction direction, const TransformArgs& args, const CLI
   SealedSpec spec;
   spec.direction = direction;
   spec.format = args.format == "tink" ? SealedFormat::tink : SealedFormat::paes;
-  if (args.aad_file.empty()) {
-    spec.aad.assign(args.aad.begin(), args.aad.end());
-  } else {
-    spec.aad = read_aad_file(args.aad_file);
-  }
+  spec.aad = load_associated_data(args.aad, args.aad_file);
+  spec.allow_uncommitted = args.allow_uncommitted;
   spec.segment_len = static_cast<std::uint32_t>(std::min<std::uint64_t>(args.segment_len, UINT32_MAX));
   spec.scrypt_log2_n = static_cast<std::uint8_t>(args.scrypt_log2_n);
   if (!encrypt) {
     refuse(command, "--key-bits", "is read from the sealed file (or the key's length): drop it");
-    refuse(command, "--scrypt-log-n", "is read from the sealed file's preamble: drop it");
+    refuse(command, "--scrypt-log-n", "is read from the sealed file (its scrypt stanza): drop it");
   }
   const bool to_recipients = !args.recipients.empty() || !args.recipients_files.empty();
   if (to_recipients || !args.identities.empty()) {
@@ -562,8 +536,11 @@ SealedSpec sealed_spec(Direction direction, const TransformArgs& args, const CLI
       throw usage_error(std::string("the Tink format takes a raw key") +
                         (passphrase_given ? ", not a passphrase" : "") + ": give --key-file or --key-env");
     }
-    if (args.key_bits == 192) throw usage_error("the sealed format takes --key-bits 128 or 256");
-    spec.key_len = args.key_bits == 0 ? 32 : args.key_bits / 8;
+    if (args.key_bits != 0 && args.key_bits != 256) {
+      throw usage_error("a passphrase seals an AES-256 file (its scrypt stanza wraps a random file key, as age's): "
+                        "drop --key-bits, or seal AES-128 with a 16-byte key (--key-file)");
+    }
+    spec.key_len = 32;
     const bool would_prompt = args.keys.passphrase_file.empty() && args.keys.passphrase_env.empty();
     if (!encrypt && would_prompt && spec.format == SealedFormat::paes && !names_stdio(args.input) &&
         !names_stream(args.input)) {
@@ -587,7 +564,7 @@ SealedSpec sealed_spec(Direction direction, const TransformArgs& args, const CLI
 // notes a sequential direction given threads.
 CipherSpec raw_spec(Direction direction, const TransformArgs& args, const CLI::App& command, EngineKind engine) {
   for (const char* option : {"--aad", "--aad-file", "--segment-size", "--scrypt-log-n", "--range", "--recipient",
-                             "--recipients-file", "--identity"}) {
+                             "--recipients-file", "--identity", "--allow-uncommitted"}) {
     refuse(command, option, "is for the sealed format; raw modes (--mode) don't take it");
   }
   if (command.count("--format") != 0) throw usage_error("--format is for the sealed format, not raw modes (--mode)");

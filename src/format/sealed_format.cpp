@@ -113,14 +113,10 @@ std::optional<ForeignLook> recognize_foreign_format(std::span<const std::uint8_t
   return std::nullopt;
 }
 
-std::uint8_t Preamble::version() const {
-  return key_source == KeySource::recipient_stanzas ? kRecipientsFormatVersion : kFormatVersion;
-}
-
 std::array<std::uint8_t, kPreambleLen> Preamble::encode() const {
   std::array<std::uint8_t, kPreambleLen> out{};
   std::memcpy(out.data(), kMagic, 4);
-  out[4] = version();
+  out[4] = version;
   out[5] = static_cast<std::uint8_t>(key_source);
   out[6] = key_len;
   out[7] = scrypt.log2_n;
@@ -130,7 +126,7 @@ std::array<std::uint8_t, kPreambleLen> Preamble::encode() const {
   out[13] = static_cast<std::uint8_t>(segment_len >> 16);
   out[14] = static_cast<std::uint8_t>(segment_len >> 8);
   out[15] = static_cast<std::uint8_t>(segment_len);
-  std::memcpy(out.data() + 16, scrypt_salt.data(), kScryptSaltLen);
+  std::memcpy(out.data() + 16, salt.data(), kScryptSaltLen);
   return out;
 }
 
@@ -144,10 +140,10 @@ Preamble Preamble::decode(std::span<const std::uint8_t> bytes, const std::string
                 "read: its stanzas could give different readers different plaintexts. Decrypt it with the paes "
                 "that wrote it and seal it again");
   }
-  if (bytes[4] != kFormatVersion && bytes[4] != kRecipientsFormatVersion) {
+  if (bytes[4] != kFormatVersion && bytes[4] != kUncommittedFormatVersion) {
     throw Error(name + ": unsupported paes format version " + std::to_string(bytes[4]) +
-                " (this paes reads versions " + std::to_string(kFormatVersion) + " and " +
-                std::to_string(kRecipientsFormatVersion) + ")");
+                " (this paes reads versions " + std::to_string(kUncommittedFormatVersion) + " and " +
+                std::to_string(kFormatVersion) + ")");
   }
   if (bytes.size() < kPreambleLen) throw Error(name + ": truncated preamble");
   Preamble p;
@@ -157,16 +153,18 @@ Preamble Preamble::decode(std::span<const std::uint8_t> bytes, const std::string
       bytes[5] != static_cast<std::uint8_t>(KeySource::recipient_stanzas)) {
     throw corrupt("unknown key source " + std::to_string(bytes[5]));
   }
+  p.version = bytes[4];
   p.key_source = static_cast<KeySource>(bytes[5]);
-  // Every byte must encode back as read: a version that doesn't go with its
-  // key source is refused, not silently taken.
-  if (bytes[4] != p.version()) {
+  // A key source that doesn't go with the version is refused, not silently taken.
+  const bool source_in_version = p.version == kFormatVersion ? p.key_source != KeySource::scrypt_passphrase
+                                                             : p.key_source != KeySource::recipient_stanzas;
+  if (!source_in_version) {
     throw corrupt("key source " + std::to_string(bytes[5]) + " in a version " + std::to_string(bytes[4]) + " file");
   }
   p.key_len = bytes[6];
   if (p.key_len != 16 && p.key_len != 32) throw corrupt("key length " + std::to_string(p.key_len));
   if (p.key_source == KeySource::recipient_stanzas && p.key_len != 32) {
-    throw corrupt("key length " + std::to_string(p.key_len) + " with recipients (AES-256 only)");
+    throw corrupt("key length " + std::to_string(p.key_len) + " with the key in stanzas (AES-256 only)");
   }
   p.scrypt = {bytes[7], bytes[8], bytes[9]};
   if (bytes[10] != 0 || bytes[11] != 0) throw corrupt("reserved bytes are not zero");
@@ -174,14 +172,19 @@ Preamble Preamble::decode(std::span<const std::uint8_t> bytes, const std::string
   if (p.segment_len < min_segment_len(p.key_len) || p.segment_len > kMaxSegmentLen) {
     throw corrupt("segment size " + std::to_string(p.segment_len) + " out of range");
   }
-  std::memcpy(p.scrypt_salt.data(), bytes.data() + 16, kScryptSaltLen);
-  // A recipients file's key is random, like a raw key: no scrypt either.
+  std::memcpy(p.salt.data(), bytes.data() + 16, kScryptSaltLen);
+  // scrypt's parameters are in the preamble only in a version-1 passphrase
+  // file (version 3 has a scrypt stanza); the salt field is scrypt's salt
+  // there, random in a version-3 raw-key file (so that its MAC line, keyed
+  // by the key alone, differs from file to file), and zero otherwise.
   const bool raw = p.key_source != KeySource::scrypt_passphrase;
-  const bool scrypt_zero = p.scrypt.log2_n == 0 && p.scrypt.r == 0 && p.scrypt.p == 0 &&
-                           std::all_of(p.scrypt_salt.begin(), p.scrypt_salt.end(), [](auto b) { return b == 0; });
-  if (raw && !scrypt_zero) {
-    throw corrupt(p.key_source == KeySource::raw_key ? "scrypt parameters on a raw-key file"
-                                                      : "scrypt parameters on a recipients file");
+  const bool scrypt_zero = p.scrypt.log2_n == 0 && p.scrypt.r == 0 && p.scrypt.p == 0;
+  const bool salt_zero = std::all_of(p.salt.begin(), p.salt.end(), [](auto b) { return b == 0; });
+  const bool salted_raw_key = p.version == kFormatVersion && p.key_source == KeySource::raw_key;
+  const std::string what = p.key_source == KeySource::raw_key ? "a raw-key file" : "a file whose key is in stanzas";
+  if (raw && !scrypt_zero) throw corrupt("scrypt parameters on " + what);
+  if (raw && !salted_raw_key && !salt_zero) {
+    throw corrupt("a salt on " + what + (p.version == kFormatVersion ? "" : " of version 1"));
   }
   if (!raw && (p.scrypt.log2_n == 0 || p.scrypt.r == 0 || p.scrypt.p == 0)) {
     throw corrupt("missing scrypt parameters");

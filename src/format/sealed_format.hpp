@@ -1,15 +1,16 @@
 // The sealed container: a 32-byte paes preamble, then a body in Tink's
 // AES-GCM-HKDF streaming AEAD wire format (docs/FORMAT.md has it byte by byte).
 //
-//   preamble   "PAES" | version (1; 3 for recipients) | key source | key length | scrypt log2 N, r, p
-//              | 2 zero bytes | segment size (u32 BE) | scrypt salt (16)
+//   preamble   "PAES" | version (3; 1 read only) | key source | key length | scrypt log2 N, r, p
+//              | 2 zero bytes | segment size (u32 BE) | salt (16: scrypt's in version 1, random
+//              | for a version-3 raw key, else zero)
 //   (version 3: age's header of stanzas and its MAC, format/stanza_header.hpp)
 //   body       header_len (1) | HKDF salt (key length) | nonce prefix (7)
 //              | segment 0 | segment 1 | ... (each AES-GCM ciphertext + tag)
 //
-// The body's associated data is preamble || --aad, so every preamble bit is
+// The body's associated data is preamble || aad, so every preamble bit is
 // authenticated: it feeds the HKDF that makes the segment key. A bare Tink
-// stream (--format tink) is the body alone with associated data = --aad.
+// stream is the body alone with associated data = aad.
 #pragma once
 
 #include <array>
@@ -28,13 +29,17 @@
 namespace paes {
 
 inline constexpr std::size_t kPreambleLen = 32;
-inline constexpr std::uint8_t kFormatVersion = 1;
-// Files sealed to recipients (a header of stanzas after the preamble) are
-// version 3. Version 2, an unreleased recipients format whose stanzas could
-// wrap different keys for different readers, is refused.
-inline constexpr std::uint8_t kRecipientsFormatVersion = 3;
+// What paes writes: a header after the preamble whose MAC commits to the
+// key material and the associated data (docs/FORMAT.md section 8).
+inline constexpr std::uint8_t kFormatVersion = 3;
+// Version 1 (a key or passphrase, no header) commits to neither: it opens
+// only when the caller allows files that don't commit. Version 2, an
+// unreleased recipients format whose stanzas could wrap different keys for
+// different readers, is refused.
+inline constexpr std::uint8_t kUncommittedFormatVersion = 1;
 inline constexpr std::uint8_t kWithdrawnFormatVersion = 2;
-// A version-3 body is AES-256 (its key derived from the 16-byte file key).
+// The body of a file whose key is in stanzas is AES-256 (its key derived
+// from the 16-byte file key).
 inline constexpr std::size_t kRecipientsKeyLen = 32;
 inline constexpr std::size_t kScryptSaltLen = 16;
 // scrypt's block size and parallelism in every passphrase file (age's choice);
@@ -50,20 +55,22 @@ inline constexpr std::uint32_t kMaxSegmentLen = 64u << 20;
 // Segment indices are 32 bits in the nonce: a body has at most 2^32 segments.
 inline constexpr std::uint64_t kMaxSegments = std::uint64_t{1} << 32;
 
-// recipient_stanzas only in version 3, which is only for it: the file key is
-// wrapped in the stanzas that follow the preamble. Files sealed with a key or
-// passphrase stay version 1, byte for byte.
+// Version 3: raw_key (no stanzas; the MAC line is keyed by the key) or
+// recipient_stanzas (the file key wrapped in age's X25519 stanzas, or in one
+// scrypt stanza for a passphrase). Version 1: raw_key or scrypt_passphrase
+// (scrypt's parameters in the preamble).
 enum class KeySource : std::uint8_t { raw_key = 1, scrypt_passphrase = 2, recipient_stanzas = 3 };
 
 struct Preamble {
+  std::uint8_t version = kFormatVersion;
   KeySource key_source = KeySource::raw_key;
   std::uint8_t key_len = 32;
   ScryptParams scrypt{0, 0, 0};  // all zero for a raw key
   std::uint32_t segment_len = kDefaultSegmentLen;
-  std::array<std::uint8_t, kScryptSaltLen> scrypt_salt{};
+  // Version 1 with a passphrase: scrypt's salt. Version 3 with a raw key:
+  // random, so that no two files' MAC lines match. Else zero.
+  std::array<std::uint8_t, kScryptSaltLen> salt{};
 
-  // Version 3 for recipient_stanzas, else version 1.
-  std::uint8_t version() const;
   std::array<std::uint8_t, kPreambleLen> encode() const;
   // Throws Error: "not a paes file (bad magic)" (an age file is named as
   // one), "unsupported version N", version 2's refusal,

@@ -13,6 +13,7 @@ namespace {
 
 constexpr std::size_t kBodyColumns = 64;
 constexpr std::string_view kMacKeyInfo = "header";
+constexpr std::string_view kRawKeyMacKeyInfo = "paes v3 raw key header";
 
 bool is_vchar_string(std::string_view text) {
   return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c > 0x20 && c < 0x7f; });
@@ -82,12 +83,20 @@ Stanza parse_stanza(std::string_view first_line, LineCursor& lines) {
   }
 }
 
-SecretBytes mac_key(const SecretBytes& file_key) {
-  const auto* info = reinterpret_cast<const std::uint8_t*>(kMacKeyInfo.data());
-  return hkdf_sha256(file_key, {}, {info, kMacKeyInfo.size()}, kHeaderMacLen);
+SecretBytes labelled_key(const SecretBytes& ikm, std::string_view label) {
+  const auto* info = reinterpret_cast<const std::uint8_t*>(label.data());
+  return hkdf_sha256(ikm, {}, {info, label.size()}, kHeaderMacLen);
 }
 
 }  // namespace
+
+HeaderMacKey HeaderMacKey::of_file_key(const SecretBytes& file_key) {
+  return HeaderMacKey(labelled_key(file_key, kMacKeyInfo));
+}
+
+HeaderMacKey HeaderMacKey::of_raw_key(const SecretBytes& raw_key) {
+  return HeaderMacKey(labelled_key(raw_key, kRawKeyMacKeyInfo));
+}
 
 std::string encode_stanza(const Stanza& stanza) {
   if (!is_vchar_string(stanza.type)) throw Error("internal: a stanza type is printable ASCII without spaces");
@@ -133,25 +142,28 @@ StanzaHeader parse_stanza_header(std::span<const std::uint8_t> bytes, const std:
 }
 
 std::string encode_stanza_header(std::span<const std::uint8_t> prefix, const std::vector<Stanza>& stanzas,
-                                 const SecretBytes& file_key) {
+                                 const HeaderMacKey& mac_key, std::span<const std::uint8_t> associated_data) {
   std::string text;
   for (const Stanza& stanza : stanzas) text += encode_stanza(stanza);
   text += kMacLinePrefix;
-  const HeaderMac mac = header_mac(file_key, prefix, text);
+  const HeaderMac mac = header_mac(mac_key, prefix, text, associated_data);
   text += ' ';
   text += encode_base64(mac);
   text += '\n';
   return text;
 }
 
-HeaderMac header_mac(const SecretBytes& file_key, std::span<const std::uint8_t> prefix, std::string_view mac_input) {
+HeaderMac header_mac(const HeaderMacKey& mac_key, std::span<const std::uint8_t> prefix, std::string_view mac_input,
+                     std::span<const std::uint8_t> associated_data) {
   std::vector<std::uint8_t> message(prefix.begin(), prefix.end());
   message.insert(message.end(), mac_input.begin(), mac_input.end());
-  return hmac_sha256(mac_key(file_key).view(), message);
+  message.insert(message.end(), associated_data.begin(), associated_data.end());
+  return hmac_sha256(mac_key.bytes().view(), message);
 }
 
-bool header_mac_matches(const SecretBytes& file_key, std::span<const std::uint8_t> prefix, const StanzaHeader& header) {
-  const HeaderMac expected = header_mac(file_key, prefix, header.mac_input);
+bool header_mac_matches(const HeaderMacKey& mac_key, std::span<const std::uint8_t> prefix, const StanzaHeader& header,
+                        std::span<const std::uint8_t> associated_data) {
+  const HeaderMac expected = header_mac(mac_key, prefix, header.mac_input, associated_data);
   return CRYPTO_memcmp(expected.data(), header.mac.data(), kHeaderMacLen) == 0;
 }
 

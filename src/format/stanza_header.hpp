@@ -17,6 +17,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "paes/secret.hpp"
@@ -60,17 +61,37 @@ struct StanzaHeader {
 // or a header longer than kMaxHeaderLen or cut short.
 StanzaHeader parse_stanza_header(std::span<const std::uint8_t> bytes, const std::string& name);
 
+// The key of a header's MAC. age's, for a file key (16 bytes, from the
+// stanzas): HKDF-SHA-256(ikm = file key, salt = empty, info = "header").
+// For a paes file sealed with a raw key (version 3 without stanzas, whose
+// MAC line is its key commitment): the same with info = "paes v3 raw key
+// header", so that the label says which secret keys the MAC.
+class HeaderMacKey {
+ public:
+  static HeaderMacKey of_file_key(const SecretBytes& file_key);
+  static HeaderMacKey of_raw_key(const SecretBytes& raw_key);
+  const SecretBytes& bytes() const { return key_; }
+
+ private:
+  explicit HeaderMacKey(SecretBytes key) : key_(std::move(key)) {}
+  SecretBytes key_;
+};
+
 // The header after `prefix` (the preamble): the stanzas, then the MAC line
-// whose MAC covers `prefix` and the stanzas. Throws Error as encode_stanza.
+// whose MAC covers `prefix`, the stanzas and `associated_data`. Throws Error
+// as encode_stanza.
 std::string encode_stanza_header(std::span<const std::uint8_t> prefix, const std::vector<Stanza>& stanzas,
-                                 const SecretBytes& file_key);
+                                 const HeaderMacKey& mac_key, std::span<const std::uint8_t> associated_data = {});
 
-// HMAC-SHA-256 under HKDF-SHA-256(ikm = file key, salt = empty, info =
-// "header") over `prefix` || `mac_input`, age's header MAC.
-HeaderMac header_mac(const SecretBytes& file_key, std::span<const std::uint8_t> prefix, std::string_view mac_input);
+// HMAC-SHA-256 under `mac_key` over `prefix` || `mac_input` ||
+// `associated_data`: age's header MAC when the associated data is empty (a
+// header's text ends at its "---", so what follows is unambiguous).
+HeaderMac header_mac(const HeaderMacKey& mac_key, std::span<const std::uint8_t> prefix, std::string_view mac_input,
+                     std::span<const std::uint8_t> associated_data = {});
 
-// True when `header`'s MAC is the one `file_key` gives, compared in constant
+// True when `header`'s MAC is the one `mac_key` gives, compared in constant
 // time.
-bool header_mac_matches(const SecretBytes& file_key, std::span<const std::uint8_t> prefix, const StanzaHeader& header);
+bool header_mac_matches(const HeaderMacKey& mac_key, std::span<const std::uint8_t> prefix, const StanzaHeader& header,
+                        std::span<const std::uint8_t> associated_data = {});
 
 }  // namespace paes

@@ -12,7 +12,6 @@ namespace paes {
 namespace {
 
 constexpr std::string_view kWrapInfo = "age-encryption.org/v1/X25519";
-constexpr std::array<std::uint8_t, 12> kZeroNonce{};
 
 SecretBytes wrap_key(const SecretBytes& shared, const X25519PublicKey& ephemeral, const X25519PublicKey& recipient) {
   std::array<std::uint8_t, 2 * kX25519KeyLen> salt{};
@@ -33,7 +32,7 @@ Stanza wrap_x25519(const SecretBytes& file_key, const X25519PublicKey& recipient
   Stanza stanza;
   stanza.type = kX25519StanzaType;
   stanza.args.push_back(encode_base64(ephemeral));
-  stanza.body = chacha20_poly1305_seal(key, kZeroNonce, file_key.view());
+  stanza.body = chacha20_poly1305_seal(key, kStanzaWrapNonce, file_key.view());
   return stanza;
 }
 
@@ -54,7 +53,7 @@ std::optional<SecretBytes> unwrap_x25519(const Stanza& stanza, const SecretBytes
   } catch (const Error&) {
     throw malformed("its share is a low-order point");
   }
-  return chacha20_poly1305_open(wrap_key(shared, ephemeral, identity_public), kZeroNonce, stanza.body);
+  return chacha20_poly1305_open(wrap_key(shared, ephemeral, identity_public), kStanzaWrapNonce, stanza.body);
 }
 
 }  // namespace paes

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """paes inspect through the binary: what a file is, without its key.
 
-  P. paes files: a raw-key and a passphrase file (version 1, scrypt log2 N),
-     a file sealed to two recipients (version 3, two X25519 stanzas), each with
-     its segment size, key size, header, overhead and plaintext size adding
-     up to the file's size; the same read from a pipe.
+  P. paes files, all version 3 and committing: a raw-key file (its header the
+     MAC line alone), a passphrase file (a scrypt stanza, its log2 N), a file
+     sealed to two recipients (two X25519 stanzas), each with its segment size,
+     key size, header, overhead and plaintext size adding up to the file's
+     size; the same read from a pipe; a version-1 passphrase file (paes reads
+     it only with --allow-uncommitted) said not to commit.
   F. foreign files named, exit 0: a bare Tink stream as likely, a real age
      file (age -r: its stanza and plaintext size), an armored age file,
      openssl enc -pbkdf2's Salted__, OpenPGP binary and armored.
@@ -21,8 +23,9 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from harness import (ScratchTestCase, describe, random_raw_key, read_file, run_paes, run_test_script,  # noqa: E402
-                     write_file)
+from harness import describe, random_raw_key, read_file, run_paes, run_test_script, write_file  # noqa: E402
+from harness.sealed_cases import SealedTestCase  # noqa: E402
+from harness.sealed_format import v1_passphrase_key, v1_preamble  # noqa: E402
 
 PAES = "paes"
 OPENSSL = "openssl"
@@ -42,7 +45,7 @@ def facts(text):
     return out
 
 
-class InspectTestCase(ScratchTestCase):
+class InspectTestCase(SealedTestCase):
     prefix = "paes-inspect-"
 
     def setUp(self):
@@ -75,9 +78,11 @@ class PaesFileTest(InspectTestCase):
     def test_raw_key_file(self):
         key128 = write_file(self.path("key128"), random_raw_key(16), 0o600)
         got = self.inspect(self.sealed_with("--key-file", key128))
-        self.assertEqual((got["format"], got["version"], got["key source"]), ("paes", "1", "raw key"), got)
+        self.assertEqual((got["format"], got["version"], got["key source"]), ("paes", "3", "raw key"), got)
         self.assertEqual((got["key size"], got["segment size"]), ("AES-128", str(SEGMENT)), got)
-        self.assertEqual(got["header"], "32", got)
+        self.assertTrue(got["committing"].startswith("yes"), got)
+        # The preamble and the MAC line ("--- ", 43 base64 characters, LF).
+        self.assertEqual(got["header"], str(32 + 48), got)
         # 4 segments: the Tink header (1 + 16 + 7 bytes) and 4 tags.
         self.assertEqual(got["overhead"], str(24 + 4 * TAG), got)
         self.assert_adds_up(got, self.path("sealed.paes"))
@@ -87,8 +92,24 @@ class PaesFileTest(InspectTestCase):
         write_file(self.path("pass"), b"correct horse\n", 0o600)
         got = self.inspect(self.sealed_with("--passphrase-file", self.path("pass"), "--scrypt-log-n", "11"))
         self.assertEqual(got["key source"], "passphrase (scrypt log2 N 11)", got)
-        self.assertEqual((got["version"], got["key size"]), ("1", "AES-256"), got)
+        self.assertEqual((got["version"], got["key size"]), ("3", "AES-256"), got)
+        self.assertTrue(got["committing"].startswith("yes"), got)
+        # The preamble, the scrypt stanza (36 + 44 bytes with a two-digit log2 N) and the MAC line.
+        self.assertEqual(got["header"], str(32 + 80 + 48), got)
         self.assert_adds_up(got, self.path("sealed.paes"))
+
+    def test_version_1_passphrase_file(self):
+        preamble = v1_preamble(2, 32, SEGMENT, 10, os.urandom(16))
+        data = self.v1_file(preamble, read_file(self.plain), v1_passphrase_key(b"legacy", preamble))
+        sealed = write_file(self.path("v1.paes"), data)
+        got = self.inspect(sealed)
+        self.assertEqual((got["format"], got["version"], got["key source"]),
+                         ("paes", "1", "passphrase (scrypt log2 N 10)"), got)
+        self.assertTrue(got["committing"].startswith("no"), got)
+        self.assertEqual((got["key size"], got["header"]), ("AES-256", "32"), got)
+        self.assert_adds_up(got, sealed)
+        doc = self.inspect(sealed, json_output=True)
+        self.assertEqual((doc["version"], doc["committing"], doc["scrypt_log2_n"]), ("paes/v1", False, 10), doc)
 
     def test_two_recipients(self):
         recipients = []
@@ -170,8 +191,10 @@ class DamageTest(InspectTestCase):
     def test_truncated_file(self):
         sealed = self.sealed_with("--key-file", self.key)
         data = read_file(sealed)
-        # Cut 5 bytes into segment 1: shorter than a tag, a length no sealing makes.
-        for length in (32 + 40 + (SEGMENT - 40) + 5, 50, 20):
+        # Cut 5 bytes into segment 1: shorter than a tag, a length no sealing makes; inside
+        # the Tink header (after the preamble and the 48-byte MAC line); inside the MAC line;
+        # inside the preamble.
+        for length in (32 + 48 + SEGMENT + 5, 32 + 48 + 18, 32 + 20, 20):
             write_file(sealed, data[:length])
             got = self.inspect(sealed, status=1)
             self.assertEqual(got["format"], "paes", got)
@@ -195,7 +218,8 @@ class JsonTest(InspectTestCase):
         self.assertLessEqual(age_fields, set(doc), doc)
         self.assertEqual(set(doc["sizes"]), {"header", "armor", "overhead", "min_payload", "max_payload",
                                              "min_padding", "max_padding"})
-        self.assertEqual((doc["format"], doc["version"], doc["key_source"]), ("paes", "paes/v1", "raw-key"), doc)
+        self.assertEqual((doc["format"], doc["version"], doc["key_source"]), ("paes", "paes/v3", "raw-key"), doc)
+        self.assertEqual((doc["format_version"], doc["committing"], doc["sizes"]["header"]), (3, True, 32 + 48), doc)
         self.assertEqual((doc["sizes"]["min_payload"], doc["sizes"]["max_payload"]), (self.plain_len,) * 2, doc)
         self.assertEqual((doc["segment_size"], doc["key_bits"], doc["truncated"]), (SEGMENT, 256, False), doc)
         self.assertEqual(doc["sizes"]["header"] + doc["sizes"]["overhead"] + self.plain_len, doc["file_size"], doc)

@@ -9,7 +9,8 @@ in tests/harness (sealed_cases, sealed_format, pipes). Covers:
   3. Tamper detection: one bit flipped at every byte of a small multi-segment file;
      sampled flips of a 2 MiB file; truncation at every segment boundary and +-1, inside
      the preamble and header; appended bytes; swapped, duplicated and dropped segments;
-     the messages (bad magic, unsupported version, truncated, authentication failed);
+     the messages (bad magic, unsupported version, header MAC mismatch, truncated,
+     authentication failed);
      other tools' files named (openssl's Salted__, OpenPGP, a bare Tink stream) with the
      options that read them, a Tink stream's wrong segment size, and openssl's legacy key
      derivation under --pbkdf2.
@@ -24,6 +25,7 @@ Python 3.11 standard library only. Exits non-zero when any test fails; every ski
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import time
@@ -32,13 +34,17 @@ from concurrent.futures import ThreadPoolExecutor
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from harness import describe, error_lines, read_file, run_paes, run_test_script, write_file  # noqa: E402
 from harness.sealed_cases import SealedTestCase  # noqa: E402
-from harness.sealed_format import PREAMBLE_LEN, TAG_LEN, header_len, segment_spans  # noqa: E402
+from harness.sealed_format import (PREAMBLE_LEN, RAW_KEY_HEADER_LEN, TAG_LEN, header_len,  # noqa: E402
+                                   segment_spans, v1_passphrase_key, v1_preamble)
 
 PAES = "paes"
 OPENSSL = "openssl"
 POOL = ThreadPoolExecutor(max_workers=max(2, min(4, os.cpu_count() or 2)))
 # What a damaged sealed file may be reported as (anywhere past the magic and version).
 DAMAGE_WORDS = ("authentication failed", "truncated", "corrupt")
+# What damage to a raw-key file's header (the preamble past its fixed fields, and the MAC line)
+# is reported as: the header's MAC refuses it before any segment is read.
+HEADER_MAC_WORDS = ("header MAC mismatch",)
 
 
 def changed(data, pos, new):
@@ -80,13 +86,25 @@ class TamperTest(SealedTestCase):
             return f"{what} ({how}): wrote on stdout"
         return self.check_error(proc, 1, words, f"{what} ({how})")
 
-    def words_for(self, pos):
+    def words_for(self, pos, bit):
+        """What bit `bit` of byte `pos` of a raw-key (version 3) file flipped is refused as."""
         if pos < 4:
             return ("not a paes file",)
-        if pos == 4:  # 1 flipped to 3 is version 3, which has no raw-key files
-            return ("unsupported", "key source 1 in a version 3 file")
-        if pos == 6:  # the key length byte: a key-size mismatch is a fair thing to say
-            return DAMAGE_WORDS + ("wrong key",)
+        if pos == 4:
+            if bit == 0:  # 3 flipped to 2: the unreleased recipients format, refused outright
+                return ("paes format version 2",)
+            if bit == 1:  # 3 flipped to 1: a version-1 raw-key preamble with a salt (random in
+                # version 3), which version 1 has not; without one, it would not commit
+                return ("corrupt preamble", "does not commit")
+            return ("unsupported",)
+        if pos < 12:  # key source, key length, scrypt fields, reserved bytes: none may change
+            return ("corrupt preamble",)
+        if pos < 16:  # the segment size: out of range, or another size the MAC doesn't cover
+            return HEADER_MAC_WORDS + ("corrupt preamble",)
+        if pos < PREAMBLE_LEN:  # the salt: random in a raw-key file, under the MAC
+            return HEADER_MAC_WORDS
+        if pos < RAW_KEY_HEADER_LEN:  # the MAC line: "--- ", the MAC in base64, LF
+            return HEADER_MAC_WORDS + ("malformed header",)
         return DAMAGE_WORDS
 
     def check_damage_cases(self, cases, key):
@@ -113,23 +131,23 @@ class TamperTest(SealedTestCase):
             damaged = flipped(sealed, pos, bit)
             # Every position through a file; the preamble, header and every 5th byte
             # through stdin as well.
-            cases.append((f"bit {bit} of byte {pos} flipped", damaged, self.words_for(pos), False))
-            if pos < 80 or pos % 5 == 0:
+            cases.append((f"bit {bit} of byte {pos} flipped", damaged, self.words_for(pos, bit), False))
+            if pos < RAW_KEY_HEADER_LEN + header_len(32) or pos % 5 == 0:
                 cases.append((f"bit {bit} of byte {pos} flipped", damaged,
-                              self.words_for(pos), True))
+                              self.words_for(pos, bit), True))
         self.check_damage_cases(cases, key)
         self.finish()
 
     def test_flip_every_bit_preamble_header(self):
-        """Every one of the 8 bits of the preamble and Tink header (AES-128 key)."""
+        """Every one of the 8 bits of the preamble, the MAC line and the Tink header (AES-128 key)."""
         key = self.keygen(128)
         sealed = self.seal(os.urandom(2500), ["--key-file", key], ["--segment-size", 1024])
         cases = []
-        for pos in range(PREAMBLE_LEN + header_len(16)):
+        for pos in range(RAW_KEY_HEADER_LEN + header_len(16)):
             for bit in range(8):
                 damaged = flipped(sealed, pos, bit)
                 cases.append((f"AES-128 bit {bit} of byte {pos}", damaged,
-                              self.words_for(pos), pos % 2 == 1))
+                              self.words_for(pos, bit), pos % 2 == 1))
         self.check_damage_cases(cases, key)
         self.finish()
 
@@ -145,7 +163,7 @@ class TamperTest(SealedTestCase):
 
     def test_flip_sampled_multi_segment(self):
         key, seg, data, sealed, spans = self.big_sealed()
-        positions = set(range(PREAMBLE_LEN + header_len(32)))
+        positions = set(range(RAW_KEY_HEADER_LEN + header_len(32)))
         for start, end in spans:
             positions.update({start, start + 1, end - TAG_LEN - 1, end - TAG_LEN, end - TAG_LEN // 2,
                               end - 1, (start + end) // 2})
@@ -153,8 +171,9 @@ class TamperTest(SealedTestCase):
         positions.update(rng.randrange(len(sealed)) for _ in range(200))
         cases = []
         for i, pos in enumerate(sorted(positions)):
-            damaged = flipped(sealed, pos, rng.randrange(8))
-            cases.append((f"2 MiB file, byte {pos} flipped", damaged, self.words_for(pos),
+            bit = rng.randrange(8)
+            damaged = flipped(sealed, pos, bit)
+            cases.append((f"2 MiB file, byte {pos} flipped", damaged, self.words_for(pos, bit),
                           i % 3 == 0))
         self.check_damage_cases(cases, key)
         self.finish()
@@ -162,7 +181,8 @@ class TamperTest(SealedTestCase):
     def test_truncation_extension_reordering(self):
         key, seg, data, sealed, spans = self.big_sealed()
         cases = []
-        cuts = {0, 1, 2, 3, 4, 31, PREAMBLE_LEN, PREAMBLE_LEN + 1, PREAMBLE_LEN + header_len(32) - 1,
+        cuts = {0, 1, 2, 3, 4, 31, PREAMBLE_LEN, PREAMBLE_LEN + 1, RAW_KEY_HEADER_LEN - 1, RAW_KEY_HEADER_LEN,
+                RAW_KEY_HEADER_LEN + 1, RAW_KEY_HEADER_LEN + header_len(32) - 1,
                 len(sealed) - 1, len(sealed) - TAG_LEN, len(sealed) - TAG_LEN - 1}
         for start, end in spans:
             cuts.update({start - 1, start, start + 1, end - 1})
@@ -222,14 +242,22 @@ class TamperTest(SealedTestCase):
         cases.append(("openssl-looking input", b"Salted__" + bytes(sealed[8:]), "not a paes file"))
         # Version 2, the unreleased recipients format: named as such, whatever the rest says.
         cases.append(("version 2", changed(sealed, 4, 2), "paes format version 2"))
-        # Version 3 is for recipients only: a raw-key preamble can't be one.
-        cases.append(("version 3", changed(sealed, 4, 3), "key source 1 in a version 3 file"))
+        # Version 1 (with the zero salt of its raw-key files) doesn't commit to its key: refused
+        # without --allow-uncommitted, whatever the rest says.
+        cases.append(("version 1", changed(changed(sealed, 4, 1), 16, bytes(16)), "does not commit"))
+        cases.append(("version 1", changed(changed(sealed, 4, 1), 16, bytes(16)), "--allow-uncommitted"))
+        # Key source 2 (scrypt in the preamble) is version 1's only: a version-3 preamble can't say it.
+        cases.append(("key source 2", changed(sealed, 5, 2), "key source 2 in a version 3 file"))
         cases.append(("version 4", changed(sealed, 4, 4), "unsupported"))
         cases.append(("version 0", changed(sealed, 4, 0), "unsupported"))
         cases.append(("preamble cut to 20 bytes", sealed[:20], "truncated"))
-        cases.append(("header cut", sealed[:PREAMBLE_LEN + 10], "truncated"))
-        cases.append(("only preamble and header", sealed[:PREAMBLE_LEN + header_len(32)],
+        cases.append(("MAC line cut", sealed[:PREAMBLE_LEN + 10], "truncated"))
+        cases.append(("Tink header cut", sealed[:RAW_KEY_HEADER_LEN + 10], "truncated"))
+        cases.append(("only preamble and header", sealed[:RAW_KEY_HEADER_LEN + header_len(32)],
                       "truncated"))
+        cases.append(("MAC line changed", changed(sealed, PREAMBLE_LEN + 4, b"A" if sealed[36] != 65 else b"B"),
+                      "header MAC mismatch"))
+        cases.append(("salt changed", changed(sealed, 16, sealed[16] ^ 1), "header MAC mismatch"))
         cases.append(("reserved byte set", changed(sealed, 11, 1), "corrupt"))
         cases.append(("unknown key source", changed(sealed, 5, 9), "corrupt"))
         for i, (what, damaged, word) in enumerate(cases):
@@ -355,18 +383,20 @@ class BadInputTest(SealedTestCase):
 
     def test_wrong_key(self):
         other = self.keygen(256, "k2")
+        # The header's MAC, keyed by the raw key, refuses another key before any segment.
         self.fails(["decrypt", "--key-file", other, self.sealed, "-o", self.out], 1,
-                   "authentication failed")
+                   "header MAC mismatch")
         small = self.keygen(128, "k3")
         self.fails(["decrypt", "--key-file", small, self.sealed, "-o", self.out], 1,
                    ("wrong key", "key"))
 
     def test_wrong_passphrase(self):
         wrong = write_file(self.path("wrong"), b"the passphrasf\n", 0o600)
+        # The scrypt stanza doesn't open: said as such, before any segment.
         self.fails(["decrypt", "--passphrase-file", wrong, self.pw_sealed, "-o", self.out], 1,
-                   "authentication failed")
+                   "wrong passphrase")
         self.fails(["decrypt", "--passphrase-env", "PAES_TEST_PW", self.pw_sealed, "-o",
-                    self.out], 1, "authentication failed", env={"PAES_TEST_PW": "nope"})
+                    self.out], 1, "wrong passphrase", env={"PAES_TEST_PW": "nope"})
         # The first line only is the passphrase: a trailing newline is not part of it,
         # but other text on later lines does not matter.
         two_lines = write_file(self.path("two"), b"the passphrase\nsecond line\n", 0o600)
@@ -386,22 +416,33 @@ class BadInputTest(SealedTestCase):
                    (1, 2), "empty passphrase", env={"PAES_TEST_PW": ""})
 
     def test_a_passphrase_files_key_size_is_reported_from_the_file(self):
+        """decrypt takes no --key-bits: the size --json reports is the file's. paes seals a
+        passphrase's file AES-256 only (--key-bits 128 is refused); version 1, read with
+        --allow-uncommitted, has AES-128 passphrase files too."""
         pw_env = {"PAES_TEST_PW": "size me"}
+        self.fails(["encrypt", "--passphrase-env", "PAES_TEST_PW", "--scrypt-log-n", 10, "--key-bits", 128,
+                    self.inp, "-o", self.out], 2, "AES-256", env=pw_env)
+        sealed = write_file(self.path("p256"), self.seal(
+            self.data, ["--passphrase-env", "PAES_TEST_PW"], ["--scrypt-log-n", 10, "--key-bits", 256],
+            env=pw_env))
+        files = [(sealed, 256, [])]
         for bits in (128, 256):
-            sealed = write_file(self.path(f"p{bits}"), self.seal(
-                self.data, ["--passphrase-env", "PAES_TEST_PW"], ["--scrypt-log-n", 10, "--key-bits", bits],
-                env=pw_env))
-            proc = run_paes(["decrypt", "--passphrase-env", "PAES_TEST_PW", "--json", sealed, "-o", self.out],
-                       env=pw_env)
+            preamble = v1_preamble(2, bits // 8, 4096, 10, os.urandom(16))
+            v1 = self.v1_file(preamble, self.data, v1_passphrase_key(b"size me", preamble))
+            files.append((write_file(self.path(f"v1-p{bits}"), v1), bits, ["--allow-uncommitted"]))
+        for path, bits, extra in files:
+            proc = run_paes(["decrypt", "--passphrase-env", "PAES_TEST_PW", "--json"] + extra + [path, "-o", self.out],
+                            env=pw_env)
             self.assertEqual(proc.returncode, 0, describe(proc))
-            self.assertEqual(json.loads(proc.stdout)["key_bits"], bits)
+            self.assertEqual(json.loads(proc.stdout)["key_bits"], bits, path)
+            self.assertEqual(read_file(self.out), self.data, path)
             os.remove(self.out)
 
     def test_scrypt_cost_on_decrypt_is_refused_whatever_its_value(self):
         # Hidden from decrypt's help, and refused with the reason, not a range error.
         for cost in (10, 99):
             self.fails(["decrypt", "--passphrase-file", self.pw, "--scrypt-log-n", cost, self.pw_sealed,
-                        "-o", self.out], 2, "read from the sealed file's preamble")
+                        "-o", self.out], 2, "read from the sealed file")
 
     def test_key_24_bytes_for_sealed(self):
         k24 = write_file(self.path("k24"), os.urandom(24), 0o600)
@@ -412,7 +453,7 @@ class BadInputTest(SealedTestCase):
 
     def test_passphrase_key_bits_192(self):
         self.fails(["encrypt", "--passphrase-file", self.pw, "--key-bits", 192, self.inp,
-                    "-o", self.out], 2, "128 or 256")
+                    "-o", self.out], 2, "a passphrase seals an AES-256 file")
 
     def test_passphrase_options_with_a_key(self):
         """--key-bits and --scrypt-log-n describe a passphrase's key; with a key file they
@@ -423,30 +464,43 @@ class BadInputTest(SealedTestCase):
                        2, extra[0])
 
     def test_scrypt_cost_range(self):
-        """--scrypt-log-n accepts what paes can open again: the highest cost (20, 1 GiB)
-        seals and opens; 21 and 22 would need more than the 2 GiB cap that bounds what a
-        hostile file can make paes allocate, so they are usage errors, as is 9."""
-        sealed = self.seal(self.data, ["--passphrase-file", self.pw], ["--scrypt-log-n", 20])
-        self.assertEqual(sealed[7], 20, "log2 N byte of the preamble")
+        """--scrypt-log-n accepts what paes can open again: the highest cost (22, 4 GiB, age's
+        limit) seals and opens; 23 would need more than the 4 GiB cap that bounds what a
+        hostile file can make paes allocate, so it is a usage error, as is 9."""
+        sealed = self.seal(self.data, ["--passphrase-file", self.pw], ["--scrypt-log-n", 22])
+        self.assertEqual(sealed[7], 0, "a version-3 preamble has no scrypt parameters")
+        self.assertRegex(sealed[PREAMBLE_LEN:PREAMBLE_LEN + 64], rb"^-> scrypt [A-Za-z0-9+/]{22} 22\n",
+                         "the scrypt stanza's work factor")
         proc, got = self.open_sealed(sealed, ["--passphrase-file", self.pw])
         self.assertEqual(proc.returncode, 0, describe(proc))
         self.assertEqual(got, self.data)
-        for cost in (21, 22, 9):
+        for cost in (23, 9):
             self.fails(["encrypt", "--passphrase-file", self.pw, "--scrypt-log-n", cost, self.inp,
-                        "-o", self.out], 2, "must be 10 to 20")
+                        "-o", self.out], 2, "must be 10 to 22")
 
     def test_hostile_scrypt_cost_is_refused_before_scrypt_runs(self):
-        """A preamble asking for a cost past the cap fails at once: paes never tries to
-        allocate what it asks for (2 GiB and more; 2^255 for byte 255)."""
-        for cost, words in ((21, "more than the 2048 MiB paes allows"),
-                            (30, "more than the 2048 MiB paes allows"),
-                            (255, "unsupported scrypt parameters")):
-            hostile = bytearray(read_file(self.pw_sealed))
-            hostile[7] = cost
-            path = write_file(self.path(f"hostile-{cost}.paes"), bytes(hostile))
-            started = time.monotonic()
-            self.fails(["decrypt", "--passphrase-file", self.pw, path, "-o", self.out], 1, words)
-            self.assertLess(time.monotonic() - started, 10, f"log2 N {cost}: scrypt seems to have run")
+        """A scrypt stanza, or a version-1 preamble (opened with --allow-uncommitted), asking
+        for a cost past the cap fails at once: paes never tries to allocate what it asks for
+        (8 GiB and more; 2^255 for byte 255)."""
+        sealed = read_file(self.pw_sealed)
+        stanza = re.compile(rb"-> scrypt [A-Za-z0-9+/]{22} (10)\n").match(sealed, PREAMBLE_LEN)
+        self.assertIsNotNone(stanza, f"no scrypt stanza after the preamble: {sealed[:100]!r}")
+        preamble = v1_preamble(2, 32, 4096, 10, os.urandom(16))
+        v1 = self.v1_file(preamble, self.data, v1_passphrase_key(b"the passphrase", preamble))
+        for cost, stanza_words, preamble_words in (
+                (23, "above the 2^22 (4 GiB of memory)", "GiB paes allows"),
+                (30, "above the 2^22 (4 GiB of memory)", "GiB paes allows"),
+                (255, "above the 2^22 (4 GiB of memory)", "unsupported scrypt parameters")):
+            in_stanza = sealed[:stanza.start(1)] + str(cost).encode() + sealed[stanza.end(1):]
+            in_preamble = bytearray(v1)
+            in_preamble[7] = cost
+            for where, hostile, words, extra in (("stanza", in_stanza, stanza_words, []),
+                                                 ("preamble", in_preamble, preamble_words, ["--allow-uncommitted"])):
+                path = write_file(self.path(f"hostile-{where}-{cost}.paes"), bytes(hostile))
+                started = time.monotonic()
+                self.fails(["decrypt", "--passphrase-file", self.pw] + extra + [path, "-o", self.out], 1, words)
+                self.assertLess(time.monotonic() - started, 10,
+                                f"log2 N {cost} in the {where}: scrypt seems to have run")
 
     def test_bad_segment_size(self):
         for size in ("10", "0", "56", "65M"):
@@ -456,12 +510,13 @@ class BadInputTest(SealedTestCase):
     def test_aad_mismatch(self):
         sealed = write_file(self.path("aad.paes"), self.seal(self.data, ["--key-file", self.key],
                                                              ["--aad", "a"]))
+        # The header's MAC covers the aad: a wrong, missing or extra one fails there.
         self.fails(["decrypt", "--key-file", self.key, "--aad", "b", sealed, "-o", self.out], 1,
-                   "authentication failed")
+                   "header MAC mismatch")
         self.fails(["decrypt", "--key-file", self.key, sealed, "-o", self.out], 1,
-                   "authentication failed")
+                   "header MAC mismatch")
         self.fails(["decrypt", "--key-file", self.key, "--aad", "a", self.sealed, "-o",
-                    self.out], 1, "authentication failed")
+                    self.out], 1, "header MAC mismatch")
         proc, got = self.open_sealed(read_file(sealed), ["--key-file", self.key], ["--aad", "a"])
         self.assertEqual(proc.returncode, 0, describe(proc))
         self.assertEqual(got, self.data)
@@ -478,7 +533,7 @@ class BadInputTest(SealedTestCase):
         self.assertEqual(got, self.data)
         other = write_file(self.path("other.bin"), aad[:-1] + bytes([aad[-1] ^ 1]))
         self.fails(["decrypt", "--key-file", self.key, "--aad-file", other, sealed, "-o", self.out], 1,
-                   "authentication failed")
+                   "header MAC mismatch")
         # '-': standard input, when the data comes from a file.
         proc = run_paes(["decrypt", "--key-file", self.key, "--aad-file", "-", sealed, "-o", self.out],
                    input_bytes=aad)
@@ -537,7 +592,15 @@ class BadInputTest(SealedTestCase):
                    ("open it with its key (give --key-file or --key-env)",))
         self.fails(["decrypt", "--key-file", self.key, self.pw_sealed, "-o", self.out], 2,
                    ("(give --passphrase-file or --passphrase-env, or type it at the prompt)",))
-        self.fails(["decrypt", "--key-file", self.key, "--aad", "other", self.sealed, "-o", self.out], 1,
+        # A passphrase's file: its header MAC fails under another aad (the passphrase being
+        # right, as the stanza opened); a damaged segment: the aad is one cause of several.
+        self.fails(["decrypt", "--passphrase-file", self.pw, "--aad", "other", self.pw_sealed, "-o", self.out], 1,
+                   ("header MAC mismatch: wrong associated data, or the header was changed after sealing "
+                    "(refused before any plaintext) (--aad or --aad-file gives the associated data)",))
+        damaged = bytearray(read_file(self.sealed))
+        damaged[-20] ^= 1
+        damaged = write_file(self.path("damaged.paes"), bytes(damaged))
+        self.fails(["decrypt", "--key-file", self.key, damaged, "-o", self.out], 1,
                    ("wrong associated data, or the data was corrupted, truncated or reordered "
                     "(--aad or --aad-file gives the associated data)",))
         existing = write_file(os.path.join(self.out_dir, "existing"), b"kept")

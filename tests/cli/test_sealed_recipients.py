@@ -208,7 +208,7 @@ class RecipientsTest(RecipientsCase):
         b64 = "[A-Za-z0-9+/]{43}"
         self.assertRegex(sealed[PREAMBLE_LEN:header_end(sealed)].decode(),
                          rf"\A(-> X25519 {b64}\n{b64}\n){{2}}--- {b64}\n\Z")
-        self.assertEqual(len(sealed) - header_end(sealed), sealed_len(len(data), 64 << 10, 32) - PREAMBLE_LEN)
+        self.assertEqual(len(sealed), sealed_len(len(data), 64 << 10, 32, paes_header=header_end(sealed)))
         for ident in (a, b):
             proc, got = self.open_sealed(sealed, ["-i", ident])
             self.check(proc.returncode == 0 and got == data, f"-i {ident}: {describe(proc)}")
@@ -512,7 +512,8 @@ class RekeyTest(RecipientsCase):
         proc = self.rekey(["-i", a, "--add", "-r", rb, "-v", src, "-o", added], "--add")
         body_len = len(sealed) - header_end(sealed)
         self.assertRegex(proc.stderr.decode(),
-                         rf"\Apaes: rekey: 1 recipient -> 2, {body_len} body bytes copied unchanged[^\n]*\n\Z")
+                         rf"\Apaes: rekey: 1 recipient -> 2, {body_len} body bytes authenticated and copied "
+                         rf"unchanged[^\n]*\n\Z")
         self.no_secret_in(proc, (sa,), "rekey -v")
         out = read_file(added)
         self.assertEqual(stanzas(out)[0], stanzas(sealed)[0], "--add did not keep the file's stanza")
@@ -588,6 +589,38 @@ class RekeyTest(RecipientsCase):
                           out_dir=out_dir)
         self.finish()
 
+    def test_checks_the_aad_and_every_body_segment(self):
+        # Issue 39: rekey takes the file's --aad (the header MAC covers it) and authenticates every
+        # segment of the body it copies. A wrong or missing --aad, a damaged body and a truncated one
+        # each fail with exit 1: to a file with nothing under the output's name, to a pipe as decrypt.
+        (a, ra, _), (b, rb, _) = self.identity("a.key"), self.identity("b.key")
+        data = os.urandom(100_000)
+        aad = ["--aad", "backup 2026-11"]
+        sealed = self.seal(data, ["-r", ra], [*aad, "--segment-size", "4K"])
+        src = write_file(self.path("aad.paes"), sealed)
+        out_dir = self.new_dir("out")
+        out = os.path.join(out_dir, "x")
+        for what, given in (("no --aad", []), ("another --aad", ["--aad", "backup 2026-12"])):
+            self.assert_fails(["rekey", "-i", a, "-r", rb, *given, src, "-o", out], 1, "header MAC mismatch",
+                              out_dir=out_dir)
+        rekeyed = self.path("rekeyed.paes")
+        self.rekey(["-i", a, "-r", rb, *aad, src, "-o", rekeyed], "with its --aad")
+        proc = run_paes(["decrypt", "-i", b, *aad, rekeyed, "-o", "-"])
+        self.assertEqual((proc.returncode, proc.stdout), (0, data), describe(proc))
+        damaged = bytearray(sealed)
+        damaged[len(sealed) // 2] ^= 0x01
+        self.assert_fails(["rekey", "-i", a, "-r", rb, *aad, write_file(self.path("d.paes"), bytes(damaged)),
+                           "-o", out], 1, "authentication failed", out_dir=out_dir)
+        # Cut after 3 whole segments: a length sealing makes, whose last segment was not sealed as last.
+        cut = sealed[:header_end(sealed) + 3 * 4096]
+        self.assert_fails(["rekey", "-i", a, "-r", rb, *aad, write_file(self.path("cut.paes"), cut), "-o", out], 1,
+                          "authentication failed", out_dir=out_dir)
+        piped, codes, errs, _ = pipe([[PAES, "rekey", "-i", a, "-r", rb, *aad, "-", "-o", "-"], ["cat"]], data=cut)
+        self.assertEqual(codes[0], 1, f"a truncated body through a pipe: {errs[0]!r}")
+        self.assertIn(b"authentication failed", errs[0])
+        self.assertTrue(len(piped) < len(cut), "the unverified last segment reached the pipe")
+        self.finish()
+
     def test_refused(self):
         (a, ra, sa), (b, rb, sb) = self.identity("a.key"), self.identity("b.key")
         data = b"rekey refusals\n" * 100
@@ -598,8 +631,10 @@ class RekeyTest(RecipientsCase):
         key = self.keygen(256)
         for what, key_args, env in (("a key", ["--key-file", key], None),
                                     ("a passphrase", ["--passphrase-env", "P", "--scrypt-log-n", "10"], {"P": "pw"})):
-            v1 = write_file(self.path("v1.paes"), self.seal(data, key_args, env=env))
-            self.assert_fails(["rekey", "-i", a, "-r", rb, v1, "-o", out], 2, "not to recipients", out_dir=out_dir)
+            # A raw-key file has no stanzas, and a passphrase's scrypt stanza stands alone (age.md).
+            other = write_file(self.path("other.paes"), self.seal(data, key_args, env=env))
+            self.assert_fails(["rekey", "-i", a, "-r", rb, other, "-o", out], 2, "not to recipients",
+                              out_dir=out_dir)
         proc = self.assert_fails(["rekey", "-i", b, "-r", rb, src, "-o", out], 1, "no identity matches",
                                  out_dir=out_dir)
         self.no_secret_in(proc, (sa, sb), "rekey with a wrong identity")

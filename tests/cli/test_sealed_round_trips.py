@@ -9,8 +9,9 @@ in tests/harness (sealed_cases, sealed_format, pipes). Covers:
      --segment-size 1024 and 4096 with AES-128 and AES-256 keys from `paes keygen`, a few
      MiB with the default segment size; the ciphertext length and preamble fields; files
      sealed by the serial engine open with the threads engine (threads 1/2/3) and the
-     other way round; passphrases (--passphrase-file, --passphrase-env) with --key-bits
-     128 and 256; --key-env.
+     other way round; passphrases (--passphrase-file, --passphrase-env): AES-256 with or
+     without --key-bits 256, age's scrypt stanza in the header, --key-bits 128 refused;
+     --key-env.
   8. keygen: mode 0600 whatever the umask, hex digits and a newline, no overwrite without -f.
 
 Python 3.11 standard library only. Exits non-zero when any test fails; every skip says why.
@@ -18,6 +19,7 @@ Python 3.11 standard library only. Exits non-zero when any test fails; every ski
 
 import json
 import os
+import re
 import resource
 import shutil
 import stat
@@ -29,12 +31,16 @@ from concurrent.futures import ThreadPoolExecutor
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from harness import describe, read_file, run_paes, run_test_script, write_file  # noqa: E402
 from harness.sealed_cases import SealedTestCase  # noqa: E402
-from harness.sealed_format import (DEFAULT_SEGMENT, PREAMBLE_LEN, TAG_LEN, boundary_sizes, header_len,  # noqa: E402
-                                   sealed_len)
+from harness.sealed_format import (DEFAULT_SEGMENT, PREAMBLE_LEN, RAW_KEY_HEADER_LEN, TAG_LEN,  # noqa: E402
+                                   boundary_sizes, header_len, sealed_len)
 
 PAES = "paes"
 OPENSSL = "openssl"
 POOL = ThreadPoolExecutor(max_workers=max(2, min(4, os.cpu_count() or 2)))
+# A raw-key file's header: its MAC line alone (no stanzas), after the preamble.
+MAC_LINE = re.compile(rb"--- [A-Za-z0-9+/]{43}\n")
+# A passphrase's header: age's scrypt stanza (salt, work factor, wrapped file key), then the MAC line.
+SCRYPT_HEADER = re.compile(rb"-> scrypt ([A-Za-z0-9+/]{22}) ([1-9][0-9]*)\n[A-Za-z0-9+/]{43}\n--- [A-Za-z0-9+/]{43}\n")
 
 
 # --------------------------------------------------------------------------- 1. round trips
@@ -77,13 +83,18 @@ class RoundTripTest(SealedTestCase):
                 if len(sealed) != sealed_len(size, seg, key_len):
                     problems.append(f"{what}: {len(sealed)} bytes, expected "
                                     f"{sealed_len(size, seg, key_len)}")
-                expected_pre = (b"PAES" + bytes([1, 1, key_len, 0, 0, 0, 0, 0])
+                expected_pre = (b"PAES" + bytes([3, 1, key_len, 0, 0, 0, 0, 0])
                                 + struct.pack(">I", seg))
                 if sealed[:16] != expected_pre:
                     problems.append(f"{what}: preamble {sealed[:16].hex()} expected "
                                     f"{expected_pre.hex()}")
-                if sealed[PREAMBLE_LEN] != header_len(key_len):
-                    problems.append(f"{what}: header length byte {sealed[PREAMBLE_LEN]}")
+                if sealed[16:PREAMBLE_LEN] == bytes(16):
+                    problems.append(f"{what}: all-zero salt (a raw-key file's is random)")
+                if not MAC_LINE.fullmatch(sealed[PREAMBLE_LEN:RAW_KEY_HEADER_LEN]):
+                    problems.append(f"{what}: no MAC line after the preamble: "
+                                    f"{sealed[PREAMBLE_LEN:RAW_KEY_HEADER_LEN]!r}")
+                if sealed[RAW_KEY_HEADER_LEN] != header_len(key_len):
+                    problems.append(f"{what}: header length byte {sealed[RAW_KEY_HEADER_LEN]}")
                 sealed_versions.append((enc, out))
             if len(sealed_versions) == 2:
                 a, b = (read_file(o) for _, o in sealed_versions)
@@ -156,21 +167,29 @@ class RoundTripTest(SealedTestCase):
         data = os.urandom(5000)
         pw_file = write_file(self.path("pass.txt"), b"correct horse battery\n", 0o600)
         env = {"PAES_TEST_PASS": "correct horse battery"}
-        for bits in (128, 256):
+        # A passphrase's file is AES-256 (its stanza wraps a random file key): --key-bits 256
+        # may be said, 128 is refused.
+        self.assert_fails(["encrypt", "--passphrase-file", pw_file, "--key-bits", 128, "--scrypt-log-n", 10,
+                           "-o", self.path("x")], 2, "AES-256", input_bytes=data)
+        self.assertFalse(os.path.exists(self.path("x")))
+        for bits_args in ([], ["--key-bits", 256]):
             for how in ("file", "env"):
                 key_args = (["--passphrase-file", pw_file] if how == "file"
                             else ["--passphrase-env", "PAES_TEST_PASS"])
-                sealed = self.seal(data, key_args, ["--key-bits", bits, "--scrypt-log-n", 10,
-                                                    "--segment-size", 1024], env=env)
-                what = f"passphrase {how} AES-{bits}"
-                self.check(sealed[:4] == b"PAES" and sealed[4] == 1 and sealed[5] == 2,
-                           f"{what}: preamble {sealed[:16].hex()}")
-                self.check(sealed[6] == bits // 8, f"{what}: key length byte {sealed[6]}")
-                self.check(sealed[7] == 10, f"{what}: log2 N byte {sealed[7]}, expected 10")
-                self.check(sealed[8] > 0 and sealed[9] > 0, f"{what}: scrypt r/p {sealed[8:10]}")
-                self.check(sealed[10:12] == b"\0\0", f"{what}: reserved {sealed[10:12].hex()}")
-                self.check(sealed[16:32] != bytes(16), f"{what}: all-zero scrypt salt")
-                self.check(len(sealed) == sealed_len(len(data), 1024, bits // 8),
+                sealed = self.seal(data, key_args, bits_args + ["--scrypt-log-n", 10,
+                                                                "--segment-size", 1024], env=env)
+                what = f"passphrase {how} {bits_args}"
+                # Version 3, the key in stanzas, AES-256, no scrypt fields, zero salt.
+                preamble = b"PAES\x03\x03\x20" + bytes(5) + struct.pack(">I", 1024) + bytes(16)
+                self.check(sealed[:PREAMBLE_LEN] == preamble, f"{what}: preamble {sealed[:PREAMBLE_LEN].hex()}")
+                header = SCRYPT_HEADER.match(sealed, PREAMBLE_LEN)
+                self.check(header is not None, f"{what}: no scrypt stanza and MAC line: {sealed[32:170]!r}")
+                if header is None:
+                    continue
+                self.check(header[2] == b"10", f"{what}: work factor {header[2]!r}, expected 10")
+                self.check(header.end() == PREAMBLE_LEN + 128, f"{what}: a {header.end() - PREAMBLE_LEN}-byte header")
+                self.check(sealed[header.end()] == header_len(32), f"{what}: header length byte {sealed[header.end()]}")
+                self.check(len(sealed) == sealed_len(len(data), 1024, 32, header.end()),
                            f"{what}: {len(sealed)} bytes")
                 # Open with both ways of giving the passphrase; the preamble says the rest.
                 for open_args in (["--passphrase-file", pw_file],
@@ -182,7 +201,9 @@ class RoundTripTest(SealedTestCase):
         # Two seals with one passphrase use different salts.
         a = self.seal(data, ["--passphrase-file", pw_file], ["--scrypt-log-n", 10])
         b = self.seal(data, ["--passphrase-file", pw_file], ["--scrypt-log-n", 10])
-        self.check(a[16:32] != b[16:32], "two passphrase seals share a scrypt salt")
+        a_header, b_header = (SCRYPT_HEADER.match(x, PREAMBLE_LEN) for x in (a, b))
+        self.assertTrue(a_header and b_header, f"no scrypt stanza: {a[32:170]!r} {b[32:170]!r}")
+        self.check(a_header[1] != b_header[1], "two passphrase seals share a scrypt salt")
         self.finish()
 
     def test_key_env(self):

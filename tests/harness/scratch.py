@@ -135,12 +135,15 @@ class ScratchTestCase(unittest.TestCase):
     def check_error(self, proc, code, words, what, args=()):
         """`proc` failed with `code` and one 'paes: ' stderr line containing one of `words`
         (a string or a tuple of strings, any case); a warning about a key given with
-        --key-hex in `args` aside. Returns a problem description or None."""
+        --key-hex in `args`, and --allow-uncommitted's warning about a file that does not
+        commit, aside. Returns a problem description or None."""
         if isinstance(words, str):
             words = (words,)
         lines = error_lines(proc.stderr)
         if "--key-hex" in args:
             lines = [line for line in lines if "warning" not in line.lower()]
+        if "--allow-uncommitted" in args:
+            lines = [line for line in lines if not (line.startswith("paes: warning: ") and "does not commit" in line)]
         if proc.returncode != code:
             return f"{what}: expected exit {code}, got {describe(proc)}"
         if len(lines) != 1 or not lines[0].startswith("paes: "):

@@ -1,5 +1,5 @@
 """SealedTestCase: the sealed-format tests' base (tests/cli/test_sealed_*.py), sealing and
-opening through files."""
+opening through files, and version-1 files (which paes no longer writes) built for them."""
 
 import os
 import threading
@@ -36,3 +36,22 @@ class SealedTestCase(ScratchTestCase):
             data = read_file(out)
             os.remove(out)
         return proc, data
+
+    def v1_file(self, preamble, plain, key, aad=b""):
+        """A version-1 file's bytes (FORMAT.md 8.6): `preamble` (sealed_format.v1_preamble)
+        followed by a bare Tink stream of `plain` under `key` (the raw key, or
+        sealed_format.v1_passphrase_key's) whose associated data is the preamble and `aad`,
+        written with paes encrypt --format tink."""
+        tag = threading.get_ident()
+        inp = write_file(self.path(f"v1-in-{tag}"), plain)
+        key_file = self.key_file(key, name=f"v1-key-{tag}")
+        ad = write_file(self.path(f"v1-ad-{tag}"), bytes(preamble) + aad)
+        out = self.path(f"v1-body-{tag}")
+        segment = int.from_bytes(preamble[12:16], "big")
+        proc = run_paes(["encrypt", "--format", "tink", "--key-file", key_file, "--aad-file", ad,
+                         "--segment-size", segment, inp, "-o", out])
+        self.assertEqual(proc.returncode, 0, f"encrypt --format tink: {describe(proc)}")
+        body = read_file(out)
+        for path in (inp, key_file, ad, out):
+            os.remove(path)
+        return bytes(preamble) + body

@@ -211,7 +211,8 @@ class HugeFiles(HugeFilesCase):
         self.assert_exit(["encrypt", "--key-file", self.key, "--segment-size", str(segment), small, "-o",
                           sealed], timeout=None)
         with open(sealed, "r+b") as f:
-            f.truncate(32 + 40 + SEGMENT_LIMIT * segment + 1)
+            # The preamble, the MAC line and Tink's header, then one byte more than 2^32 segments hold.
+            f.truncate(32 + 48 + 40 + SEGMENT_LIMIT * segment + 1)
         back = self.shared_path("small.back")
         proc = self.assert_exit(["decrypt", "--key-file", self.key, sealed, "-o", back], code=1, timeout=None)
         self.assertIn(b"2^32 segments", proc.stderr, describe(proc))

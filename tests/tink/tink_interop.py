@@ -14,8 +14,11 @@ Covers:
      AES-256, with and without --aad, a 4 KiB and the default (1 MiB) segment size, and
      ~3 MiB inputs; an associated data of 40,000 bytes (--aad-file and --aad), both ways and
      in the paes format, and one byte of it changed.
-  C. the default format (--format paes): its preamble fields, Tink decrypting a paes file with
-     the recipe in decrypt_paes_file_with_tink(), and paes decrypting a file built with Tink.
+  C. the default format (--format paes, version 3): its preamble fields and MAC line, Tink
+     decrypting a raw-key paes file with the recipe in decrypt_paes_file_with_tink() (the body
+     after the 80 bytes of preamble and MAC line), and a passphrase file once its scrypt stanza
+     is unwrapped (hashlib's scrypt, cryptography's ChaCha20-Poly1305); paes decrypting a file built
+     with Tink and a MAC line made here, and a version-1 file only with --allow-uncommitted.
   D. failures: wrong or missing --aad, wrong key, wrong --segment-size, truncation (at a
      segment boundary too), flipped bits, appended bytes, swapped segments; each must exit 1
      with one "paes: ..." stderr line and leave nothing in the output directory. Segment
@@ -27,10 +30,14 @@ Exit status: 0 all passed, 1 a test failed, 77 `tink` is not importable (nothing
 Tests that need paes' sealed-format flags are skipped, saying why, when the binary lacks them.
 """
 
+import base64
 import hashlib
+import hmac
+import importlib.util
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -47,8 +54,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from tink_raw_key import tink_decrypt, tink_encrypt, tink_streaming_aead  # noqa: E402
 from harness import ScratchTestCase, describe, path_option, run_paes, run_unittest, tool_paths, write_file  # noqa: E402
-from harness.sealed_format import (DEFAULT_SEGMENT, MAX_SEGMENT, PREAMBLE_LEN, boundary_sizes,  # noqa: E402
-                                   first_segment_capacity, header_len, min_segment, tink_ciphertext_len)
+from harness.sealed_format import (DEFAULT_SEGMENT, MAX_SEGMENT, PREAMBLE_LEN, b64_unpadded,  # noqa: E402
+                                   boundary_sizes, first_segment_capacity, header_len, hkdf_sha256,
+                                   min_segment, tink_ciphertext_len)
 
 PAES = "paes"
 VECTORS = None            # the parsed vectors file
@@ -59,26 +67,81 @@ RNG = random.Random(0x7A11C)
 
 # --------------------------------------------------------------------------- the recipe
 
+MAC_LINE_LEN = 48         # "--- ", the header MAC in 43 base64 characters, LF (FORMAT.md 8.1)
+RAW_KEY_HEADER = PREAMBLE_LEN + MAC_LINE_LEN   # a raw-key version-3 file's body starts here
+
+
 def decrypt_paes_file_with_tink(data, key, aad=b""):
     """Decrypts a raw-key paes sealed file (`--format paes`, the default) with Google Tink.
 
     data: the whole file; key: the 16 or 32 key-file bytes; aad: the --aad text as UTF-8 bytes.
-    The file is a 32-byte preamble, then a Tink AES-GCM-HKDF streaming ciphertext (HKDF-SHA256,
-    derived key size = key size) whose associated data is the preamble followed by the aad.
-    The ciphertext segment size is the big-endian uint32 at preamble bytes 12..16.
+    Version 3: a 32-byte preamble, the header's MAC line (48 bytes; Tink does not check it), then
+    a Tink AES-GCM-HKDF streaming ciphertext (HKDF-SHA256, derived key size = key size) whose
+    associated data is the preamble followed by the aad. Version 1 has no MAC line. The
+    ciphertext segment size is the big-endian uint32 at preamble bytes 12..16.
     """
-    preamble, stream = data[:32], data[32:]
+    preamble = data[:PREAMBLE_LEN]
+    stream = data[RAW_KEY_HEADER:] if preamble[4] == 3 else data[PREAMBLE_LEN:]
     segment_size = int.from_bytes(preamble[12:16], "big")
     saead = tink_streaming_aead(key, segment_size)
     return tink_decrypt(saead, stream, associated_data=preamble + aad)
 
 
+def chacha20_poly1305_open(key, sealed):
+    """age's wrapping: ChaCha20-Poly1305 with 12 zero bytes of nonce, no associated data. From
+    `cryptography`: Python's Tink registers no ChaCha20-Poly1305 key type (only XChaCha20's).
+    Raises cryptography.exceptions.InvalidTag when the tag does not verify."""
+    from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+    return ChaCha20Poly1305(key).decrypt(bytes(12), sealed, None)
+
+
+def decrypt_passphrase_file_with_tink(data, passphrase, aad=b""):
+    """Decrypts a paes passphrase file (version 3, one scrypt stanza) with hashlib, cryptography
+    and Tink: the file key unwrapped from the stanza as age does, the header MAC checked, and the
+    body opened with Tink keyed by body_ikm (FORMAT.md sections 5 and 8)."""
+    m = re.compile(rb"-> scrypt ([A-Za-z0-9+/]{22}) ([1-9][0-9]?)\n([A-Za-z0-9+/]{43})\n"
+                   rb"--- ([A-Za-z0-9+/]{43})\n").match(data, PREAMBLE_LEN)
+    if m is None:
+        raise ValueError("not a passphrase file of one scrypt stanza")
+
+    def b64(text):
+        return base64.b64decode(text + b"=" * (-len(text) % 4))
+
+    salt, log2n, wrapped, mac = b64(m[1]), int(m[2]), b64(m[3]), b64(m[4])
+    # hashlib's maxmem stays below 2 GiB: work factors up to 20 (paes seals up to 22)
+    wrap_key = hashlib.scrypt(passphrase, salt=b"age-encryption.org/v1/scrypt" + salt, n=2 ** log2n, r=8, p=1,
+                              dklen=32, maxmem=2**31 - 1)
+    file_key = chacha20_poly1305_open(wrap_key, wrapped)
+    header = data[:m.start(4) - 1]   # through "---"
+    if not hmac.compare_digest(hmac.new(hkdf_sha256(file_key, b"", b"header"), header + aad,
+                                        hashlib.sha256).digest(), mac):
+        raise ValueError("header MAC mismatch")
+    preamble = data[:PREAMBLE_LEN]
+    saead = tink_streaming_aead(hkdf_sha256(file_key, b"", b"paes v3 body"), int.from_bytes(preamble[12:16], "big"))
+    return tink_decrypt(saead, data[m.end():], associated_data=preamble + aad)
+
+
 # --------------------------------------------------------------------------- helpers
 
-def make_preamble(key, segment_size):
-    """A raw-key paes preamble, built by hand from the documented layout."""
-    return (b"PAES" + bytes([1, 1, len(key), 0, 0, 0, 0, 0])
-            + segment_size.to_bytes(4, "big") + bytes(16))
+def make_preamble(key, segment_size, version=3):
+    """A raw-key paes preamble, built by hand from the documented layout: the salt field random
+    in version 3, zero in version 1."""
+    return (b"PAES" + bytes([version, 1, len(key), 0, 0, 0, 0, 0])
+            + segment_size.to_bytes(4, "big") + (os.urandom(16) if version == 3 else bytes(16)))
+
+
+def raw_key_mac_line(key, preamble, aad=b""):
+    """A raw-key version-3 file's MAC line: "--- ", the unpadded base64 of HMAC-SHA-256 under
+    HKDF(key, "paes v3 raw key header") of the preamble, "---" and the aad, then LF."""
+    mac_key = hkdf_sha256(key, b"", b"paes v3 raw key header")
+    return b"--- " + b64_unpadded(hmac.new(mac_key, preamble + b"---" + aad, hashlib.sha256).digest()) + b"\n"
+
+
+def make_paes_file(key, segment_size, plaintext, aad=b"", version=3):
+    """A raw-key paes file built here: the preamble, in version 3 its MAC line, then Tink's stream."""
+    preamble = make_preamble(key, segment_size, version)
+    header = preamble + (raw_key_mac_line(key, preamble, aad) if version == 3 else b"")
+    return header + tink_encrypt(tink_streaming_aead(key, segment_size), plaintext, preamble + aad)
 
 
 def aad_args(aad_text):
@@ -370,36 +433,36 @@ class B2_LongAssociatedData(Base):
 # --------------------------------------------------------------------------- C. paes format
 
 class C1_RecipeOnTinkData(Base):
-    """The recipe decrypts a paes-format file built by hand with Tink (needs no paes)."""
+    """The recipe decrypts a paes-format file built by hand with Tink, version 3 and version 1
+    (needs no paes)."""
     needs_paes = False
 
     def test_recipe(self):
         for key_len in (16, 32):
             for seg in (64, 4096, DEFAULT_SEGMENT):
                 for aad in (b"", AAD_TEXT.encode()):
-                    key = os.urandom(key_len)
-                    plaintext = RNG.randbytes(3 * seg + 5)
-                    preamble = make_preamble(key, seg)
-                    data = preamble + tink_encrypt(tink_streaming_aead(key, seg), plaintext,
-                                                   preamble + aad)
-                    self.check(decrypt_paes_file_with_tink(data, key, aad) == plaintext,
-                               f"AES-{key_len * 8} S={seg}: recipe plaintext differs")
-                    with self.assertRaises(tink.TinkError):
-                        decrypt_paes_file_with_tink(data, key, aad + b"x")
+                    for version in (3, 1):
+                        key = os.urandom(key_len)
+                        plaintext = RNG.randbytes(3 * seg + 5)
+                        data = make_paes_file(key, seg, plaintext, aad, version)
+                        self.check(decrypt_paes_file_with_tink(data, key, aad) == plaintext,
+                                   f"AES-{key_len * 8} S={seg} version {version}: recipe plaintext differs")
+                        with self.assertRaises(tink.TinkError):
+                            decrypt_paes_file_with_tink(data, key, aad + b"x")
         self.finish()
 
 
 class C2_PaesFormat(Base):
     def check_preamble(self, what, preamble, key, seg):
         self.check(preamble[0:4] == b"PAES", f"{what}: magic {preamble[0:4]!r}")
-        self.check(preamble[4] == 1, f"{what}: version {preamble[4]}")
+        self.check(preamble[4] == 3, f"{what}: version {preamble[4]}")
         self.check(preamble[5] == 1, f"{what}: key source {preamble[5]} (expected 1, raw key)")
         self.check(preamble[6] == len(key), f"{what}: key length {preamble[6]}")
-        self.check(preamble[7] == 0, f"{what}: scrypt log2 N {preamble[7]} for a raw key")
+        self.check(preamble[7:10] == bytes(3), f"{what}: scrypt fields {preamble[7:10].hex()} for a raw key")
         self.check(preamble[10:12] == b"\0\0", f"{what}: reserved bytes {preamble[10:12].hex()}")
         self.check(int.from_bytes(preamble[12:16], "big") == seg,
                    f"{what}: segment size {int.from_bytes(preamble[12:16], 'big')}, expected {seg}")
-        self.check(preamble[16:32] == bytes(16), f"{what}: scrypt salt {preamble[16:32].hex()}")
+        self.check(preamble[16:32] != bytes(16), f"{what}: a zero salt field (random for a raw key)")
 
     def test_paes_file_decrypted_by_tink(self):
         for key_len in (16, 32):
@@ -418,7 +481,10 @@ class C2_PaesFormat(Base):
                             self.check(False, f"{what}: output only {len(data)} bytes")
                             continue
                         self.check_preamble(what, data[:PREAMBLE_LEN], key, seg or DEFAULT_SEGMENT)
-                        self.check(len(data) == PREAMBLE_LEN + tink_ciphertext_len(
+                        mac_line = raw_key_mac_line(key, data[:PREAMBLE_LEN], aad_bytes(aad_text))
+                        self.check(data[PREAMBLE_LEN:RAW_KEY_HEADER] == mac_line,
+                                   f"{what}: the MAC line is not \"--- \" and the MAC made here, then LF")
+                        self.check(len(data) == RAW_KEY_HEADER + tink_ciphertext_len(
                             n, seg or DEFAULT_SEGMENT, len(key)), f"{what}: file is {len(data)} bytes")
                         self.check_tink_opens(what, lambda: decrypt_paes_file_with_tink(data, key, aad_bytes(aad_text)),
                                               plaintext, rejecter="Tink (recipe)")
@@ -434,38 +500,70 @@ class C2_PaesFormat(Base):
                 for aad_text in (None, AAD_TEXT):
                     what = f"AES-{key_len * 8} S={seg} aad={'none' if aad_text is None else 'yes'}"
                     plaintext = RNG.randbytes(2 * seg + 99)
-                    preamble = make_preamble(key, seg)
-                    data = preamble + tink_encrypt(tink_streaming_aead(key, seg), plaintext,
-                                                   preamble + aad_bytes(aad_text))
+                    data = make_paes_file(key, seg, plaintext, aad_bytes(aad_text))
                     for fmt in (None, "paes"):
                         proc, got = self.paes_decrypt(key, data, fmt, aad_text)
                         self.check_paes_opens(f"{what} --format {fmt or '(default)'}", proc, got, plaintext)
         self.finish()
 
+    def test_tink_built_version_1_file_needs_allow_uncommitted(self):
+        """A version-1 raw-key file (no header MAC: it commits to neither key nor aad) is refused,
+        naming --allow-uncommitted, and opens with it, with a warning."""
+        for key_len in (16, 32):
+            key = os.urandom(key_len)
+            for aad_text in (None, AAD_TEXT):
+                what = f"version 1, AES-{key_len * 8}, aad={'none' if aad_text is None else 'yes'}"
+                plaintext = RNG.randbytes(5000)
+                data = make_paes_file(key, 4096, plaintext, aad_bytes(aad_text), version=1)
+                proc, got = self.paes_decrypt(key, data, None, aad_text)
+                self.check(proc.returncode == 1 and got is None and b"--allow-uncommitted" in proc.stderr,
+                           f"{what}, no --allow-uncommitted: expected exit 1 naming it, got {describe(proc)}")
+                proc, got = self.output_of(self.sealed_args("decrypt", key, None, aad_text)
+                                           + ["--allow-uncommitted", self.scratch_file("ct.bin", data)],
+                                           self.path("pt.out"))
+                self.check_paes_opens(f"{what}, --allow-uncommitted", proc, got, plaintext)
+                self.check(b"paes: warning: " in proc.stderr,
+                           f"{what}, --allow-uncommitted: no 'paes: warning: ' line, stderr {proc.stderr!r}")
+        self.finish()
+
     def test_passphrase_file_decrypted_by_tink(self):
-        """docs/FORMAT.md's passphrase recipe, as written there: scrypt from the preamble
-        (hashlib), then the raw-key recipe."""
+        """docs/FORMAT.md's passphrase recipe: the file key unwrapped from the scrypt stanza
+        (hashlib's scrypt, cryptography's ChaCha20-Poly1305), the header MAC checked, then Tink
+        keyed by body_ikm on the body after the MAC line."""
+        if importlib.util.find_spec("cryptography") is None:
+            self.skipTest("the Python package `cryptography` is not importable (scripts/setup.sh's .venv has it)")
+        from cryptography.exceptions import InvalidTag
         passphrase = "tink reads this passphrase"
         for n in (0, 5000):
-            plaintext = RNG.randbytes(n)
-            out = self.path("pass.paes")
-            proc = subprocess.run([PAES, "encrypt", "--passphrase-env", "PAES_TINK_PASS", "--scrypt-log-n", "12",
-                                   "--segment-size", "4096", self.scratch_file("pt.bin", plaintext), "-o", out],
-                                  capture_output=True, timeout=300, env=dict(os.environ, PAES_TINK_PASS=passphrase))
-            if proc.returncode != 0:
-                self.check(False, f"n={n}: paes encrypt {describe(proc)}")
-                continue
-            with open(out, "rb") as f:
-                data = f.read()
-            os.remove(out)
-            preamble = data[:PREAMBLE_LEN]
-            self.check(preamble[5] == 2 and preamble[7] == 12, f"n={n}: preamble {preamble[:16].hex()}")
-            key = hashlib.scrypt(passphrase.encode(), salt=preamble[16:32], n=2**preamble[7],
-                                 r=preamble[8], p=preamble[9], dklen=preamble[6], maxmem=2**31 - 1)
-            try:
-                self.check(decrypt_paes_file_with_tink(data, key) == plaintext, f"n={n}: Tink's plaintext differs")
-            except tink.TinkError as exc:
-                self.check(False, f"n={n}: Tink (recipe) rejects it: {exc}")
+            for aad_text in (None, AAD_TEXT):
+                what = f"n={n} aad={'none' if aad_text is None else 'yes'}"
+                plaintext = RNG.randbytes(n)
+                out = self.path("pass.paes")
+                proc = subprocess.run([PAES, "encrypt", "--passphrase-env", "PAES_TINK_PASS", "--scrypt-log-n", "12",
+                                       "--segment-size", "4096", *aad_args(aad_text),
+                                       self.scratch_file("pt.bin", plaintext), "-o", out],
+                                      capture_output=True, timeout=300,
+                                      env=dict(os.environ, PAES_TINK_PASS=passphrase))
+                if proc.returncode != 0:
+                    self.check(False, f"{what}: paes encrypt {describe(proc)}")
+                    continue
+                with open(out, "rb") as f:
+                    data = f.read()
+                os.remove(out)
+                preamble = data[:PREAMBLE_LEN]
+                self.check(preamble[:7] == b"PAES\3\3\x20" and preamble[7:12] == bytes(5)
+                           and preamble[16:] == bytes(16), f"{what}: preamble {preamble.hex()}")
+                self.check(data[PREAMBLE_LEN:].startswith(b"-> scrypt ") and b" 12\n" in data[:100],
+                           f"{what}: no scrypt stanza of work factor 12 after the preamble: {data[:100]!r}")
+                try:
+                    self.check(decrypt_passphrase_file_with_tink(data, passphrase.encode(), aad_bytes(aad_text))
+                               == plaintext, f"{what}: Tink's plaintext differs")
+                except (tink.TinkError, ValueError, InvalidTag) as exc:
+                    self.check(False, f"{what}: the recipe rejects it: {exc!r}")
+                with self.assertRaisesRegex(ValueError, "header MAC mismatch"):
+                    decrypt_passphrase_file_with_tink(data, passphrase.encode(), aad_bytes(aad_text) + b"x")
+                with self.assertRaises(InvalidTag):
+                    decrypt_passphrase_file_with_tink(data, b"not the passphrase", aad_bytes(aad_text))
         self.finish()
 
     def test_explicit_empty_aad_is_no_aad(self):
@@ -565,11 +663,15 @@ class D_Failures(Base):
         cases = {
             "preamble segment size changed": data[:12] + (8192).to_bytes(4, "big") + data[16:],
             "preamble reserved byte set": data[:10] + b"\1" + data[11:],
-            "preamble salt byte set (raw key)": data[:20] + b"\1" + data[21:],
+            "preamble salt byte changed (raw key)": data[:20] + bytes([data[20] ^ 1]) + data[21:],
             "bad magic": b"PAEZ" + data[4:],
             "cut after the preamble": data[:PREAMBLE_LEN],
             "cut inside the preamble": data[:20],
-            "drop the last segment": data[:PREAMBLE_LEN + 4096 * 5],
+            "drop the last segment": data[:RAW_KEY_HEADER + 4096 * 5],
+            "cut inside the MAC line": data[:RAW_KEY_HEADER - 1],
+            "MAC changed": data[:PREAMBLE_LEN + 4] + (b"B" if data[36:37] != b"B" else b"C") + data[37:],
+            "scrypt field set (raw key)": data[:7] + b"\1" + data[8:],
+            "version byte 1 (a version-1 file, refused without --allow-uncommitted)": data[:4] + b"\1" + data[5:],
         }
         for what, bad in cases.items():
             self.assert_paes_fails(self.decrypt_args(key, bad, None), what)

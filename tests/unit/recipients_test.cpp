@@ -17,6 +17,7 @@
 #include "format/sealed_format.hpp"
 #include "format/stanza_header.hpp"
 #include "format/x25519_stanza.hpp"
+#include "paes/notice.hpp"
 #include "paes/age_keys.hpp"
 #include "paes/endpoint.hpp"
 #include "paes/error.hpp"
@@ -30,6 +31,8 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::size_t kStanzasAt = 32;  // the header of stanzas follows the preamble
+// The associated data every file here is sealed and opened with.
+const std::vector<std::uint8_t> kAad = {'v', '3'};
 
 std::string text_of(const std::vector<std::uint8_t>& bytes) { return {bytes.begin(), bytes.end()}; }
 
@@ -47,7 +50,7 @@ class RecipientsTest : public test::ScratchDirTest {
     SealedSpec spec;
     spec.direction = Direction::encrypt;
     spec.segment_len = 4096;
-    spec.aad = {'v', '3'};
+    spec.aad = kAad;
     for (std::size_t i = 0; i < count; ++i) spec.recipients.push_back(x25519_public_key(identities_[i]));
     run_sealed(spec, path("plain.bin"), path("sealed.paes"), {});
     return path("sealed.paes");
@@ -55,7 +58,7 @@ class RecipientsTest : public test::ScratchDirTest {
   SealedSpec opener(const SecretBytes& identity) const {
     SealedSpec spec;
     spec.direction = Direction::decrypt;
-    spec.aad = {'v', '3'};
+    spec.aad = kAad;
     spec.identities.push_back(identity.clone());
     return spec;
   }
@@ -89,9 +92,11 @@ class RecipientsTest : public test::ScratchDirTest {
     InputEndpoint in(sealed, false);
     std::array<std::uint8_t, kPreambleLen> preamble{};
     in.read_prefix(preamble);
-    std::vector<SecretBytes> ids;
-    ids.push_back(identities_[0].clone());
-    return open_stanzas(ids, preamble, in);
+    SealedSpec spec;
+    spec.identities.push_back(identities_[0].clone());
+    spec.aad = kAad;
+    return open_stanzas(spec, Preamble::decode(preamble, in.name()), preamble, read_v3_header(in, kPreambleLen),
+                        in.name());
   }
 
   std::vector<std::uint8_t> plain_;
@@ -189,7 +194,8 @@ TEST_F(RecipientsTest, UnknownStanzaTypesAreIgnoredAndKeptByRekey) {
   std::vector<Stanza> stanzas;
   stanzas.push_back({"future-kem", {"arg1", "x"}, std::vector<std::uint8_t>(100, 0x5a)});
   stanzas.push_back(opened.header.stanzas[0]);
-  const std::string header = encode_stanza_header({sealed.data(), kPreambleLen}, stanzas, opened.file_key);
+  const std::string header =
+      encode_stanza_header({sealed.data(), kPreambleLen}, stanzas, HeaderMacKey::of_file_key(opened.file_key), kAad);
   std::vector<std::uint8_t> file(sealed.begin(), sealed.begin() + kPreambleLen);
   file.insert(file.end(), header.begin(), header.end());
   file.insert(file.end(), sealed.begin() + static_cast<std::ptrdiff_t>(kStanzasAt + opened.header.length), sealed.end());
@@ -197,6 +203,7 @@ TEST_F(RecipientsTest, UnknownStanzaTypesAreIgnoredAndKeptByRekey) {
   EXPECT_EQ(open(path("unknown.paes"), opener(identities_[0])), plain_);
 
   RekeySpec rekey;
+  rekey.aad = kAad;  // the header MAC covers it
   rekey.identities.push_back(identities_[0].clone());
   rekey.recipients.push_back(x25519_public_key(identities_[1]));
   rekey.keep_recipients = true;
@@ -215,6 +222,7 @@ TEST_F(RecipientsTest, RekeyLeavesTheBodyByteIdentical) {
   const std::vector<std::uint8_t> before = read_bytes(seal(1));
   const std::size_t body_before = kStanzasAt + stanzas_of(path("sealed.paes")).header.length;
   RekeySpec add;
+  add.aad = kAad;  // the header MAC covers it
   add.identities.push_back(identities_[0].clone());
   add.recipients.push_back(x25519_public_key(identities_[1]));
   add.keep_recipients = true;
@@ -233,6 +241,7 @@ TEST_F(RecipientsTest, RekeyLeavesTheBodyByteIdentical) {
   // A new list: identity 2 only. Identity 0 no longer matches the new header
   // (it still knows the file key: removal is not revocation).
   RekeySpec replace;
+  replace.aad = kAad;  // the header MAC covers it
   replace.identities.push_back(identities_[1].clone());
   replace.recipients.push_back(x25519_public_key(identities_[2]));
   rekey_sealed(replace, path("added.paes"), path("replaced.paes"), {});
@@ -250,6 +259,7 @@ TEST_F(RecipientsTest, RekeyLeavesTheBodyByteIdentical) {
 TEST_F(RecipientsTest, RekeyRefusesWhatItCantOpen) {
   seal(1);
   RekeySpec spec;
+  spec.aad = kAad;  // the header MAC covers it
   spec.identities.push_back(identities_[2].clone());  // not a recipient
   spec.recipients.push_back(x25519_public_key(identities_[1]));
   EXPECT_THROW(rekey_sealed(spec, path("sealed.paes"), path("x.paes"), {}), Error);
@@ -338,6 +348,79 @@ TEST_F(RecipientsTest, CommittedVectorOpens) {
   const std::vector<std::uint8_t> want = read_bytes(dir + "plain.txt");
   EXPECT_EQ(std::string(want.begin(), want.end()), "paes x25519 test vector\n");
   EXPECT_EQ(read_bytes(path("vector.out")), want);
+}
+
+// Issue 39: every key source's header MAC covers the associated data, so
+// another (or none) fails at the header, before any segment, whichever way
+// the file is opened.
+TEST_F(RecipientsTest, EveryKeySourceCommitsToItsAssociatedData) {
+  const std::vector<std::uint8_t> other = {'v', '4'};
+  struct Source {
+    const char* what;
+    SealedSpec spec;
+  };
+  std::vector<Source> sources(4);
+  sources[0] = {"a 16-byte key", {}};
+  sources[0].spec.key = SecretBytes(16);
+  sources[1] = {"a 32-byte key", {}};
+  sources[1].spec.key = SecretBytes(32);
+  sources[2] = {"a passphrase", {}};
+  sources[2].spec.passphrase = SecretBytes(reinterpret_cast<const std::uint8_t*>("pw"), 2);
+  sources[2].spec.scrypt_log2_n = 10;
+  sources[3] = {"recipients", {}};
+  sources[3].spec.recipients.push_back(x25519_public_key(identities_[0]));
+  for (Source& source : sources) {
+    SCOPED_TRACE(source.what);
+    random_bytes({source.spec.key.data(), source.spec.key.size()});
+    source.spec.direction = Direction::encrypt;
+    source.spec.segment_len = 4096;
+    source.spec.aad = kAad;
+    fs::remove(path("sealed.paes"));
+    run_sealed(source.spec, path("plain.bin"), path("sealed.paes"), {});
+    SealedSpec opening;
+    opening.direction = Direction::decrypt;
+    opening.key = source.spec.key.clone();
+    opening.passphrase = source.spec.passphrase.clone();
+    if (!source.spec.recipients.empty()) opening.identities.push_back(identities_[0].clone());
+    opening.aad = kAad;
+    EXPECT_EQ(open(path("sealed.paes"), opening), plain_);
+    for (const auto& wrong : {other, std::vector<std::uint8_t>{}}) {
+      opening.aad = wrong;
+      try {
+        open(path("sealed.paes"), opening);
+        ADD_FAILURE() << "opened under another associated data";
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("header MAC mismatch"), std::string::npos) << e.what();
+      }
+      EXPECT_THROW(SealedReader(opening, path("sealed.paes"), 1), Error);
+    }
+  }
+}
+
+// A recipients file sealed before the MAC covered the associated data (its
+// MAC over the header alone) is told apart: refused unless the caller allows
+// files that don't commit, and then opened with a warning each time.
+TEST_F(RecipientsTest, AHeaderSealedBeforeItCoveredTheAadIsRefusedUnlessAllowed) {
+  const std::vector<std::uint8_t> sealed = read_bytes(seal(1));
+  const OpenedStanzas opened = stanzas_of(path("sealed.paes"));
+  const std::string old_header = encode_stanza_header({sealed.data(), kPreambleLen}, opened.header.stanzas,
+                                                      HeaderMacKey::of_file_key(opened.file_key));
+  std::vector<std::uint8_t> file(sealed.begin(), sealed.begin() + kPreambleLen);
+  file.insert(file.end(), old_header.begin(), old_header.end());
+  file.insert(file.end(), sealed.begin() + static_cast<std::ptrdiff_t>(kStanzasAt + opened.header.length), sealed.end());
+  EXPECT_NE(expect_refused(file, "a MAC without the aad").find("does not cover the associated data"),
+            std::string::npos);
+  std::vector<std::string> warnings;
+  set_notice_handler([&](NoticeLevel level, const std::string& text) {
+    if (level == NoticeLevel::warning) warnings.push_back(text);
+  });
+  SealedSpec allowed = opener(identities_[0]);
+  allowed.allow_uncommitted = true;
+  EXPECT_EQ(open(path("bad.paes"), allowed), plain_);
+  EXPECT_EQ(open(path("bad.paes"), allowed), plain_);
+  set_notice_handler({});
+  ASSERT_EQ(warnings.size(), 2u);
+  EXPECT_NE(warnings[0].find("does not commit to the associated data"), std::string::npos) << warnings[0];
 }
 
 }  // namespace

@@ -16,21 +16,23 @@ SecretBytes key_of(std::size_t len, std::uint32_t seed) {
 
 TEST(Preamble, RoundTripsAndIsThirtyTwoBytes) {
   Preamble p;
+  p.version = kUncommittedFormatVersion;
   p.key_source = KeySource::scrypt_passphrase;
   p.key_len = 16;
   p.scrypt = {18, 8, 1};
   p.segment_len = 4096;
-  p.scrypt_salt.fill(0xab);
+  p.salt.fill(0xab);
   const auto bytes = p.encode();
   ASSERT_EQ(bytes.size(), kPreambleLen);
   EXPECT_EQ(bytes[0], 'P');
-  EXPECT_EQ(bytes[4], kFormatVersion);
+  EXPECT_EQ(bytes[4], kUncommittedFormatVersion);
   const Preamble q = Preamble::decode(bytes, "f");
+  EXPECT_EQ(q.version, kUncommittedFormatVersion);
   EXPECT_EQ(q.key_source, KeySource::scrypt_passphrase);
   EXPECT_EQ(q.key_len, 16);
   EXPECT_EQ(q.scrypt.log2_n, 18);
   EXPECT_EQ(q.segment_len, 4096u);
-  EXPECT_EQ(q.scrypt_salt, p.scrypt_salt);
+  EXPECT_EQ(q.salt, p.salt);
 }
 
 TEST(Preamble, RefusesWhatNoPaesWrites) {
@@ -47,22 +49,41 @@ TEST(Preamble, RefusesWhatNoPaesWrites) {
   auto with = [&](std::size_t at, std::uint8_t v) { auto c = b; c[at] = v; return c; };
   expect_error(with(0, 'X'), "not a paes file");
   expect_error(with(4, 4), "unsupported paes format version 4");
-  // Version 3 is for recipients only (key source 3), and key source 3 only in
-  // version 3; version 2, never released, is refused for what it is.
-  expect_error(with(4, 3), "key source 1 in a version 3 file");
+  // Version 3 takes a raw key or stanzas, version 1 a raw key or scrypt's
+  // parameters in the preamble; version 2, never released, is refused for
+  // what it is.
+  expect_error(with(5, 2), "key source 2 in a version 3 file");
   expect_error(with(4, 2), "version 2, a recipients format that was never released");
   expect_error(std::vector<std::uint8_t>(b.begin(), b.begin() + 20), "truncated preamble");
   expect_error(with(5, 4), "unknown key source");
-  expect_error(with(5, 3), "key source 3 in a version 1 file");
+  {
+    auto v1 = with(4, kUncommittedFormatVersion);
+    v1[5] = 3;
+    expect_error(v1, "key source 3 in a version 1 file");
+  }
+  {
+    auto stanzas = with(5, 3);
+    stanzas[6] = 16;
+    expect_error(stanzas, "key length 16 with the key in stanzas");
+    stanzas[6] = 32;
+    stanzas[20] = 1;  // the salt field: random only for a version-3 raw key
+    expect_error(stanzas, "a salt on a file whose key is in stanzas");
+    auto v1 = with(4, kUncommittedFormatVersion);
+    v1[20] = 1;
+    expect_error(v1, "a salt on a raw-key file of version 1");
+    auto salted = with(20, 1);
+    EXPECT_EQ(Preamble::decode(salted, "f").salt[4], 1);
+  }
   expect_error(with(6, 24), "key length 24");
   expect_error(with(10, 1), "reserved");
   expect_error(with(7, 18), "scrypt parameters on a raw-key file");
   expect_error(with(12, 0x10), "segment size");  // 256 MiB + 1 MiB: above 64 MiB
 
   Preamble passphrase;
+  passphrase.version = kUncommittedFormatVersion;
   passphrase.key_source = KeySource::scrypt_passphrase;
   passphrase.scrypt = {18, 8, 1};
-  passphrase.scrypt_salt.fill(0xab);
+  passphrase.salt.fill(0xab);
   const auto p = passphrase.encode();
   b.assign(p.begin(), p.end());
   expect_error(with(8, 0), "missing scrypt parameters");
