@@ -39,17 +39,6 @@ void mark_truncated(SealedFileInfo& info, const std::string& why) {
 // The stanzas of a version-3 or age header that starts at `start` in
 // `prefix`: their types into `info`, and where the header ends; none, with
 // info.problem saying why, where they don't parse.
-bool text_holds_mac_line(std::span<const std::uint8_t> text) {
-  const std::string_view lines(reinterpret_cast<const char*>(text.data()), text.size());
-  for (std::size_t at = 0; at < lines.size();) {
-    const std::size_t end = lines.find('\n', at);
-    if (end == std::string_view::npos) return false;
-    if (lines.substr(at).starts_with(kMacLinePrefix)) return true;
-    at = end + 1;
-  }
-  return false;
-}
-
 std::optional<std::uint64_t> read_stanzas(SealedFileInfo& info, std::span<const std::uint8_t> prefix,
                                           std::uint64_t start, const std::string& name) {
   try {
@@ -58,7 +47,7 @@ std::optional<std::uint64_t> read_stanzas(SealedFileInfo& info, std::span<const 
     return start + stanzas.length;
   } catch (const Error& e) {
     // A header cut before its MAC line is a truncated file, as a cut body is.
-    info.truncated = !text_holds_mac_line(prefix.subspan(start)) && prefix.size() - start <= kMaxHeaderLen;
+    info.truncated = !end_of_mac_line(prefix.subspan(start)) && prefix.size() - start <= kMaxHeaderLen;
     info.problem = e.what();
     return std::nullopt;
   }

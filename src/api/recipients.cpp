@@ -30,19 +30,6 @@ SecretBytes unwrap_with_identities(const std::vector<SecretBytes>& identities, c
               name);
 }
 
-// Where the header's text ends in `bytes`: just past the LF of its MAC
-// line, or bytes.size() when it holds no whole MAC line.
-std::size_t end_of_stanza_text(std::span<const std::uint8_t> bytes) {
-  const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-  for (std::size_t line_start = 0; line_start < text.size();) {
-    const std::size_t end = text.find('\n', line_start);
-    if (end == std::string_view::npos) break;
-    if (text.substr(line_start).starts_with(kMacLinePrefix)) return end + 1;
-    line_start = end + 1;
-  }
-  return bytes.size();
-}
-
 // The header's text, `at` bytes into `in`: its lines up to and including the
 // MAC line, and never more than kMaxHeaderLen and one byte, which parsing
 // then refuses. A file is read ahead in one piece and then just the header
@@ -51,10 +38,21 @@ std::size_t end_of_stanza_text(std::span<const std::uint8_t> bytes) {
 std::vector<std::uint8_t> read_stanza_text(InputEndpoint& in, std::uint64_t at) {
   std::vector<std::uint8_t> text;
   if (in.random_access()) {
+    // 4 KiB first, doubled while no MAC line shows: a raw key's header is
+    // its 48-byte MAC line, a recipient's stanza 98 bytes, and reading the
+    // 1 MiB a header may take for every small file would cost more than
+    // opening it.
     const std::uint64_t size = in.size().value_or(0);
-    text.resize(static_cast<std::size_t>(std::min<std::uint64_t>(size - std::min(size, at), kMaxHeaderLen + 1)));
-    in.file().read_at(at, text);
-    text.resize(end_of_stanza_text(text));
+    const std::uint64_t most = std::min<std::uint64_t>(size - std::min(size, at), kMaxHeaderLen + 1);
+    std::size_t end = 0;
+    for (std::uint64_t want = std::min<std::uint64_t>(most, 4096);; want = std::min(most, 2 * want)) {
+      text.resize(static_cast<std::size_t>(want));
+      in.file().read_at(at, text);
+      const auto mac_end = end_of_mac_line(text);
+      end = mac_end.value_or(text.size());
+      if (mac_end || want == most) break;
+    }
+    text.resize(end);
     if (in.read_prefix(text) != text.size()) throw Error(in.name() + ": shrank while its header was read");
     return text;
   }

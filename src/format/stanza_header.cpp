@@ -98,6 +98,17 @@ HeaderMacKey HeaderMacKey::of_raw_key(const SecretBytes& raw_key) {
   return HeaderMacKey(labelled_key(raw_key, kRawKeyMacKeyInfo));
 }
 
+std::optional<std::size_t> end_of_mac_line(std::span<const std::uint8_t> bytes) {
+  const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  for (std::size_t line_start = 0; line_start < text.size();) {
+    const std::size_t end = text.find('\n', line_start);
+    if (end == std::string_view::npos) break;
+    if (text.substr(line_start).starts_with(kMacLinePrefix)) return end + 1;
+    line_start = end + 1;
+  }
+  return std::nullopt;
+}
+
 std::string encode_stanza(const Stanza& stanza) {
   if (!is_vchar_string(stanza.type)) throw Error("internal: a stanza type is printable ASCII without spaces");
   std::string out = std::string(kStanzaLinePrefix) + " " + stanza.type;

@@ -14,6 +14,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -54,6 +55,11 @@ struct StanzaHeader {
   // line's LF: the payload starts there.
   std::size_t length = 0;
 };
+
+// Where a header's text ends in `text`: just past the LF of its first line
+// that starts with "---" (its MAC line, or what parsing refuses as one);
+// nothing when `text` holds no such whole line.
+std::optional<std::size_t> end_of_mac_line(std::span<const std::uint8_t> text);
 
 // Parses stanzas and the MAC line at the start of `bytes` (which may go on
 // past them, into the payload). Throws Error ("<name>: malformed header
