@@ -118,8 +118,8 @@ void inspect_paes(SealedFileInfo& info, std::span<const std::uint8_t> prefix, st
     if (info.stanza_types.size() == 1 && info.stanza_types.front() == kScryptStanzaType) {
       info.key_source = InspectedKeySource::passphrase;
       try {
-        info.scrypt_log2_n = parse_scrypt_stanza(parse_stanza_header(prefix.subspan(kPreambleLen), name).stanzas.front(),
-                                                 name).log2_n;
+        const StanzaHeader stanzas = parse_stanza_header(prefix.subspan(kPreambleLen), name);
+        info.scrypt_log2_n = parse_scrypt_stanza(stanzas.stanzas.front(), name).log2_n;
       } catch (const Error& e) {
         info.problem = e.what();
         return;

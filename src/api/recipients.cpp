@@ -105,8 +105,8 @@ SealedKeyKind stanzas_key_kind(const StanzaHeader& header, const std::string& na
   return scrypt ? SealedKeyKind::passphrase : SealedKeyKind::identities;
 }
 
-OpenedStanzas open_stanzas(const SealedSpec& spec, const Preamble& preamble, std::span<const std::uint8_t> preamble_bytes,
-                           StanzaHeader header, const std::string& name) {
+OpenedStanzas open_stanzas(const SealedSpec& spec, const Preamble& preamble,
+                           std::span<const std::uint8_t> preamble_bytes, StanzaHeader header, const std::string& name) {
   OpenedStanzas opened{std::move(header), {}, {}};
   std::optional<HeaderMacKey> mac_key;
   SealedKeyKind kind = SealedKeyKind::raw_key;

@@ -45,8 +45,8 @@ struct OpenedStanzas {
 // associated data was sealed before the MAC covered it: refused unless
 // spec.allow_uncommitted, which notifies a warning. Throws Error: a
 // malformed header, a secret that doesn't open it, a MAC that doesn't verify.
-OpenedStanzas open_stanzas(const SealedSpec& spec, const Preamble& preamble, std::span<const std::uint8_t> preamble_bytes,
-                           StanzaHeader header, const std::string& name);
+OpenedStanzas open_stanzas(const SealedSpec& spec, const Preamble& preamble,
+                           std::span<const std::uint8_t> preamble_bytes, StanzaHeader header, const std::string& name);
 
 // The body's input key: the file key under a label of paes' own, so that it
 // is neither age's payload key nor its header MAC key.

@@ -127,7 +127,9 @@ TransformReport seal(const SealedSpec& spec, const std::string& input_path,
     stanza_header = encode_stanza_header(preamble_bytes, stanzas, HeaderMacKey::of_file_key(file_key), spec.aad);
     ikm = body_key(file_key);
   } else {
-    if (paes_format) stanza_header = encode_stanza_header(preamble_bytes, {}, HeaderMacKey::of_raw_key(spec.key), spec.aad);
+    if (paes_format) {
+      stanza_header = encode_stanza_header(preamble_bytes, {}, HeaderMacKey::of_raw_key(spec.key), spec.aad);
+    }
     ikm = spec.key.clone();
   }
   const StreamHeader header = StreamHeader::random(key_len);

@@ -84,7 +84,8 @@ nlohmann::json to_json(const SealedFileInfo& info) {
       {"key_source", info.key_source == InspectedKeySource::none ? nlohmann::json(nullptr)
                                                                  : nlohmann::json(inspected_key_source_name(info.key_source))},
       {"scrypt_log2_n", info.scrypt_log2_n == 0 ? nlohmann::json(nullptr) : nlohmann::json(info.scrypt_log2_n)},
-      {"committing", info.format == InspectedFormat::paes ? nlohmann::json(info.key_committing) : nlohmann::json(nullptr)},
+      {"committing",
+       info.format == InspectedFormat::paes ? nlohmann::json(info.key_committing) : nlohmann::json(nullptr)},
       {"recipients", lists_recipients(info) ? nlohmann::json(info.stanza_types.size()) : nlohmann::json(nullptr)},
       {"key_bits", info.key_bits == 0 ? nlohmann::json(nullptr) : nlohmann::json(info.key_bits)},
       {"segment_size", info.segment_size == 0 ? nlohmann::json(nullptr) : nlohmann::json(info.segment_size)},

@@ -170,9 +170,10 @@ void add_mode_and_format_options(CLI::App& cmd, TransformArgs& args) {
                  "A raw AES mode instead of the sealed format: ecb, cbc, cfb, cfb8, cfb1, ofb or ctr")
       ->type_name("MODE")
       ->check(with_choices(name_validator(valid_mode, "mode", "ecb, cbc, cfb, cfb8, cfb1, ofb or ctr"), mode_names()));
-  cmd.add_option("--format", args.format, "Sealed format: paes (default; commits to its key and --aad) or tink (a bare Tink "
-                 "stream, Tink's own: a raw key, and no commitment: a crafted stream can open to other bytes "
-                 "under another key)")
+  cmd.add_option("--format", args.format,
+                 "Sealed format: paes (default; commits to its key and --aad) or tink (a bare Tink stream, "
+                 "Tink's own: a raw key, and no commitment: a crafted stream can open to other bytes under "
+                 "another key)")
       ->type_name("FORMAT")
       ->check(with_choices(name_validator(valid_format, "format", "paes or tink"), {"paes", "tink"}));
 }
