@@ -593,7 +593,7 @@ class RekeyTest(RecipientsCase):
         # Issue 39: rekey takes the file's --aad (the header MAC covers it) and authenticates every
         # segment of the body it copies. A wrong or missing --aad, a damaged body and a truncated one
         # each fail with exit 1: to a file with nothing under the output's name, to a pipe as decrypt.
-        (a, ra, _), (b, rb, _) = self.identity("a.key"), self.identity("b.key")
+        (a, ra, sa), (b, rb, _) = self.identity("a.key"), self.identity("b.key")
         data = os.urandom(100_000)
         aad = ["--aad", "backup 2026-11"]
         sealed = self.seal(data, ["-r", ra], [*aad, "--segment-size", "4K"])
@@ -619,6 +619,15 @@ class RekeyTest(RecipientsCase):
         self.assertEqual(codes[0], 1, f"a truncated body through a pipe: {errs[0]!r}")
         self.assertIn(b"authentication failed", errs[0])
         self.assertTrue(len(piped) < len(cut), "the unverified last segment reached the pipe")
+        # A header whose MAC doesn't cover the aad (as paes sealed before issue 39): decrypt refuses it
+        # without --allow-uncommitted; rekey warns, and writes a header that covers the aad.
+        old_mac = write_file(self.path("old-mac.paes"), with_stanzas_added(sealed, sa, []))
+        self.assert_fails(["decrypt", "-i", a, *aad, old_mac, "-o", out], 1, "--allow-uncommitted", out_dir=out_dir)
+        proc = run_paes(["rekey", "-i", a, "-r", rb, *aad, old_mac, "-o", rekeyed, "-f"])
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.assertIn(b"paes: warning: ", proc.stderr)
+        proc = run_paes(["decrypt", "-i", b, *aad, rekeyed, "-o", "-"])
+        self.assertEqual((proc.returncode, proc.stdout, proc.stderr), (0, data, b""), describe(proc))
         self.finish()
 
     def test_refused(self):
