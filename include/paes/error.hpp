@@ -25,6 +25,7 @@ enum class Remedy {
   identity,         // open with an X25519 identity of one of the file's recipients
   associated_data,  // check the associated data (the spec's `aad`)
   allow_uncommitted,  // open a file that does not commit to its key (the spec's `allow_uncommitted`)
+  armored_input,      // the input is base64 text: read it as armor (the options' `armor`)
 };
 
 class Error : public std::runtime_error {

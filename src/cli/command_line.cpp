@@ -1,6 +1,10 @@
 #include "cli/command_line.hpp"
 
+#include <algorithm>
 #include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
 
 namespace paes::cli {
 namespace {
@@ -27,7 +31,7 @@ Run 'paes <command> --help' for each command's options.)";
 CommandLine::CommandLine() : app_("paes: parallel AES for bulk data, byte-identical to openssl enc", "paes") {
   app_.footer(kFooter);
   app_.require_subcommand(1);
-  app_.set_version_flag("--version", "paes " PAES_VERSION);
+  app_.set_version_flag("-V,--version", "paes " PAES_VERSION);
   encrypt_ = add_transform_command(app_, Direction::encrypt, encrypt_args_);
   decrypt_ = add_transform_command(app_, Direction::decrypt, decrypt_args_);
   bench_ = add_bench_command(app_, bench_args_);
@@ -92,9 +96,74 @@ std::string option_of_another_command(const CLI::App& app, const CLI::App& comma
   return {};
 }
 
+// The edit distance of a and b (insertions, deletions, substitutions and
+// swaps of neighbours), for names of a few dozen characters.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+// For CLI11's "arguments were not expected: x --mdoe": the first long option
+// the command doesn't have, with the one of its own it most likely meant
+// (within two edits), as git says "did you mean"; "" if none is that close.
+std::string mistyped_option(const CLI::App& command, int argc, const char* const* argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--") break;
+    if (!arg.starts_with("--")) continue;
+    const std::string name(arg.substr(0, arg.find('=')));
+    if (command.get_option_no_throw(name) != nullptr) continue;
+    std::string best;
+    std::size_t best_distance = 3;
+    for (const CLI::Option* option : command.get_options()) {
+      for (const std::string& long_name : option->get_lnames()) {
+        const std::size_t distance = edit_distance(name.substr(2), long_name);
+        if (distance < best_distance) {
+          best_distance = distance;
+          best = "--" + long_name;
+        }
+      }
+    }
+    if (best.empty()) return name + " is not an option of " + command.get_name();
+    return name + " is not an option of " + command.get_name() + ": did you mean " + best + "?";
+  }
+  return {};
+}
+
 }  // namespace
 
+std::string CommandLine::unknown_command(const std::string& name) const {
+  std::string commands;
+  for (const CLI::App* sub : app_.get_subcommands({})) {
+    if (!sub->get_group().empty()) commands += (commands.empty() ? "" : ", ") + sub->get_name();  // not hidden ones
+  }
+  return "unknown command '" + name + "': the commands are " + commands + " (see 'paes --help')";
+}
+
 ParseOutcome CommandLine::parse(int argc, const char* const* argv) {
+  // `paes help [COMMAND]`, as git and go have it: the help page it names.
+  std::vector<const char*> help_args;
+  if (argc == 3 && std::string_view(argv[1]) == "help") {
+    const auto subcommands = app_.get_subcommands({});
+    const bool known = std::any_of(subcommands.begin(), subcommands.end(),
+                                   [&](const CLI::App* sub) { return sub->get_name() == argv[2]; });
+    if (!known) return {Command::none, 2, "", unknown_command(argv[2])};
+  }
+  if (argc >= 2 && std::string_view(argv[1]) == "help" && argc <= 3) {
+    help_args = {argv[0]};
+    if (argc == 3) help_args.push_back(argv[2]);
+    help_args.push_back("--help");
+    argc = static_cast<int>(help_args.size());
+    argv = help_args.data();
+  }
   ParseOutcome outcome;
   try {
     app_.parse(argc, argv);
@@ -108,18 +177,15 @@ ParseOutcome CommandLine::parse(int argc, const char* const* argv) {
     outcome.error = e.what();
     // CLI11 says "A subcommand is required" for a mistyped one: name it.
     if (app_.get_subcommands().empty() && argc > 1 && argv[1][0] != '-') {
-      std::string commands;
-      for (const CLI::App* sub : app_.get_subcommands({})) {
-        if (!sub->get_group().empty()) commands += (commands.empty() ? "" : ", ") + sub->get_name();  // not hidden ones
-      }
-      outcome.error = "unknown command '" + std::string(argv[1]) + "': the commands are " + commands +
-                      " (see 'paes --help')";
+      outcome.error = unknown_command(argv[1]);
       return outcome;
     }
     for (const CLI::App* sub : app_.get_subcommands()) {
       if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
         if (std::string other = option_of_another_command(app_, *sub, argc, argv); !other.empty()) {
           outcome.error = std::move(other);
+        } else if (std::string typo = mistyped_option(*sub, argc, argv); !typo.empty()) {
+          outcome.error = std::move(typo);
         }
       }
       outcome.error += " (see 'paes " + sub->get_name() + " --help')";

@@ -40,6 +40,8 @@ class CommandLine {
   int run(Command command);
 
  private:
+  // "unknown command 'NAME': the commands are ...", naming the visible ones.
+  std::string unknown_command(const std::string& name) const;
   CLI::App app_;
   TransformArgs encrypt_args_;
   TransformArgs decrypt_args_;

@@ -56,6 +56,7 @@ std::string in_flags(paes::Remedy remedy) {
     case paes::Remedy::identity: return " (give -i IDENTITY-FILE)";
     case paes::Remedy::associated_data: return " (--aad or --aad-file gives the associated data)";
     case paes::Remedy::allow_uncommitted: return " (--allow-uncommitted opens it, with a warning)";
+    case paes::Remedy::armored_input: return " (add -a to read base64 text, as openssl enc -a writes it)";
   }
   return "";
 }

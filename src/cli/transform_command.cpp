@@ -739,6 +739,23 @@ void warn_if_input_grew(const InputFile& input, const std::string& path, std::ui
 
 }  // namespace
 
+// A raw mode decrypts whatever it is given, and a sealed file or an openssl
+// -pbkdf2 file given to it comes out as garbage with exit 0: a note says what
+// the input looks like, and the option that reads it.
+void note_a_container(InputFile& input, const TransformArgs& args) {
+  std::array<std::uint8_t, 8> start{};
+  if (input.size() < start.size()) return;
+  input.read_at(0, start);
+  const std::string_view magic(reinterpret_cast<const char*>(start.data()), start.size());
+  if (magic.starts_with("PAES")) {
+    say("paes: note: " + args.input + " starts as a paes sealed file does; --mode decrypts it as raw " +
+        args.mode + " ciphertext (leave out --mode to open a sealed file)\n");
+  } else if (magic == "Salted__" && !args.pbkdf2) {
+    say("paes: note: " + args.input + " starts with openssl's Salted__ header; without --pbkdf2 it is decrypted "
+        "as raw ciphertext, header included (openssl enc -pbkdf2's files take --pbkdf2)\n");
+  }
+}
+
 int run_transform(Direction direction, const TransformArgs& args, const CLI::App& command) {
   const EngineAndBackend resolved = resolve_engine(args);
   const EngineKind engine = resolved.engine;
@@ -765,6 +782,7 @@ int run_transform(Direction direction, const TransformArgs& args, const CLI::App
   // A --range reads a part of the input: its progress has no total to show.
   std::optional<InputFile> input_file;
   if (!names_stdio(args.input) && !names_stream(args.input) && !args.range) input_file.emplace(args.input);
+  if (input_file && direction == Direction::decrypt && !args.mode.empty()) note_a_container(*input_file, args);
   Progress progress(input_file ? input_file->size() : 0, progress_mode(args),
                     direction == Direction::encrypt ? "encrypting " : "decrypting ");
   options.progress = [&progress](std::uint64_t bytes) { progress.advance(bytes); };

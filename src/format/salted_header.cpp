@@ -1,6 +1,7 @@
 #include "format/salted_header.hpp"
 
 #include <cstring>
+#include <string_view>
 
 #include "cipher/kdf.hpp"
 #include "paes/error.hpp"
@@ -22,6 +23,14 @@ std::array<std::uint8_t, kSaltedHeaderLen> encode_salted_header(const SaltedSalt
 
 SaltedSalt decode_salted_header(std::span<const std::uint8_t> bytes, const std::string& name) {
   if (bytes.size() < kSaltedHeaderLen || std::memcmp(bytes.data(), kSaltedMagic, sizeof kSaltedMagic) != 0) {
+    // "Salted__" in base64 is "U2FsdGVkX1": the same file as openssl enc -a writes it.
+    constexpr std::string_view kArmoredMagic = "U2FsdGVkX1";
+    const std::string_view start(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    if (start.starts_with(kArmoredMagic)) {
+      throw Error(name + ": not openssl enc -pbkdf2 data as it is, but base64 text of it (it starts with "
+                  "\"U2FsdGVkX1\", \"Salted__\" in base64)",
+                  ErrorKind::failure, Remedy::armored_input);
+    }
     throw Error(name + ": not openssl enc -pbkdf2 data (no \"Salted__\" header)");
   }
   SaltedSalt salt;

@@ -153,7 +153,8 @@ class BashCompletion(unittest.TestCase):
 
     def test_subcommand(self):
         self.assertEqual(self.complete("paes", "enc"), ["encrypt"])
-        self.assertEqual(sorted(self.complete("paes", "")), sorted(help_subcommands() + ["-h", "--help", "--version"]))
+        self.assertEqual(sorted(self.complete("paes", "")),
+                         sorted(help_subcommands() + ["-h", "--help", "-V", "--version"]))
 
     def test_option(self):
         self.assertEqual(self.complete("paes", "encrypt", "--mo"), ["--mode"])

@@ -4,7 +4,7 @@ that follow README's rule (2: the invocation was wrong; 1: the data or the syste
 
 Run as:  python3 tests/cli/test_usage.py --paes build/release/paes --openssl /usr/bin/openssl
 
-Covers (issue 32, item 1): option values named for what is wrong with them, an option of
+Covers (issue 32, item 1; issue 44, items 7, 8 and 17 in part): option values named for what is wrong with them, an option of
 another command named as such, --engine serial with --threads, --format tink refused before
 any passphrase prompt, the exit-status rule (files in the wrong role, binary output to a
 terminal by any route), --progress into a log as plain lines, and README's Usage block and
@@ -103,6 +103,63 @@ class TinkKeyBeforePromptTest(UsageTestCase):
                                   (["--passphrase-file", "pw.txt"], "not a passphrase: give --key-file or --key-env")]:
                 err = self.check_usage_error(tink + extra, wanted)
                 self.check("terminal" not in err, f"{direction} {extra}: {err!r}")
+        self.finish()
+
+
+class PaperCutsTest(UsageTestCase):
+    """Issue 44, items 7, 8 and 17: a raw decrypt of a container says what the input looks like;
+    openssl enc -a's text without -a is named; -V, 'paes help [COMMAND]' and a mistyped option."""
+
+    def test_version_and_help_command(self):
+        version = run_paes(["--version"])
+        for args in (["-V"],):
+            proc = run_paes(args)
+            self.check((proc.returncode, proc.stdout) == (0, version.stdout) and version.stdout.startswith(b"paes "),
+                       f"{args}: {describe(proc)}")
+        for args, same_as in ((["help"], ["--help"]), (["help", "encrypt"], ["encrypt", "--help"]),
+                              (["help", "inspect"], ["inspect", "--help"])):
+            proc, want = run_paes(args), run_paes(same_as)
+            self.check((proc.returncode, proc.stdout, proc.stderr) == (0, want.stdout, b"") and want.stdout,
+                       f"{args}: {describe(proc)}")
+        self.check_usage_error(["help", "bogus"], "unknown command 'bogus'", "the commands are encrypt")
+        self.finish()
+
+    def test_mistyped_option(self):
+        self.check_usage_error(["encrypt", "--mdoe", "ctr", "d.txt"], "--mdoe is not an option of encrypt",
+                               "did you mean --mode?")
+        self.check_usage_error(["decrypt", "--allow-uncommited", "d.txt"], "did you mean --allow-uncommitted?")
+        err = self.check_usage_error(["encrypt", "--zzzzzzzz", "d.txt"], "--zzzzzzzz is not an option of encrypt")
+        self.check("did you mean" not in err, f"a far-fetched guess: {err!r}")
+        self.finish()
+
+    def test_raw_decrypt_of_a_container_is_noted(self):
+        iv = ["--iv", "000102030405060708090a0b0c0d0e0f"]
+        sealed = self.path("d.paes")
+        proc = run_paes(["encrypt", "--key-file", "key.bin", "d.txt", "-o", sealed], cwd=self.tmp)
+        self.check(proc.returncode == 0, describe(proc))
+        salted = write_file(self.path("d.enc"), b"Salted__" + os.urandom(8) + os.urandom(32))
+        for path, words in ((sealed, "starts as a paes sealed file does"), (salted, "starts with openssl's Salted__")):
+            proc = run_paes(["decrypt", "--mode", "ctr", "--key-file", "key.bin", *iv, path, "-o", "-"], cwd=self.tmp)
+            self.check(proc.returncode == 0 and proc.stderr.decode().startswith("paes: note: ") and
+                       words in proc.stderr.decode(), f"{path}: {describe(proc)}")
+        plain = write_file(self.path("plain.bin"), os.urandom(64))
+        proc = run_paes(["decrypt", "--mode", "ctr", "--key-file", "key.bin", *iv, plain, "-o", "-"], cwd=self.tmp)
+        self.check((proc.returncode, proc.stderr) == (0, b""), f"raw ciphertext: {describe(proc)}")
+        self.finish()
+
+    def test_armored_salted_without_a(self):
+        openssl = shutil.which("openssl")
+        if openssl is None:
+            self.skipTest("openssl is not on PATH")
+        env = dict(os.environ, PASS="pw")
+        armored = self.path("d.b64")
+        subprocess.run([openssl, "enc", "-a", "-aes-256-cbc", "-pbkdf2", "-pass", "env:PASS", "-in", self.path("d.txt"),
+                        "-out", armored], check=True, env=env)
+        self.check_usage_error(["decrypt", "--mode", "cbc", "--pbkdf2", "--passphrase-env", "PASS", "d.b64", "-o",
+                                "out"], "base64 text", "add -a", status=1, env=env)
+        proc = run_paes(["decrypt", "-a", "--mode", "cbc", "--pbkdf2", "--passphrase-env", "PASS", "d.b64", "-o", "-"],
+                        cwd=self.tmp, env=env)
+        self.check((proc.returncode, proc.stdout) == (0, b"hello\n"), describe(proc))
         self.finish()
 
 

@@ -17,7 +17,8 @@ _names = itertools.count()
 
 
 class ScratchTestCase(unittest.TestCase):
-    """check() records a case, finish() fails the test once with the first failures;
+    """check() records a case, finish() fails the test once with the first failures (and
+    tearDown does, for a test that never called it: a recorded failure is never lost);
     `out_dir`, when a subclass's setUp sets it, is where fails() expects no leftovers."""
 
     prefix = "paes-test-"
@@ -27,12 +28,18 @@ class ScratchTestCase(unittest.TestCase):
         self.tmp = tempfile.mkdtemp(prefix=self.prefix)
         self.failures = []
         self.cases = 0
+        self.reported = 0
 
     def tearDown(self):
+        unreported = self.failures[self.reported:]
+        self.reported = len(self.failures)
         for root, dirs, _ in os.walk(self.tmp):
             for d in dirs:
                 os.chmod(os.path.join(root, d), 0o755)
         shutil.rmtree(self.tmp, ignore_errors=True)
+        if unreported:
+            shown = "\n  ".join(unreported[:MAX_REPORTED_FAILURES])
+            self.fail(f"{len(unreported)} checks failed and the test never called finish(); first ones:\n  {shown}")
 
     def path(self, *parts):
         return os.path.join(self.tmp, *parts)
@@ -87,6 +94,7 @@ class ScratchTestCase(unittest.TestCase):
             self.failures.append(message)
 
     def finish(self):
+        self.reported = len(self.failures)
         if self.failures:
             shown = "\n  ".join(self.failures[:MAX_REPORTED_FAILURES])
             self.fail(f"{len(self.failures)} of {self.cases} cases failed; first ones:\n  {shown}")

@@ -198,7 +198,7 @@ class ScryptTestCase(ScratchTestCase):
 class PaesToAgeTest(ScryptTestCase):
     """paes' scrypt stanza in an age file opens with age -d."""
 
-    def check(self, plain, extra, log_n, aad=b""):
+    def check_stanza_moved_to_age(self, plain, extra, log_n, aad=b""):
         data = self.paes_seal(plain, extra)
         stanza, file_key, got_log_n = self.open_paes_file(data, plain, aad)
         self.assertEqual(got_log_n, log_n, "the stanza's work factor")
@@ -209,12 +209,12 @@ class PaesToAgeTest(ScryptTestCase):
     def test_work_factor_10(self):
         self.need_age()
         for size in (0, 1, AGE_CHUNK, 2 * AGE_CHUNK + 4321):
-            self.check(os.urandom(size), ["--scrypt-log-n", "10"], 10)
-        self.check(b"with an aad", ["--scrypt-log-n", "10", "--aad", "ctx"], 10, b"ctx")
+            self.check_stanza_moved_to_age(os.urandom(size), ["--scrypt-log-n", "10"], 10)
+        self.check_stanza_moved_to_age(b"with an aad", ["--scrypt-log-n", "10", "--aad", "ctx"], 10, b"ctx")
 
     def test_default_work_factor(self):
         self.need_age()
-        self.check(os.urandom(5000), [], 18)
+        self.check_stanza_moved_to_age(os.urandom(5000), [], 18)
 
 
 class AgeToPaesTest(ScryptTestCase):
