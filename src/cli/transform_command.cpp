@@ -18,6 +18,7 @@
 #include "cli/progress.hpp"
 #include "cli/say.hpp"
 #include "paes/endpoint.hpp"
+#include "paes/age_keys.hpp"
 #include "paes/backend.hpp"
 #include "paes/engine.hpp"
 #include "paes/error.hpp"
@@ -205,9 +206,16 @@ void add_key_options(CLI::App& cmd, TransformArgs& args) {
 
 // Public-key recipients replace the key: a usage error with any key option
 // (sealed_spec), checked there so that the message can say why. Encrypt
-// takes recipients, decrypt identities.
+// takes recipients (and, as age -e -i, identities for their own recipients),
+// decrypt identities.
 void add_recipient_options(CLI::App& cmd, bool enc, TransformArgs& args) {
   if (enc) {
+    cmd.add_option("-i,--identity", args.identities,
+                   "Sealed: encrypt to the recipient of this identity file (as age -e -i), so that it opens "
+                   "the file; repeatable, with -r and -R too; '-': standard input (the input must then be a file)")
+        ->type_name("PATH")
+        ->allow_extra_args(false)
+        ->group("Public-key recipients (instead of a key)");
     cmd.add_option("-r,--recipient", args.recipients,
                    "Sealed: encrypt to this age X25519 recipient (age1..., from 'paes keygen --x25519' or "
                    "age-keygen); repeat for several, at most 4096 in all; no key or passphrase")
@@ -504,9 +512,10 @@ SealedSpec sealed_spec(Direction direction, const TransformArgs& args, const CLI
     refuse(command, "--key-bits", "is read from the sealed file (or the key's length): drop it");
     refuse(command, "--scrypt-log-n", "is read from the sealed file (its scrypt stanza): drop it");
   }
-  const bool to_recipients = !args.recipients.empty() || !args.recipients_files.empty();
+  const bool to_recipients =
+      !args.recipients.empty() || !args.recipients_files.empty() || (encrypt && !args.identities.empty());
   if (to_recipients || !args.identities.empty()) {
-    const std::string what = to_recipients ? "recipients (-r, -R)" : "identities (-i)";
+    const std::string what = to_recipients ? "recipients (-r, -R, -i)" : "identities (-i)";
     if (args.keys.has_key() || !args.keys.passphrase_file.empty() || !args.keys.passphrase_env.empty()) {
       throw usage_error(what + " can't be combined with --key-file, --key-env, --key-hex or a passphrase: "
                         "a file is sealed either to recipients or with a key or passphrase");
@@ -516,6 +525,10 @@ SealedSpec sealed_spec(Direction direction, const TransformArgs& args, const CLI
     refuse(command, "--scrypt-log-n", "sets a passphrase's scrypt cost; recipients need none");
     if (to_recipients) {
       spec.recipients = load_recipients(args.recipients, args.recipients_files);
+      // Encrypting, -i stands for its identities' own recipients (age -e -i).
+      for (const SecretBytes& identity : load_identities(args.identities)) {
+        spec.recipients.push_back(x25519_public_key(identity));
+      }
     } else {
       spec.identities = load_identities(args.identities);
     }

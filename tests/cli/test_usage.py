@@ -67,8 +67,8 @@ class OptionValueMessageTest(UsageTestCase):
 
     def test_option_of_another_command(self):
         for args, wanted in [
-                (["encrypt", "d.txt", "-i", "key.bin"], "-i (--identity) is an option of decrypt"),
-                (["encrypt", "d.txt", "--identity=key.bin"], "--identity (-i) is an option of decrypt"),
+                (["encrypt", "d.txt", "--range", "0:1"], "--range is an option of decrypt"),
+                (["encrypt", "d.txt", "--allow-uncommitted"], "--allow-uncommitted is an option of decrypt"),
                 (["decrypt", "d.txt", "-r", "age1x"], "-r (--recipient) is an option of encrypt")]:
             err = self.check_usage_error(args, wanted, "not of " + args[0])
             self.check("not expected" not in err, f"{args}: CLI11's words: {err!r}")
@@ -108,7 +108,8 @@ class TinkKeyBeforePromptTest(UsageTestCase):
 
 class PaperCutsTest(UsageTestCase):
     """Issue 44, items 7, 8 and 17: a raw decrypt of a container says what the input looks like;
-    openssl enc -a's text without -a is named; -V, 'paes help [COMMAND]' and a mistyped option."""
+    openssl enc -a's text without -a is named; -V, 'paes help [COMMAND]', a mistyped option and
+    encrypt -i (age's -e -i)."""
 
     def test_version_and_help_command(self):
         version = run_paes(["--version"])
@@ -145,6 +146,23 @@ class PaperCutsTest(UsageTestCase):
         plain = write_file(self.path("plain.bin"), os.urandom(64))
         proc = run_paes(["decrypt", "--mode", "ctr", "--key-file", "key.bin", *iv, plain, "-o", "-"], cwd=self.tmp)
         self.check((proc.returncode, proc.stderr) == (0, b""), f"raw ciphertext: {describe(proc)}")
+        self.finish()
+
+    def test_encrypt_to_an_identity(self):
+        """age -e -i: encrypting, -i stands for the identity's own recipient, beside -r."""
+        ids = []
+        for name in ("a.id", "b.id"):
+            proc = run_paes(["keygen", "--x25519", "-o", name], cwd=self.tmp)
+            self.check(proc.returncode == 0, describe(proc))
+            ids.append((name, proc.stdout.decode().strip()))
+        (a, _), (b, rb) = ids
+        proc = run_paes(["encrypt", "-i", a, "-r", rb, "d.txt", "-o", "d.paes"], cwd=self.tmp)
+        self.check(proc.returncode == 0, describe(proc))
+        for identity in (a, b):
+            proc = run_paes(["decrypt", "-i", identity, "d.paes", "-o", "-"], cwd=self.tmp)
+            self.check((proc.returncode, proc.stdout) == (0, b"hello\n"), f"{identity}: {describe(proc)}")
+        self.check_usage_error(["encrypt", "-i", a, "--key-file", "key.bin", "d.txt", "-o", "x.paes"],
+                               "recipients (-r, -R, -i) can't be combined with --key-file")
         self.finish()
 
     def test_armored_salted_without_a(self):
