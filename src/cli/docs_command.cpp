@@ -243,7 +243,9 @@ Errors are one line on standard error.
 .TP
 .B PAES_BACKEND
 The default of
-.BR \-\-backend .
+.B \-\-backend
+for encrypt and decrypt (no other command reads it). A GPU named for the
+sealed format, whose AES-GCM runs on the CPU, is a note, not an error.
 .TP
 .B PAES_CACHE_DIR
 Where

@@ -118,7 +118,6 @@ CLI::Option* add_backend_option(CLI::App& command, std::string& backend) {
                   ": ECB, CTR, CBC and CFB128 decryption; the rest on the CPU). Where built in: 'paes info'. "
                   "Same bytes either way")
       ->type_name("NAME")
-      ->envname("PAES_BACKEND")
       ->check(with_choices(CLI::IsMember(choices).description(""), choices))  // the text names the choices
       ->capture_default_str();
 }

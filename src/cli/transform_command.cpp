@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -453,17 +455,36 @@ struct EngineAndBackend {
   BackendChoice backend;
 };
 
-EngineAndBackend resolve_engine(const TransformArgs& args) {
+// --backend, or where the command line gives none, PAES_BACKEND. Read here,
+// by encrypt and decrypt, which take a backend: as CLI11's envname it was
+// checked by every command, and a bad value failed 'paes --help' naming an
+// option nobody typed. A bad value is named as the variable's.
+std::string backend_asked(const TransformArgs& args, const CLI::App& command) {
+  const char* variable = std::getenv("PAES_BACKEND");
+  if (command.count("--backend") != 0 || variable == nullptr || *variable == '\0') return args.backend;
+  const std::string name = variable;
+  std::string names(kAutoBackend);
+  bool known = name == kAutoBackend;
+  for (const CipherBackendName& row : cipher_backend_names()) {
+    names += ", " + row.name;
+    known = known || row.name == name;
+  }
+  if (!known) throw usage_error("PAES_BACKEND=" + printable(name) + " is not a backend: choose " + names);
+  return name;
+}
+
+EngineAndBackend resolve_engine(const TransformArgs& args, const CLI::App& command) {
   EngineAndBackend resolved;
-  resolved.backend.name = args.backend;
+  const std::string backend = backend_asked(args, command);
+  resolved.backend.name = backend;
   if (const std::optional<EngineKind> engine = parse_engine(args.engine)) {
     resolved.engine = *engine;
   } else if (args.engine == kAutoEngine) {
     resolved.backend.gpu_where_faster = true;
   } else {
-    if (args.backend != kAutoBackend && args.backend != args.engine) {
+    if (backend != kAutoBackend && backend != args.engine) {
       throw usage_error("--engine " + args.engine + " runs the " + args.engine + " backend: drop --backend " +
-                        args.backend);
+                        backend);
     }
     resolved.backend.name = args.engine;
   }
@@ -770,7 +791,7 @@ void note_a_container(InputFile& input, const TransformArgs& args) {
 }
 
 int run_transform(Direction direction, const TransformArgs& args, const CLI::App& command) {
-  const EngineAndBackend resolved = resolve_engine(args);
+  EngineAndBackend resolved = resolve_engine(args, command);
   const EngineKind engine = resolved.engine;
   // Taken as given, the serial engine ran one worker and said nothing of the others.
   if (engine == EngineKind::serial && args.threads > 1) {
@@ -785,7 +806,15 @@ int run_transform(Direction direction, const TransformArgs& args, const CLI::App
   stdin_readers.push_back({"--aad-file", args.aad_file});
   refuse_reading_standard_input_twice(stdin_readers, args.input, direction_name(direction));
   refuse_output_over_secrets(args.output, secrets);
-  check_backend(resolved.backend);
+  // A GPU asked for a sealed job (AES-GCM, which runs on the CPU) is a note,
+  // not a failure where the machine has no such GPU (PAES_BACKEND=cuda
+  // exported on every node of a cluster).
+  if (args.mode.empty() && names_gpu_backend(resolved.backend.name) && !args.device) {
+    const BackendChoice asked = std::exchange(resolved.backend, BackendChoice{});
+    note_run_on_the_cpu(asked, "the sealed format (AES-GCM)", segment_backend_name(resolved.backend));
+  } else {
+    check_backend(resolved.backend);
+  }
   TransformOptions options = transform_options(args, resolved);
   // An output that exists (without -f) or has no directory is refused now,
   // not after a passphrase was typed twice and scrypt ran.

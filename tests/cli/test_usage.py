@@ -107,7 +107,7 @@ class TinkKeyBeforePromptTest(UsageTestCase):
 
 
 class PaperCutsTest(UsageTestCase):
-    """Issue 44, items 7, 8 and 17: a raw decrypt of a container says what the input looks like;
+    """Issue 44, items 1, 7, 8 and 17: PAES_BACKEND only where a backend is taken; a raw decrypt of a container says what the input looks like;
     openssl enc -a's text without -a is named; -V, 'paes help [COMMAND]', a mistyped option and
     encrypt -i (age's -e -i)."""
 
@@ -146,6 +146,27 @@ class PaperCutsTest(UsageTestCase):
         plain = write_file(self.path("plain.bin"), os.urandom(64))
         proc = run_paes(["decrypt", "--mode", "ctr", "--key-file", "key.bin", *iv, plain, "-o", "-"], cwd=self.tmp)
         self.check((proc.returncode, proc.stderr) == (0, b""), f"raw ciphertext: {describe(proc)}")
+        self.finish()
+
+    def test_backend_variable(self):
+        """Item 1: PAES_BACKEND matters only to encrypt and decrypt, which take --backend; a bad
+        value is named as the variable's; a GPU for the sealed format (AES-GCM runs on the CPU) is a
+        note, even where no such GPU is, as an exported variable on a cluster's every node."""
+        bogus = dict(os.environ, PAES_BACKEND="bogus")
+        for args in (["--help"], ["info"], ["keygen", "-o", "k.new"], ["completion", "bash"], ["encrypt", "--help"]):
+            proc = run_paes(args, cwd=self.tmp, env=bogus)
+            self.check((proc.returncode, proc.stderr) == (0, b""), f"PAES_BACKEND=bogus paes {args}: {describe(proc)}")
+        self.check_usage_error(["encrypt", "--key-file", "key.bin", "d.txt", "-o", "x.paes"],
+                               "PAES_BACKEND=bogus is not a backend: choose auto", env=bogus)
+        proc = run_paes(["encrypt", "--backend", "openssl", "--key-file", "key.bin", "d.txt", "-o", "x.paes"],
+                        cwd=self.tmp, env=bogus)
+        self.check(proc.returncode == 0, f"--backend given, the variable unused: {describe(proc)}")
+        for gpu in ("cuda", "opencl"):
+            proc = run_paes(["decrypt", "--key-file", "key.bin", "x.paes", "-o", "-"], cwd=self.tmp,
+                            env=dict(os.environ, PAES_BACKEND=gpu))
+            self.check((proc.returncode, proc.stdout) == (0, b"hello\n") and
+                       proc.stderr.decode().startswith(f"paes: note: the {gpu} backend doesn't run the sealed format"),
+                       f"PAES_BACKEND={gpu}, sealed: {describe(proc)}")
         self.finish()
 
     def test_encrypt_to_an_identity(self):
