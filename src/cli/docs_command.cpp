@@ -64,6 +64,14 @@ std::string join(const std::vector<std::string>& words, const std::string& betwe
   return text;
 }
 
+// Whether an option's value names a file (its type as --help shows it):
+// only then do the completions offer file names. A recipient, a mode list or
+// associated data text completed as file names only misleads.
+bool names_a_file(const OptionDoc& option) {
+  const std::string& type = option.type;
+  return type == "PATH" || type == "FILE" || type == "OUTPUT" || type == "INPUT" || type.ends_with("-FILE");
+}
+
 // ---- bash ----
 
 // A word list for compgen -W, in single quotes.
@@ -94,8 +102,10 @@ std::string bash_script(const CommandDoc& top, const std::vector<CommandDoc>& co
       option_names.insert(option_names.end(), option.names.begin(), option.names.end());
       if (option.names.empty() || option.type.empty()) continue;
       out << "        " << join(option.names, "|") << ")\n          ";
-      if (option.choices.empty()) {
+      if (option.choices.empty() && names_a_file(option)) {
         out << "mapfile -t COMPREPLY < <(compgen -f -- \"$cur\")";
+      } else if (option.choices.empty()) {  // a value to type: nothing, not even bash's default of file names
+        out << "COMPREPLY=(); compopt +o bashdefault +o default 2>/dev/null";
       } else {
         out << "mapfile -t COMPREPLY < <(compgen -W " << bash_words(option.choices) << " -- \"$cur\")";
       }
@@ -134,7 +144,9 @@ std::string zsh_text(const std::string& text) {
 }
 
 std::string zsh_option_spec(const OptionDoc& option) {
-  std::string action = option.choices.empty() ? "_files" : "(" + join(option.choices, " ") + ")";
+  std::string action = !option.choices.empty() ? "(" + join(option.choices, " ") + ")"
+                       : names_a_file(option) || option.names.empty() ? "_files"
+                                                                       : " ";
   if (option.names.empty()) return "'*:" + zsh_text(option.type) + ":" + action + "'";
   std::string spec = option.repeatable ? "'*'" : "'(" + join(option.names, " ") + ")'";
   spec += option.names.size() == 1 ? option.names.front() : "{" + join(option.names, ",") + "}";

@@ -172,6 +172,14 @@ class BashCompletion(unittest.TestCase):
         open(os.path.join(self.dir, "backup.key"), "w").close()
         self.assertEqual(self.complete("paes", "encrypt", "--key-file", "back"), ["backup.key"])
         self.assertEqual(self.complete("paes", "decrypt", "back"), ["backup.key"])
+        self.assertEqual(self.complete("paes", "decrypt", "-i", "back"), ["backup.key"])
+
+    def test_no_files_for_a_value_to_type(self):
+        # Issue 44, item 14: a recipient, a mode list, associated data are typed, not file names.
+        open(os.path.join(self.dir, "backup.key"), "w").close()
+        for words in (("encrypt", "-r"), ("encrypt", "--aad"), ("bench", "--modes"), ("encrypt", "--iv"),
+                      ("encrypt", "--threads")):
+            self.assertEqual(self.complete("paes", *words, "back"), [], f"paes {' '.join(words)} <TAB>")
 
     def test_every_option_of_help(self):
         for subcommand in help_subcommands():
