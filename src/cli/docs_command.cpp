@@ -251,6 +251,8 @@ A usage error: an option or its value, a file in the wrong role, binary output
 to a terminal.
 .PP
 Errors are one line on standard error.
+SIGINT, SIGTERM, SIGHUP, SIGQUIT and SIGPIPE remove the temporary output and
+end paes by that signal (a shell shows 130, 143, 129, 131 and 141).
 .SH ENVIRONMENT
 .TP
 .B PAES_BACKEND
@@ -295,6 +297,12 @@ which runs it for
 .I $PAES_CACHE_DIR
 The rate cache of
 .BR "\-\-engine auto" .
+.TP
+.I .NAME.paes\-XXXXXX
+The output being written, beside NAME, renamed to NAME when complete. One
+that SIGKILL or a power loss left behind is removed, with a note, by the next
+run to NAME once it is a minute old; one a live paes writes is locked, and
+never removed.
 .SH EXAMPLES
 A key file, a sealed file, and back; what a sealed file is, without its key;
 a passphrase through a pipe; a file sealed to an X25519 recipient; raw

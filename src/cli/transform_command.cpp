@@ -784,7 +784,7 @@ void note_a_container(InputFile& input, const TransformArgs& args) {
   if (magic.starts_with("PAES")) {
     say("paes: note: " + args.input + " starts as a paes sealed file does; --mode decrypts it as raw " +
         args.mode + " ciphertext (leave out --mode to open a sealed file)\n");
-  } else if (magic == "Salted__" && !args.pbkdf2) {
+  } else if (magic == "Salted__") {
     say("paes: note: " + args.input + " starts with openssl's Salted__ header; without --pbkdf2 it is decrypted "
         "as raw ciphertext, header included (openssl enc -pbkdf2's files take --pbkdf2)\n");
   }
@@ -824,7 +824,10 @@ int run_transform(Direction direction, const TransformArgs& args, const CLI::App
   // A --range reads a part of the input: its progress has no total to show.
   std::optional<InputFile> input_file;
   if (!names_stdio(args.input) && !names_stream(args.input) && !args.range) input_file.emplace(args.input);
-  if (input_file && direction == Direction::decrypt && !args.mode.empty()) note_a_container(*input_file, args);
+  // (--pbkdf2 reads the Salted__ header itself, and refuses what lacks it.)
+  if (input_file && direction == Direction::decrypt && !args.mode.empty() && !args.pbkdf2) {
+    note_a_container(*input_file, args);
+  }
   Progress progress(input_file ? input_file->size() : 0, progress_mode(args),
                     direction == Direction::encrypt ? "encrypting " : "decrypting ");
   options.progress = [&progress](std::uint64_t bytes) { progress.advance(bytes); };

@@ -21,19 +21,23 @@
 // output's name is an existing output, never followed (to /dev/null, it would
 // swallow the output and report success; elsewhere, it would write where the
 // user did not say).
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>  // renameat2
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <atomic>
 #include <cstring>
+#include <ctime>
 #include <iterator>
 #include <utility>
 
 #include "paes/error.hpp"
 #include "paes/io.hpp"
+#include "paes/notice.hpp"
 
 namespace paes {
 namespace {
@@ -248,6 +252,44 @@ void refuse_writing_the_input(int fd, int input_fd, const std::string& name) {
   }
 }
 
+namespace {
+
+// A temporary unlocked for this long is a killed paes's: a live one locks
+// its temporary from the moment it creates it, and a temporary is created
+// and locked in two calls, so one that is only moments old may be a live
+// paes between them.
+constexpr int kStaleAfterSeconds = 60;
+
+// Removes the temporaries "<dir>.BASE.paes-XXXXXX" (`dir` empty or ending in
+// '/') that no live paes holds: SIGKILL (or a crash, or a lost node) ends a
+// paes before it can remove its own, which stayed, hidden, as large as the
+// output it was becoming. One a live paes writes (a concurrent run over many
+// files) is locked, and left alone; so is another user's.
+void remove_stale_temporaries(const std::string& dir, const std::string& base, const std::string& own) {
+  DIR* listing = ::opendir(dir.empty() ? "." : dir.c_str());
+  if (listing == nullptr) return;
+  const std::string prefix = "." + base + ".paes-";
+  while (const dirent* entry = ::readdir(listing)) {
+    const std::string name = entry->d_name;
+    if (name.size() != prefix.size() + 6 || !name.starts_with(prefix)) continue;
+    const std::string path = dir + name;
+    if (path == own) continue;
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) continue;
+    struct stat st {};
+    const bool stale = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == ::geteuid() &&
+                       ::time(nullptr) - st.st_mtime > kStaleAfterSeconds && ::flock(fd, LOCK_EX | LOCK_NB) == 0;
+    if (stale && ::unlink(path.c_str()) == 0) {
+      notify(NoticeLevel::note, "removed " + path + ", the temporary of a paes that ended before it could (" +
+                                    std::to_string(st.st_size) + " bytes)");
+    }
+    ::close(fd);  // and the lock with it
+  }
+  ::closedir(listing);
+}
+
+}  // namespace
+
 OutputFile::OutputFile(const std::string& path, const OutputOptions& options) : path_(path), options_(options) {
   if (path.empty()) throw usage_error("an output file needs a name");
   struct stat st {};
@@ -278,7 +320,11 @@ OutputFile::OutputFile(const std::string& path, const OutputOptions& options) : 
   fd_ = ::mkstemp(temp.data());
   if (fd_ < 0) throw system_error("cannot create the output in " + dir_);
   ::fcntl(fd_, F_SETFD, FD_CLOEXEC);
+  // Held while this process lives: what tells a later run that the
+  // temporary is being written, not left behind.
+  ::flock(fd_, LOCK_EX | LOCK_NB);
   temp_path_ = temp;
+  remove_stale_temporaries(slash == std::string::npos ? "" : dir_, base, temp_path_);
   try {
     cleanup_slot_ = arm_cleanup(temp_path_);
   } catch (...) {

@@ -107,7 +107,8 @@ class TinkKeyBeforePromptTest(UsageTestCase):
 
 
 class PaperCutsTest(UsageTestCase):
-    """Issue 44, items 1, 7, 8 and 17: PAES_BACKEND only where a backend is taken; a raw decrypt of a container says what the input looks like;
+    """Issue 44, items 1, 7, 8, 12 and 17: PAES_BACKEND only where a backend is taken; a stale
+    temporary removed by the next run; a raw decrypt of a container says what the input looks like;
     openssl enc -a's text without -a is named; -V, 'paes help [COMMAND]', a mistyped option and
     encrypt -i (age's -e -i)."""
 
@@ -167,6 +168,29 @@ class PaperCutsTest(UsageTestCase):
             self.check((proc.returncode, proc.stdout) == (0, b"hello\n") and
                        proc.stderr.decode().startswith(f"paes: note: the {gpu} backend doesn't run the sealed format"),
                        f"PAES_BACKEND={gpu}, sealed: {describe(proc)}")
+        self.finish()
+
+    def test_stale_temporary_is_removed(self):
+        """Item 12: the temporary a SIGKILLed paes left is removed by the next run to that output,
+        with a note; never one a live paes holds (locked), another run's only moments old."""
+        import fcntl
+        stale, held, young = (self.path(f".d.paes.paes-{name}") for name in ("AbC123", "Held12", "Young1"))
+        for path in (stale, held, young):
+            write_file(path, os.urandom(5000))
+        hour_ago = time.time() - 3600
+        for path in (stale, held):
+            os.utime(path, (hour_ago, hour_ago))
+        fd = os.open(held, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            proc = run_paes(["encrypt", "--key-file", "key.bin", "d.txt", "-o", "d.paes"], cwd=self.tmp)
+        finally:
+            os.close(fd)
+        self.check(proc.returncode == 0, describe(proc))
+        self.check(proc.stderr.decode() == "paes: note: removed .d.paes.paes-AbC123, the temporary of a paes that "
+                   "ended before it could (5000 bytes)\n", f"the note: {describe(proc)}")
+        left = sorted(n for n in os.listdir(self.tmp) if n.startswith(".d.paes"))
+        self.check(left == [".d.paes.paes-Held12", ".d.paes.paes-Young1"], f"left: {left}")
         self.finish()
 
     def test_encrypt_to_an_identity(self):
