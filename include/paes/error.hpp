@@ -26,6 +26,7 @@ enum class Remedy {
   associated_data,  // check the associated data (the spec's `aad`)
   allow_uncommitted,  // open a file that does not commit to its key (the spec's `allow_uncommitted`)
   armored_input,      // the input is base64 text: read it as armor (the options' `armor`)
+  write_in_place,     // write the existing output through a stream (stdout redirected), not a temporary
 };
 
 class Error : public std::runtime_error {

@@ -293,7 +293,8 @@ void remove_stale_temporaries(const std::string& dir, const std::string& base, c
 OutputFile::OutputFile(const std::string& path, const OutputOptions& options) : path_(path), options_(options) {
   if (path.empty()) throw usage_error("an output file needs a name");
   struct stat st {};
-  if (::lstat(path.c_str(), &st) == 0) {
+  const bool exists = ::lstat(path.c_str(), &st) == 0;
+  if (exists) {
     if (existing_output_is_device(path, st, options.force)) {
       fd_ = open_device(path, st, options.force);
       try {
@@ -318,7 +319,17 @@ OutputFile::OutputFile(const std::string& path, const OutputOptions& options) : 
   if (base.size() > kLongestBase) base.resize(kLongestBase);
   std::string temp = (slash == std::string::npos ? "" : dir_) + "." + base + ".paes-XXXXXX";
   fd_ = ::mkstemp(temp.data());
-  if (fd_ < 0) throw system_error("cannot create the output in " + dir_);
+  if (fd_ < 0) {
+    // A file the user may write in a directory they may not: the temporary
+    // beside it is what fails, which the bare errno did not say.
+    const int failed = errno;
+    const Error error = system_error("cannot create the output in " + dir_ + " (" + base +
+                                     " is written to a temporary beside it, then renamed over it)");
+    const bool writable_in_place = exists && S_ISREG(st.st_mode) && ::access(path.c_str(), W_OK) == 0 &&
+                                   (failed == EACCES || failed == EPERM || failed == EROFS);
+    if (!writable_in_place) throw error;
+    throw Error(error.what(), ErrorKind::failure, Remedy::write_in_place);
+  }
   ::fcntl(fd_, F_SETFD, FD_CLOEXEC);
   // Held while this process lives: what tells a later run that the
   // temporary is being written, not left behind.

@@ -586,7 +586,18 @@ class ErrorTest(PaesTestCase):
         os.chmod(self.inp, 0o644)
         os.chown(self.key_file, NOBODY, NOBODY)
         os.chmod(self.out_dir, 0o555)
-        self.fails(self.args(), 1, "permission denied", as_nobody=True, paes=paes)
+        err = self.fails(self.args(), 1, "permission denied", as_nobody=True, paes=paes).stderr.decode()
+        self.assertIn("temporary beside it", err, "why the directory matters")
+        self.assertNotIn("redirect", err, "no file to write into in place")
+        # Issue 44, item 9: a file its user may write, in a directory they may not: why, and what to do.
+        os.chmod(self.out_dir, 0o755)
+        existing = write_file(os.path.join(self.out_dir, "mine.bin"), b"old")
+        os.chown(existing, NOBODY, NOBODY)
+        os.chmod(self.out_dir, 0o555)
+        err = self.fails(self.args(out=existing, extra=["-f"]), 1, "temporary beside it", as_nobody=True,
+                         paes=paes, out_dir=None).stderr.decode()
+        self.assertIn("give -o - and redirect: > FILE", err)
+        self.assertEqual(read_file(existing), b"old")
 
     def test_output_is_terminal(self):
         with self.terminal() as (master, slave):

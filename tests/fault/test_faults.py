@@ -663,7 +663,8 @@ class PermissionTest(FaultTestCase):
                 os.chmod(d, 0o755)
                 return proc.returncode, stderr_line(proc.stderr)
             self.expect_failure(f"output directory not writable ({who})", job,
-                                ["cannot create the output in {outdir}: Permission denied"], run=run_in_read_only_directory)
+                                ["cannot create the output in {outdir}", "temporary beside it", "Permission denied"],
+                                run=run_in_read_only_directory)
         self.finish()
 
 
