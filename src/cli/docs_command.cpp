@@ -189,7 +189,14 @@ std::string zsh_script(const CommandDoc& top, const std::vector<CommandDoc>& com
   out << "      esac ;;\n"
          "  esac\n"
          "}\n"
-         "_paes \"$@\"\n";
+         // Autoloaded from $fpath (#compdef), the file is the function's body
+         // run at the first completion; sourced (source <(paes completion
+         // zsh), as README says), it only defines _paes and registers it.
+         "if [[ $funcstack[1] == _paes ]]; then\n"
+         "  _paes \"$@\"\n"
+         "else\n"
+         "  compdef _paes paes\n"
+         "fi\n";
   return out.str();
 }
 

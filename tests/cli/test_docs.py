@@ -199,6 +199,16 @@ class ZshCompletion(unittest.TestCase):
         self.assertEqual((proc.returncode, proc.stderr), (0, ""), "zsh -n")
         with open(os.path.join(DOCS_DIR, "_paes")) as f:
             self.assertEqual(f.read(), script)
+        # Issue 44, item 3: README's 'source <(paes completion zsh)' registers the completion
+        # (it failed: "_arguments ... can only be called from completion function").
+        with tempfile.TemporaryDirectory(prefix="paes-zsh-") as home:
+            path = os.path.join(home, "paes.zsh")
+            with open(path, "w") as f:
+                f.write(script)
+            proc = subprocess.run([zsh, "-f", "-c", f"autoload -U compinit; compinit -u -d {home}/.zcompdump; "
+                                   f"source {shlex.quote(path)}; print -r -- ${{_comps[paes]}}"],
+                                  capture_output=True, text=True, timeout=60, env=dict(os.environ, HOME=home))
+            self.assertEqual((proc.returncode, proc.stdout, proc.stderr), (0, "_paes\n", ""), "sourced in zsh")
         for subcommand in help_subcommands():
             self.assertIn(f"'{subcommand}:", script)
             for name in help_entries(subcommand)[0]:
