@@ -66,17 +66,23 @@ nlohmann::json device_json(const GpuDeviceInfo& d) {
   return device;
 }
 
-// The engines this paes can run: the build's, less mpi where --engine mpi
-// could not start (paes hands it to paes-mpi beside itself, and a copied or
-// half-installed paes has none; scripts decide by this list).
-std::string runnable_engines() {
-  std::string engines = engine_words();
+// Whether --engine mpi can start: paes hands it to paes-mpi beside itself,
+// and a copied or half-installed paes (the paes package without paes-mpi)
+// has none.
+bool mpi_can_start() {
   char self[4096];
   const ssize_t len = ::readlink("/proc/self/exe", self, sizeof self - 1);
-  if (len <= 0) return engines;
+  if (len <= 0) return true;
   const std::string path(self, static_cast<std::size_t>(len));
   const std::string dir = path.substr(0, path.rfind('/') + 1);
-  if (path.substr(dir.size()) == "paes-mpi" || ::access((dir + "paes-mpi").c_str(), X_OK) == 0) return engines;
+  return path.substr(dir.size()) == "paes-mpi" || ::access((dir + "paes-mpi").c_str(), X_OK) == 0;
+}
+
+// The engines this paes can run: the build's, less mpi where --engine mpi
+// could not start (scripts decide by this list).
+std::string runnable_engines() {
+  std::string engines = engine_words();
+  if (mpi_can_start()) return engines;
   std::istringstream words(engines);
   std::string runnable;
   for (std::string word; words >> word;) {
@@ -85,10 +91,11 @@ std::string runnable_engines() {
   return runnable;
 }
 
-// The MPI paes-mpi was built with and its launcher, null without an mpi engine.
+// The MPI paes-mpi was built with and its launcher, null without an mpi
+// engine to run (none built, or no paes-mpi beside this paes).
 nlohmann::json mpi_json() {
   const std::optional<MpiBuildFacts> mpi = mpi_build_facts();
-  if (!mpi) return nullptr;
+  if (!mpi || !mpi_can_start()) return nullptr;
   return {{"library", mpi->library}, {"launcher", mpi->launcher}};
 }
 
@@ -184,6 +191,9 @@ void print_engines(const nlohmann::json& mpi) {
   if (!mpi.is_null()) {
     std::cout << "MPI:         paes-mpi built with " << mpi["library"].get<std::string>() << "; launch it with "
               << mpi["launcher"].get<std::string>() << " -n N paes --engine mpi ...\n";
+  } else if (mpi_build_facts()) {
+    std::cout << "MPI:         not installed: --engine mpi runs paes-mpi, which is not beside this paes (install "
+                 "the paes-mpi package)\n";
   }
   std::cout << "OpenMP:      " << _OPENMP << '\n';
 }

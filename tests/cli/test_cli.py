@@ -387,6 +387,12 @@ class ReportingTest(PaesTestCase):
         proc = subprocess.run([alone, "info", "--json"], capture_output=True, timeout=120)
         self.assertEqual(proc.returncode, 0, describe(proc))
         self.assertNotIn("mpi", json.loads(proc.stdout)["engines"].split())
+        # Issue 44, item 4: nor its launcher, as if it could run; what to install instead.
+        self.assertIsNone(json.loads(proc.stdout)["mpi"])
+        text = subprocess.run([alone, "info"], capture_output=True, timeout=120, check=True).stdout.decode()
+        self.assertNotIn("launch it with", text)
+        self.assertIn("MPI:         not installed", text)
+        self.assertIn("paes-mpi package", text)
 
     def test_help(self):
         for args in (["--help"], ["encrypt", "--help"]):
