@@ -107,6 +107,16 @@ class OpenClCliTest(ScratchTestCase):
                                        ("threads", "opencl", 2 if lanes else 1), f"{what}: {report}")
         self.finish()
 
+    def test_first_use_prints_no_compiler_output(self):
+        """Issue 44, item 10: the kernels' first build (a fresh PoCL cache) printed the compiler's
+        "2 warnings generated." on stderr."""
+        key_file = write_file(self.path("key"), os.urandom(32).hex().encode() + b"\n", 0o600)
+        inp = write_file(self.path("in"), os.urandom(4096))
+        cache = self.new_dir("pocl-cache")
+        proc = run_paes(["encrypt", *self.FORMS[0], "--mode", "ctr", "--key-file", key_file, "--iv", "00" * 16,
+                         inp, "-o", self.path("out")], env={"POCL_CACHE_DIR": cache})
+        self.assertEqual((proc.returncode, proc.stderr), (0, b""), describe(proc))
+
     def test_each_worker_drives_a_lane(self):
         # Six chunks on two workers: each chunk starts where ChunkPlan says (CTR's counter, CBC's and CFB's
         # chaining block), whichever worker's lane runs it.
