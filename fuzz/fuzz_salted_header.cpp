@@ -48,9 +48,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     base.direction = paes::Direction::decrypt;
     base.padding = (variant & 8) == 0;
     constexpr std::size_t kKeyLens[] = {16, 24, 32, 32};
-    const paes::Pbkdf2Key pbkdf2{
-        paes::SecretBytes(reinterpret_cast<const std::uint8_t*>(kPassphrase), sizeof kPassphrase - 1), 1,
-        kKeyLens[(variant >> 4) & 3]};
+    paes::Pbkdf2Key pbkdf2;
+    pbkdf2.passphrase = paes::SecretBytes(reinterpret_cast<const std::uint8_t*>(kPassphrase), sizeof kPassphrase - 1);
+    pbkdf2.iterations = 1;
+    pbkdf2.key_len = kKeyLens[(variant >> 4) & 3];
     const paes::CipherSpec spec = paes::salted_cipher_spec(base, pbkdf2, salt);
 
     const auto ciphertext = input.subspan(paes::kSaltedHeaderLen);

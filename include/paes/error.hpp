@@ -27,6 +27,8 @@ enum class Remedy {
   allow_uncommitted,  // open a file that does not commit to its key (the spec's `allow_uncommitted`)
   armored_input,      // the input is base64 text: read it as armor (the options' `armor`)
   write_in_place,     // write the existing output through a stream (stdout redirected), not a temporary
+  no_salt,            // read openssl enc -nosalt data (Pbkdf2Key::no_salt)
+  pbkdf2_parameters,  // give PBKDF2's digest, iterations and key size (Pbkdf2Key)
 };
 
 class Error : public std::runtime_error {

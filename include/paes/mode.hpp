@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "paes/secret.hpp"
@@ -44,11 +45,20 @@ struct CipherSpec {
 };
 
 // How openssl enc's passphrase format (-pbkdf2) derives a raw mode's key and
-// IV: PBKDF2-HMAC-SHA256(passphrase, salt, iterations), key_len key bytes.
+// IV: PBKDF2-HMAC-<digest>(passphrase, salt, iterations), key_len key bytes
+// and then the IV.
 struct Pbkdf2Key {
   SecretBytes passphrase;
   std::uint32_t iterations = 10000;
   std::size_t key_len = 32;
+  // PBKDF2's HMAC digest, an OpenSSL name (openssl enc -md): sha256 as
+  // openssl's default, or sha512, sha384, sha224, sha1, md5.
+  std::string digest = "sha256";
+  // openssl enc -nosalt: no "Salted__" header, and PBKDF2 with an empty salt.
+  bool no_salt = false;
+  // openssl enc -S: this salt, kept outside the data as openssl 3 does: no
+  // "Salted__" header is written or read.
+  std::optional<std::array<std::uint8_t, 8>> salt;
 };
 
 // counter + blocks, as a 128-bit big-endian integer with carry into every byte

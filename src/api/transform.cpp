@@ -49,31 +49,41 @@ TransformReport transform_salted(const CipherSpec& base, const Pbkdf2Key& pbkdf2
   JobRunner runner(options);
   const bool encrypt = base.direction == Direction::encrypt;
   InputEndpoint in(input_path, !encrypt, raw_armor(options, !encrypt));
-  SaltedSalt salt;
-  if (encrypt) {
+  // openssl enc -nosalt: no header, and PBKDF2 with no salt at all; -S: no
+  // header, the salt given.
+  if (pbkdf2.no_salt && pbkdf2.salt) throw usage_error("a salt of one's own and no salt at all: one of them");
+  const bool with_header = !pbkdf2.no_salt && !pbkdf2.salt;
+  SaltedSalt salt{};
+  if (pbkdf2.salt) {
+    salt = *pbkdf2.salt;
+  } else if (encrypt && with_header) {
     random_bytes(salt);
-  } else {
+  } else if (with_header) {
     std::array<std::uint8_t, kSaltedHeaderLen> header{};
     const std::size_t got = in.read_prefix(header);
     salt = decode_salted_header(std::span(header).first(got), in.name());
   }
-  const CipherSpec spec = salted_cipher_spec(base, pbkdf2, salt);
+  const CipherSpec spec =
+      salted_cipher_spec(base, pbkdf2, pbkdf2.no_salt ? std::span<const std::uint8_t>() : std::span<const std::uint8_t>(salt));
 
-  const std::uint64_t in_skip = encrypt ? 0 : kSaltedHeaderLen;
+  const std::uint64_t in_skip = encrypt || !with_header ? 0 : kSaltedHeaderLen;
   const ChunkPlan plan = runner.plan_for(spec, in, in_skip);
   check_input_len(plan, in, in_skip);
   OutputEndpoint out(output_path, output_options(options, base.direction, in), encrypt, raw_armor(options, encrypt));
-  if (encrypt) out.write_prefix(encode_salted_header(salt));
+  if (encrypt && with_header) out.write_prefix(encode_salted_header(salt));
   TransformReport report;
   report.chunk_len = plan.chunk_len();
   report.backend = plan.backend().name;
   try {
-    runner.run(plan, in, in_skip, out, encrypt ? kSaltedHeaderLen : 0, report);
+    runner.run(plan, in, in_skip, out, encrypt && with_header ? kSaltedHeaderLen : 0, report);
   } catch (const BadPaddingError& e) {
-    // openssl enc without -pbkdf2 writes the same header, with a key from
-    // EVP_BytesToKey: PBKDF2 gives another key, whose padding fails.
-    throw Error(std::string(e.what()) + "; if " + in.name() +
-                " was made by openssl enc without -pbkdf2 (openssl's legacy key derivation), paes can't read it");
+    // A wrong passphrase, or PBKDF2's other parameters than the file's, give
+    // another key, whose padding fails; so does openssl enc without -pbkdf2,
+    // which writes the same header with a key from EVP_BytesToKey.
+    throw Error(std::string(e.what()) + ": a wrong passphrase, or PBKDF2 parameters other than " + in.name() +
+                    " was made with (openssl enc's -md, -iter, key size); if it was made without -pbkdf2 "
+                    "(openssl's legacy key derivation), paes can't read it",
+                ErrorKind::failure, Remedy::pbkdf2_parameters);
   }
   return report;
 }

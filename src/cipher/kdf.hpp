@@ -48,6 +48,11 @@ SecretBytes scrypt_key(const SecretBytes& passphrase, std::span<const std::uint8
 
 std::array<std::uint8_t, 32> sha256(std::string_view data);
 
+// PBKDF2-HMAC with the OpenSSL digest named `digest` (sha256, sha512, ...).
+// Throws a usage Error for a digest OpenSSL doesn't know.
+SecretBytes pbkdf2_hmac(const SecretBytes& passphrase, std::span<const std::uint8_t> salt, std::uint32_t iterations,
+                        const std::string& digest, std::size_t out_len);
+
 SecretBytes pbkdf2_sha256(const SecretBytes& passphrase, std::span<const std::uint8_t> salt,
                           std::uint32_t iterations, std::size_t out_len);
 

@@ -33,6 +33,10 @@ struct TransformArgs {
   std::string aad;
   std::string aad_file;  // --aad-file: the associated data is this file's bytes
   bool allow_uncommitted = false;
+  std::string md = "sha256";  // --pbkdf2's digest (openssl enc -md)
+  bool no_salt = false;       // --nosalt
+  std::string salt_hex;       // --salt
+  bool print_key = false;     // -p, openssl's, refused
   std::uint64_t segment_len = 1u << 20;
   unsigned scrypt_log2_n = 18;
   std::string engine = "threads";

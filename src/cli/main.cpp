@@ -57,6 +57,8 @@ std::string in_flags(paes::Remedy remedy) {
     case paes::Remedy::associated_data: return " (--aad or --aad-file gives the associated data)";
     case paes::Remedy::allow_uncommitted: return " (--allow-uncommitted opens it, with a warning)";
     case paes::Remedy::armored_input: return " (add -a to read base64 text, as openssl enc -a writes it)";
+    case paes::Remedy::no_salt: return " (openssl enc -nosalt writes none: add --nosalt)";
+    case paes::Remedy::pbkdf2_parameters: return " (paes' --md, --iter and --key-bits give them)";
     case paes::Remedy::write_in_place:
       return "; to write into the existing file itself, give -o - and redirect: > FILE (not atomic: a failure "
              "leaves it partly written)";

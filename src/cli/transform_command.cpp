@@ -26,6 +26,7 @@
 #include "paes/error.hpp"
 #include "paes/sealed.hpp"
 #include "paes/transform.hpp"
+#include "util/hex.hpp"
 #include "util/printable.hpp"
 
 namespace paes::cli {
@@ -105,6 +106,9 @@ CLI::Validator name_validator(bool (*valid)(std::string_view), std::string what,
       },
       "");
 }
+
+// PBKDF2's digests --md takes: openssl enc -md's common ones.
+const std::vector<std::string> kPbkdf2Digests{"sha256", "sha512", "sha384", "sha224", "sha1", "md5"};
 
 // Above kMaxScryptLog2N scrypt needs more memory than paes allows it when
 // opening a file (the cap that keeps a hostile file from exhausting memory),
@@ -290,6 +294,19 @@ void add_raw_mode_options(CLI::App& cmd, TransformArgs& args) {
   cmd.add_option("--iter", args.iterations, "PBKDF2 iterations, 1 to 2^30 (default 10000, as openssl)")
       ->type_name("N")
       ->check(whole_number_validator(1u, 1u << 30));
+  cmd.add_option("--md", args.md, "--pbkdf2: PBKDF2's digest, as openssl enc -md (default sha256)")
+      ->type_name("DIGEST")
+      ->check(with_choices(CLI::IsMember(kPbkdf2Digests).description(""), kPbkdf2Digests));
+  cmd.add_flag("--nosalt", args.no_salt,
+               "--pbkdf2: no Salted__ header and no salt, as openssl enc -nosalt (the same passphrase then gives "
+               "the same key and IV for every file: avoid it but to read such files)");
+  cmd.add_option("--salt", args.salt_hex,
+                 "--pbkdf2: this salt (16 hex digits), kept outside the data: no Salted__ header is written or "
+                 "read, as openssl enc -S")
+      ->type_name("HEX");
+  // openssl enc -p prints the key and IV: named here only to be refused with
+  // the reason (a command line with it would otherwise get "not expected").
+  cmd.add_flag("-p,-P", args.print_key, "")->group("");
 }
 
 // Who runs the job: the device, the engine, its threads, the backend and the
@@ -516,7 +533,8 @@ TransformOptions transform_options(const TransformArgs& args, const EngineAndBac
 // The sealed format's spec, with its key or passphrase; refuses raw-mode options.
 SealedSpec sealed_spec(Direction direction, const TransformArgs& args, const CLI::App& command) {
   const bool encrypt = direction == Direction::encrypt;
-  for (const char* option : {"--iv", "--no-pad", "--pbkdf2", "--iter", "--chunk-size", "--key-hex"}) {
+  for (const char* option : {"--iv", "--no-pad", "--pbkdf2", "--iter", "--md", "--nosalt", "--salt", "--chunk-size",
+                             "--key-hex"}) {
     refuse(command, option, "is for raw modes (--mode); the sealed format doesn't take it");
   }
   if (!encrypt && args.format == "paes") {
@@ -620,10 +638,25 @@ CipherSpec raw_spec(Direction direction, const TransformArgs& args, const CLI::A
 Pbkdf2Key salted_key(Direction direction, const TransformArgs& args, const CLI::App& command) {
   if (args.keys.has_key()) throw usage_error("--pbkdf2 derives the key from a passphrase: drop the key option");
   refuse(command, "--iv", "is derived by --pbkdf2 from the passphrase: drop it");
+  std::optional<std::array<std::uint8_t, 8>> salt;
+  if (command.count("--salt") != 0) {
+    if (args.no_salt) throw usage_error("--salt and --nosalt: one of them");
+    const auto bytes = args.salt_hex.size() == 16 ? decode_hex(args.salt_hex) : std::nullopt;
+    if (!bytes) throw usage_error("--salt takes 16 hex digits (8 bytes, as openssl enc -S), got " +
+                                  std::to_string(args.salt_hex.size()) + " characters");
+    salt.emplace();
+    std::copy_n(bytes->data(), salt->size(), salt->begin());
+  }
   // openssl's own rule for a passphrase file, or openssl and paes would
   // derive different keys from the same file.
-  return {load_passphrase(args.keys, direction == Direction::encrypt, PassphraseFileRule::openssl),
-          args.iterations, (args.key_bits == 0 ? 256 : args.key_bits) / 8u};
+  Pbkdf2Key key;
+  key.passphrase = load_passphrase(args.keys, direction == Direction::encrypt, PassphraseFileRule::openssl);
+  key.iterations = args.iterations;
+  key.key_len = (args.key_bits == 0 ? 256 : args.key_bits) / 8u;
+  key.digest = args.md;
+  key.no_salt = args.no_salt;
+  key.salt = salt;
+  return key;
 }
 
 // A raw mode's own key and IV, into `spec`; refuses the passphrase options.
@@ -631,7 +664,7 @@ void add_raw_key(CipherSpec& spec, const TransformArgs& args, const CLI::App& co
   if (!args.keys.has_key()) {
     throw usage_error("a raw mode needs a key (--key-file, --key-env or --key-hex), or --pbkdf2 with a passphrase");
   }
-  refuse(command, "--iter", "goes with --pbkdf2");
+  for (const char* option : {"--iter", "--md", "--nosalt", "--salt"}) refuse(command, option, "goes with --pbkdf2");
   refuse(command, "--key-bits", "sets a passphrase's key size; a key's size is its length");
   spec.iv = parse_iv(spec.mode, args.iv_hex);
   spec.key = load_key(args.keys);
@@ -791,6 +824,10 @@ void note_a_container(InputFile& input, const TransformArgs& args) {
 }
 
 int run_transform(Direction direction, const TransformArgs& args, const CLI::App& command) {
+  if (args.print_key) {
+    throw usage_error("-p (openssl enc's, printing the key and IV) is refused: paes never prints a key; with "
+                      "--pbkdf2 the salt is in the file's Salted__ header");
+  }
   EngineAndBackend resolved = resolve_engine(args, command);
   const EngineKind engine = resolved.engine;
   // Taken as given, the serial engine ran one worker and said nothing of the others.

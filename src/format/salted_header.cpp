@@ -31,18 +31,20 @@ SaltedSalt decode_salted_header(std::span<const std::uint8_t> bytes, const std::
                   "\"U2FsdGVkX1\", \"Salted__\" in base64)",
                   ErrorKind::failure, Remedy::armored_input);
     }
-    throw Error(name + ": not openssl enc -pbkdf2 data (no \"Salted__\" header)");
+    throw Error(name + ": not openssl enc -pbkdf2 data (no \"Salted__\" header)", ErrorKind::failure,
+                Remedy::no_salt);
   }
   SaltedSalt salt;
   std::memcpy(salt.data(), bytes.data() + sizeof kSaltedMagic, kSaltedSaltLen);
   return salt;
 }
 
-CipherSpec salted_cipher_spec(const CipherSpec& base, const Pbkdf2Key& pbkdf2, const SaltedSalt& salt) {
+CipherSpec salted_cipher_spec(const CipherSpec& base, const Pbkdf2Key& pbkdf2, std::span<const std::uint8_t> salt) {
   check_key_length(pbkdf2.key_len);
   // openssl enc -pbkdf2 derives key || IV in one PBKDF2 output (no IV for ECB).
   const std::size_t iv_len = mode_uses_iv(base.mode) ? kBlockLen : 0;
-  const SecretBytes derived = pbkdf2_sha256(pbkdf2.passphrase, salt, pbkdf2.iterations, pbkdf2.key_len + iv_len);
+  const SecretBytes derived =
+      pbkdf2_hmac(pbkdf2.passphrase, salt, pbkdf2.iterations, pbkdf2.digest, pbkdf2.key_len + iv_len);
   CipherSpec spec{base.mode, base.direction, SecretBytes(derived.data(), pbkdf2.key_len), {}, base.padding};
   if (iv_len != 0) std::memcpy(spec.iv.data(), derived.data() + pbkdf2.key_len, kBlockLen);
   return spec;

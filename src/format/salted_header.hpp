@@ -31,6 +31,7 @@ SaltedSalt decode_salted_header(std::span<const std::uint8_t> bytes, const std::
 // The raw job after the header: base's mode, direction and padding, with the
 // key (pbkdf2.key_len bytes) and IV derived from the passphrase and salt.
 // Throws a usage Error for a key length other than 16, 24 or 32.
-CipherSpec salted_cipher_spec(const CipherSpec& base, const Pbkdf2Key& pbkdf2, const SaltedSalt& salt);
+// `salt` is the header's, or empty for openssl enc -nosalt.
+CipherSpec salted_cipher_spec(const CipherSpec& base, const Pbkdf2Key& pbkdf2, std::span<const std::uint8_t> salt);
 
 }  // namespace paes

@@ -24,7 +24,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from harness import ScratchTestCase, describe, random_raw_key, run_paes, run_test_script, write_file  # noqa: E402
+from harness import (ScratchTestCase, describe, random_raw_key, read_file, run_paes, run_test_script,  # noqa: E402
+                     write_file)
 
 PAES = "paes"
 
@@ -107,8 +108,8 @@ class TinkKeyBeforePromptTest(UsageTestCase):
 
 
 class PaperCutsTest(UsageTestCase):
-    """Issue 44, items 1, 7, 8, 12 and 17: PAES_BACKEND only where a backend is taken; a stale
-    temporary removed by the next run; a raw decrypt of a container says what the input looks like;
+    """Issue 44, items 1, 6, 7, 8, 12 and 17: openssl enc's -md, -nosalt and -S; PAES_BACKEND only
+    where a backend is taken; a stale temporary removed by the next run; a raw decrypt of a container says what the input looks like;
     openssl enc -a's text without -a is named; -V, 'paes help [COMMAND]', a mistyped option and
     encrypt -i (age's -e -i)."""
 
@@ -208,6 +209,59 @@ class PaperCutsTest(UsageTestCase):
             self.check((proc.returncode, proc.stdout) == (0, b"hello\n"), f"{identity}: {describe(proc)}")
         self.check_usage_error(["encrypt", "-i", a, "--key-file", "key.bin", "d.txt", "-o", "x.paes"],
                                "recipients (-r, -R, -i) can't be combined with --key-file")
+        self.finish()
+
+    def test_openssl_pbkdf2_options(self):
+        """Item 6: openssl enc's -md, -nosalt and -S as --md, --nosalt and --salt, both ways and
+        byte for byte; -p refused; the hints name the parameters a file may differ in."""
+        openssl = shutil.which("openssl")
+        if openssl is None:
+            self.skipTest("openssl is not on PATH")
+        env = dict(os.environ, PASS="pw")
+        plain = self.path("d.txt")
+
+        def ossl(*args, inp):
+            return subprocess.run([openssl, "enc", "-aes-256-cbc", "-pbkdf2", "-pass", "env:PASS", *args],
+                                  input=read_file(inp), capture_output=True, check=True, env=env).stdout
+
+        def paes(*args, inp, out):
+            return run_paes([*args, "--mode", "cbc", "--pbkdf2", "--passphrase-env", "PASS", inp, "-o", out, "-f"],
+                            cwd=self.tmp, env=env)
+
+        for ours, theirs in ((["--md", "sha512"], ["-md", "sha512"]), (["--md", "sha1"], ["-md", "sha1"]),
+                             (["--md", "md5"], ["-md", "md5"]), (["--nosalt"], ["-nosalt"])):
+            proc = paes("encrypt", *ours, inp=plain, out=self.path("p.enc"))
+            self.check(proc.returncode == 0, f"{ours}: {describe(proc)}")
+            self.check(ossl("-d", *theirs, inp=self.path("p.enc")) == b"hello\n", f"openssl -d {theirs}")
+            write_file(self.path("o.enc"), ossl(*theirs, inp=plain))
+            proc = paes("decrypt", *ours, inp=self.path("o.enc"), out=self.path("o.txt"))
+            self.check(proc.returncode == 0 and read_file(self.path("o.txt")) == b"hello\n",
+                       f"{ours}: {describe(proc)}")
+        # -S: the same salt gives openssl's bytes exactly (without the header, as openssl 3 writes it), and
+        # reads them back.
+        salt = ["--salt", "0102030405060708", "--md", "sha512"]
+        proc = paes("encrypt", *salt, inp=plain, out=self.path("s.enc"))
+        self.check(proc.returncode == 0 and read_file(self.path("s.enc")) ==
+                   ossl("-S", "0102030405060708", "-md", "sha512", inp=plain), f"--salt: {describe(proc)}")
+        proc = paes("decrypt", *salt, inp=self.path("s.enc"), out=self.path("s.txt"))
+        self.check(proc.returncode == 0 and read_file(self.path("s.txt")) == b"hello\n", f"--salt: {describe(proc)}")
+        # A sha512 file read as sha256 (fixed salt: a fixed outcome, not 1 in 256) and a -nosalt file
+        # read without --nosalt: the hints name what may differ.
+        write_file(self.path("wrong-md.enc"), b"Salted__" + bytes(range(1, 9)) +
+                   ossl("-S", "0102030405060708", "-md", "sha512", inp=plain))
+        self.check_usage_error(["decrypt", "--mode", "cbc", "--pbkdf2", "--passphrase-env", "PASS", "wrong-md.enc",
+                                "-o", "x"], "bad decrypt", "-md", "--md, --iter and --key-bits", status=1, env=env)
+        write_file(self.path("nosalt.enc"), ossl("-nosalt", inp=plain))
+        self.check_usage_error(["decrypt", "--mode", "cbc", "--pbkdf2", "--passphrase-env", "PASS", "nosalt.enc",
+                                "-o", "x"], "no \"Salted__\" header", "add --nosalt", status=1, env=env)
+        for args, words in ((["encrypt", "-p"], "paes never prints a key"),
+                            (["encrypt", "--nosalt", "--salt", "0102030405060708"], "one of them"),
+                            (["encrypt", "--salt", "0102"], "16 hex digits"),
+                            (["encrypt", "--md", "sha3-256"], "--md")):
+            self.check_usage_error([*args, "--mode", "cbc", "--pbkdf2", "--passphrase-env", "PASS", "d.txt", "-o",
+                                    "x"], words, env=env)
+        self.check_usage_error(["encrypt", "--mode", "cbc", "--md", "sha512", "--key-file", "key.bin", "--iv", "00" * 16,
+                                "d.txt", "-o", "x"], "--md goes with --pbkdf2")
         self.finish()
 
     def test_armored_salted_without_a(self):

@@ -38,18 +38,35 @@ TEST(SaltedHeader, RefusesShortOrForeignInput) {
   }
 }
 
+// openssl enc -P's key and IV for the two cases below.
+constexpr const char* kSha512KeyAndIv = "6253233800f282303851d53d3764809a0695c6e25fdb671bcfe88b35eb1814f8";
+constexpr const char* kNoSaltKeyAndIv = "6a65192736d636be9f08743ea5a9e37cf93c2701cc689aac593a23a0a9df5677";
+
 TEST(SaltedHeader, DerivesKeyAndIvAsOpensslEncPbkdf2) {
   // openssl enc -aes-128-cbc -pbkdf2 -iter 1 -pass pass:pw -S 0102030405060708 -P
   CipherSpec base;
   base.mode = Mode::cbc;
   base.direction = Direction::decrypt;
-  const Pbkdf2Key pbkdf2{SecretBytes(reinterpret_cast<const std::uint8_t*>("pw"), 2), 1, 16};
-  const CipherSpec spec = salted_cipher_spec(base, pbkdf2, {1, 2, 3, 4, 5, 6, 7, 8});
+  Pbkdf2Key pbkdf2;
+  pbkdf2.passphrase = SecretBytes(reinterpret_cast<const std::uint8_t*>("pw"), 2);
+  pbkdf2.iterations = 1;
+  pbkdf2.key_len = 16;
+  const CipherSpec spec = salted_cipher_spec(base, pbkdf2, SaltedSalt{1, 2, 3, 4, 5, 6, 7, 8});
   EXPECT_EQ(encode_hex({spec.key.data(), spec.key.size()}), "ff0c84306a85c6dcdf35a041c6bcd8de");
   EXPECT_EQ(encode_hex(spec.iv), "ca5e72bebad46864c43879c196df6cd5");
   EXPECT_EQ(spec.mode, Mode::cbc);
   EXPECT_EQ(spec.direction, Direction::decrypt);
-  EXPECT_THROW(salted_cipher_spec(base, Pbkdf2Key{SecretBytes(), 1, 20}, {}), Error);
+  pbkdf2.key_len = 20;
+  EXPECT_THROW(salted_cipher_spec(base, pbkdf2, SaltedSalt{}), Error);
+  // openssl enc -aes-128-cbc -pbkdf2 -iter 1 -md sha512 -pass pass:pw -S 0102030405060708 -P, and the
+  // same with -nosalt (PBKDF2 over an empty salt).
+  pbkdf2.key_len = 16;
+  pbkdf2.digest = "sha512";
+  const CipherSpec sha512 = salted_cipher_spec(base, pbkdf2, SaltedSalt{1, 2, 3, 4, 5, 6, 7, 8});
+  EXPECT_EQ(encode_hex({sha512.key.data(), sha512.key.size()}) + encode_hex(sha512.iv), kSha512KeyAndIv);
+  pbkdf2.digest = "sha256";
+  const CipherSpec no_salt = salted_cipher_spec(base, pbkdf2, {});
+  EXPECT_EQ(encode_hex({no_salt.key.data(), no_salt.key.size()}) + encode_hex(no_salt.iv), kNoSaltKeyAndIv);
 }
 
 // ---- the command line -------------------------------------------------------

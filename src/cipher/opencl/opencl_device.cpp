@@ -463,7 +463,7 @@ void OpenClDevice::build_program(std::size_t group_size, std::size_t max_work_gr
   // -w: the compiler's warnings (PoCL's clang: "loop not unrolled" where a
   // key size is a run-time value) went straight to paes' stderr at the first
   // use, as "2 warnings generated."; a failed build still returns its log.
-  err = clBuildProgram(program_.get(), 1, &device_, "-w", nullptr, nullptr);
+  err = clBuildProgram(program_.get(), 1, &device_, "-w", nullptr, nullptr);  // a command line, not a message
   if (err != CL_SUCCESS) {
     std::string log;
     std::size_t len = 0;
