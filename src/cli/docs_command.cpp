@@ -308,8 +308,8 @@ The rate cache of
 .I .NAME.paes\-XXXXXX
 The output being written, beside NAME, renamed to NAME when complete. One
 that SIGKILL or a power loss left behind is removed, with a note, by the next
-run to NAME once it is a minute old; one a live paes writes is locked, and
-never removed.
+paes writing into its directory once it is a minute old; one a live paes
+writes is locked, and never removed.
 .SH EXAMPLES
 A key file, a sealed file, and back; what a sealed file is, without its key;
 a passphrase through a pipe; a file sealed to an X25519 recipient; raw

@@ -28,11 +28,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <atomic>
 #include <cstring>
 #include <ctime>
 #include <iterator>
+#include <mutex>
+#include <set>
+#include <string_view>
 #include <utility>
 
 #include "paes/error.hpp"
@@ -260,18 +265,39 @@ namespace {
 // paes between them.
 constexpr int kStaleAfterSeconds = 60;
 
-// Removes the temporaries "<dir>.BASE.paes-XXXXXX" (`dir` empty or ending in
+// A directory is listed for stale temporaries once per process, and not at
+// all past this size (about 10,000 names on ext4 and tmpfs): every output
+// would otherwise read the whole directory, and a run over the files of a
+// large one would take time in proportion to their square.
+constexpr off_t kMostListedDirectoryBytes = off_t{256} << 10;
+
+// Whether `name` is one of paes' temporaries: ".NAME.paes-XXXXXX".
+bool is_temporary_name(const std::string& name) {
+  constexpr std::string_view kMark = ".paes-";
+  const std::size_t mark = name.size() >= 8 + kMark.size() ? name.size() - 6 - kMark.size() : std::string::npos;
+  if (!name.starts_with('.') || mark == std::string::npos || name.compare(mark, kMark.size(), kMark) != 0) return false;
+  return std::all_of(name.end() - 6, name.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)); });
+}
+
+// Removes the temporaries ".NAME.paes-XXXXXX" in `dir` (empty or ending in
 // '/') that no live paes holds: SIGKILL (or a crash, or a lost node) ends a
 // paes before it can remove its own, which stayed, hidden, as large as the
 // output it was becoming. One a live paes writes (a concurrent run over many
 // files) is locked, and left alone; so is another user's.
-void remove_stale_temporaries(const std::string& dir, const std::string& base, const std::string& own) {
+void remove_stale_temporaries(const std::string& dir, const std::string& own) {
+  static std::mutex listed_mutex;
+  static std::set<std::string> listed;  // directories already looked at
+  {
+    const std::lock_guard lock(listed_mutex);
+    if (!listed.insert(dir).second) return;
+  }
+  struct stat dir_st {};
+  if (::stat(dir.empty() ? "." : dir.c_str(), &dir_st) != 0 || dir_st.st_size > kMostListedDirectoryBytes) return;
   DIR* listing = ::opendir(dir.empty() ? "." : dir.c_str());
   if (listing == nullptr) return;
-  const std::string prefix = "." + base + ".paes-";
   while (const dirent* entry = ::readdir(listing)) {
     const std::string name = entry->d_name;
-    if (name.size() != prefix.size() + 6 || !name.starts_with(prefix)) continue;
+    if (!is_temporary_name(name)) continue;
     const std::string path = dir + name;
     if (path == own) continue;
     const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
@@ -335,7 +361,7 @@ OutputFile::OutputFile(const std::string& path, const OutputOptions& options) : 
   // temporary is being written, not left behind.
   ::flock(fd_, LOCK_EX | LOCK_NB);
   temp_path_ = temp;
-  remove_stale_temporaries(slash == std::string::npos ? "" : dir_, base, temp_path_);
+  remove_stale_temporaries(slash == std::string::npos ? "" : dir_, temp_path_);
   try {
     cleanup_slot_ = arm_cleanup(temp_path_);
   } catch (...) {

@@ -172,14 +172,15 @@ class PaperCutsTest(UsageTestCase):
         self.finish()
 
     def test_stale_temporary_is_removed(self):
-        """Item 12: the temporary a SIGKILLed paes left is removed by the next run to that output,
-        with a note; never one a live paes holds (locked), another run's only moments old."""
+        """Item 12: the temporaries SIGKILLed paes left are removed by the next run writing into
+        their directory, with a note; never one a live paes holds (locked), nor one only moments old."""
         import fcntl
         stale, held, young = (self.path(f".d.paes.paes-{name}") for name in ("AbC123", "Held12", "Young1"))
-        for path in (stale, held, young):
+        other = self.path(".other.tar.paes-Zz9Yy8")
+        for path in (stale, held, young, other):
             write_file(path, os.urandom(5000))
         hour_ago = time.time() - 3600
-        for path in (stale, held):
+        for path in (stale, held, other):
             os.utime(path, (hour_ago, hour_ago))
         fd = os.open(held, os.O_RDONLY)
         try:
@@ -188,9 +189,11 @@ class PaperCutsTest(UsageTestCase):
         finally:
             os.close(fd)
         self.check(proc.returncode == 0, describe(proc))
-        self.check(proc.stderr.decode() == "paes: note: removed .d.paes.paes-AbC123, the temporary of a paes that "
-                   "ended before it could (5000 bytes)\n", f"the note: {describe(proc)}")
-        left = sorted(n for n in os.listdir(self.tmp) if n.startswith(".d.paes"))
+        notes = sorted(proc.stderr.decode().splitlines())
+        self.check(notes == [f"paes: note: removed {name}, the temporary of a paes that ended before it could (5000 "
+                             "bytes)" for name in (".d.paes.paes-AbC123", ".other.tar.paes-Zz9Yy8")],
+                   f"the notes: {describe(proc)}")
+        left = sorted(n for n in os.listdir(self.tmp) if n.startswith("."))
         self.check(left == [".d.paes.paes-Held12", ".d.paes.paes-Young1"], f"left: {left}")
         self.finish()
 
