@@ -815,11 +815,11 @@ void note_a_container(InputFile& input, const TransformArgs& args) {
   input.read_at(0, start);
   const std::string_view magic(reinterpret_cast<const char*>(start.data()), start.size());
   if (magic.starts_with("PAES")) {
-    say("paes: note: " + args.input + " starts as a paes sealed file does; --mode decrypts it as raw " +
+    say("paes: note: " + printable(args.input) + " starts as a paes sealed file does; --mode decrypts it as raw " +
         args.mode + " ciphertext (leave out --mode to open a sealed file)\n");
   } else if (magic == "Salted__") {
-    say("paes: note: " + args.input + " starts with openssl's Salted__ header; without --pbkdf2 it is decrypted "
-        "as raw ciphertext, header included (openssl enc -pbkdf2's files take --pbkdf2)\n");
+    say("paes: note: " + printable(args.input) + " starts with openssl's Salted__ header; without --pbkdf2 it is "
+        "decrypted as raw ciphertext, header included (openssl enc -pbkdf2's files take --pbkdf2)\n");
   }
 }
 
