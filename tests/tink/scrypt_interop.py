@@ -30,18 +30,11 @@ Needs the Python packages `tink` and `cryptography` (exit 77 without them) and a
 that run it skip, saying why, without it). Exits non-zero when a test fails.
 """
 
-import base64
-import fcntl
 import hashlib
 import os
 import re
-import select
 import shutil
-import subprocess
 import sys
-import tempfile
-import termios
-import time
 
 try:
     import tink  # noqa: F401
@@ -53,28 +46,21 @@ except ImportError as exc:  # the whole file needs both
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from age_interop import (AGE_CHUNK, AGE_VERSION_LINE, SEGMENT, age_payload, b64, paes_file, paes_preamble,  # noqa: E402
+                         run_on_terminal)
 from recipients_commit import body_ikm, mac_line, x25519_stanza  # noqa: E402
-from tink_raw_key import tink_decrypt, tink_encrypt, tink_streaming_aead  # noqa: E402
+from tink_raw_key import tink_decrypt, tink_streaming_aead  # noqa: E402
 from harness import (ScratchTestCase, bech32_decode, describe, read_file, run_paes, run_test_script,  # noqa: E402
                      write_file)
-from harness.sealed_format import hkdf_sha256  # noqa: E402
 
 PAES = "paes"
 AGE = shutil.which("age")
 NO_AGE = "age is not installed"
 PASSPHRASE = "issue 39: one stanza, two formats"   # without the word run_on_terminal counts prompts by
-SEGMENT = 4096
-AGE_VERSION_LINE = b"age-encryption.org/v1\n"
-AGE_CHUNK = 64 << 10
 B64 = rb"[A-Za-z0-9+/]"
 # One scrypt stanza, then the MAC line: what follows a paes preamble or age's version line.
 SCRYPT_HEADER = re.compile(rb"(-> scrypt (" + B64 + rb"{22}) ([1-9][0-9]*)\n(" + B64 + rb"{43})\n)---"
                            rb" (" + B64 + rb"{43})\n")
-
-
-def b64(text):
-    """age's base64: the standard alphabet without padding."""
-    return base64.b64decode(text + b"=" * (-len(text) % 4), validate=True)
 
 
 def unwrap_scrypt_stanza(salt, log_n, body, passphrase):
@@ -91,69 +77,6 @@ def parse_scrypt_header(data, start):
     if m is None:
         raise AssertionError(f"no single scrypt stanza and MAC line at offset {start}: {data[start:start + 160]!r}")
     return m[1], b64(m[2]), int(m[3]), b64(m[4]), b64(m[5]), m.end()
-
-
-def age_payload(file_key, plain):
-    """age's payload: a 16-byte nonce, then STREAM under HKDF(file key, nonce, "payload"):
-    ChaCha20-Poly1305 of 64 KiB chunks, nonce = 11-byte big-endian counter || last flag."""
-    nonce = os.urandom(16)
-    aead = ChaCha20Poly1305(hkdf_sha256(file_key, nonce, b"payload"))
-    chunks = [plain[i:i + AGE_CHUNK] for i in range(0, len(plain), AGE_CHUNK)] or [b""]
-    return nonce + b"".join(aead.encrypt(i.to_bytes(11, "big") + bytes([i == len(chunks) - 1]), chunk, None)
-                            for i, chunk in enumerate(chunks))
-
-
-def paes_preamble(segment=SEGMENT):
-    """The spec's version-3 preamble for a file key in stanzas: key source 03, AES-256."""
-    return b"PAES" + bytes([3, 3, 32, 0, 0, 0, 0, 0]) + segment.to_bytes(4, "big") + bytes(16)
-
-
-def paes_file(stanzas, file_key, plain, aad=b""):
-    """A paes version-3 file: preamble, `stanzas`, the MAC line (over the aad too), Tink body."""
-    preamble = paes_preamble()
-    header = preamble + stanzas + b"---"
-    body = tink_encrypt(tink_streaming_aead(body_ikm(file_key), SEGMENT), plain, preamble + aad)
-    return header + mac_line(header + aad, file_key) + body
-
-
-def run_on_terminal(cmd, passphrase, timeout=120):
-    """Runs `cmd` with a new pseudo-terminal as its controlling terminal (age opens /dev/tty),
-    typing `passphrase` at every prompt that asks for one; stdin /dev/null, stdout and stderr
-    to files (a pipe would fill while the terminal is served). Returns (a CompletedProcess with
-    stdout and stderr, what the terminal showed)."""
-    master, slave = os.openpty()
-
-    def take_terminal():
-        os.setsid()
-        fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
-
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                preexec_fn=take_terminal, pass_fds=(slave,))
-        os.close(slave)
-        screen, typed = b"", 0
-        deadline = time.monotonic() + timeout
-        try:
-            while proc.poll() is None and time.monotonic() < deadline:
-                if not select.select([master], [], [], 0.05)[0]:
-                    continue
-                try:
-                    chunk = os.read(master, 4096)
-                except OSError:  # EIO: the terminal's last user is gone
-                    break
-                screen += chunk
-                while screen.lower().count(b"passphrase") > typed:
-                    os.write(master, passphrase.encode() + b"\n")
-                    typed += 1
-            proc.wait(timeout=max(1, deadline - time.monotonic()))
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-            os.close(master)
-        out.seek(0)
-        err.seek(0)
-        return subprocess.CompletedProcess(cmd, proc.returncode, out.read(), err.read()), screen
 
 
 class ScryptTestCase(ScratchTestCase):
