@@ -12,6 +12,7 @@ hand. Regression inputs (regression-*) and what scripts/fuzz.sh merged in
     fuzz/make_corpus.py --paes build/release/paes [--openssl openssl]
 """
 import argparse
+import base64
 import os
 import re
 import subprocess
@@ -197,6 +198,36 @@ CLI_SEEDS = {
 }
 
 
+def plugin_message(command, args=(), body=b""):
+    """An age-plugin.md message as a plugin writes it: a stanza, its body in base64 lines of 64."""
+    text = base64.b64encode(body).decode().rstrip("=")
+    lines = [text[i:i + 64] for i in range(0, len(text), 64)]
+    if not lines or len(lines[-1]) == 64:
+        lines.append("")
+    return ("-> " + " ".join([command, *args]) + "\n" + "\n".join(lines) + "\n").encode()
+
+
+def plugin_seeds():
+    """A plugin's side of both state machines (fuzz_plugin_protocol.cpp), each behind the first byte
+    that picks the read size: 1 byte a read (0) and 64 (63)."""
+    m = plugin_message
+    share, body = base64.b64encode(plaintext(32)).decode().rstrip("="), plaintext(32)
+    sessions = {
+        "recipient-v1-reply": m("msg", body=b"Touch your key") + m("recipient-stanza", ["0", "X25519", share], body)
+        + m("labels", ["postquantum"]) + m("done"),
+        "identity-v1-reply": m("request-secret", body=b"Enter PIN") + m("file-key", ["0"], plaintext(16)) + m("done"),
+        "confirm": m("confirm", [base64.b64encode(b"Yes").decode().rstrip("="), "U2tpcA"], b"Insert the key")
+        + m("done"),
+        "errors": m("error", ["recipient", "0"], b"bad recipient") + m("error", ["internal"], b"\x1b[31mred")
+        + m("done"),
+        "grease": m("x-grease", ["a", "b"], plaintext(100)) + m("done"),
+        "long-body": m("recipient-stanza", ["0", "test"], plaintext(3000)) + m("done"),
+        "truncated": m("recipient-stanza", ["0", "test"], plaintext(100))[:-20],
+        "bad-base64": b"-> msg\nSGVsbG8=\n",
+    }
+    return {f"{name}-{first}": bytes([first]) + data for name, data in sessions.items() for first in (0, 63)}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--paes", required=True, help="a built paes binary")
@@ -207,6 +238,7 @@ def main():
         write_corpus("fuzz_sealed_header", header_seeds(m))
         write_corpus("fuzz_segment_decoder", segment_seeds(m))
         write_corpus("fuzz_salted_header", salted_seeds(m))
+    write_corpus("fuzz_plugin_protocol", plugin_seeds())
     write_corpus("fuzz_cli_options", {name: "\n".join(words).encode() for name, words in CLI_SEEDS.items()})
 
 

@@ -3,6 +3,7 @@
 #include <openssl/crypto.h>
 
 #include <algorithm>
+#include <functional>
 
 #include "cipher/kdf.hpp"
 #include "paes/error.hpp"
@@ -61,12 +62,20 @@ std::vector<std::string_view> split_spaces(std::string_view line) {
   }
 }
 
-Stanza parse_stanza(std::string_view first_line, LineCursor& lines) {
+SecretBytes labelled_key(const SecretBytes& ikm, std::string_view label) {
+  const auto* info = reinterpret_cast<const std::uint8_t*>(label.data());
+  return hkdf_sha256(ikm, {}, {info, label.size()}, kHeaderMacLen);
+}
+
+}  // namespace
+
+Stanza read_stanza(std::string_view first_line, const std::function<std::string_view()>& next_line,
+                   const std::function<Error(const std::string&)>& malformed) {
   const std::vector<std::string_view> parts = split_spaces(first_line);
-  if (parts.size() < 2) throw lines.malformed("a stanza without a type");
+  if (parts.size() < 2 || parts[0] != kStanzaLinePrefix) throw malformed("a stanza without a type");
   Stanza stanza;
   for (std::size_t i = 1; i < parts.size(); ++i) {
-    if (!is_vchar_string(parts[i])) throw lines.malformed("a stanza argument that is empty or not printable ASCII");
+    if (!is_vchar_string(parts[i])) throw malformed("a stanza argument that is empty or not printable ASCII");
     if (i == 1) {
       stanza.type = parts[i];
     } else {
@@ -74,21 +83,14 @@ Stanza parse_stanza(std::string_view first_line, LineCursor& lines) {
     }
   }
   while (true) {
-    const std::string_view line = lines.next();
-    if (line.size() > kBodyColumns) throw lines.malformed("a stanza body line longer than 64 columns");
+    const std::string_view line = next_line();
+    if (line.size() > kBodyColumns) throw malformed("a stanza body line longer than 64 columns");
     const auto bytes = decode_base64(line);
-    if (!bytes) throw lines.malformed("a stanza body that is not canonical unpadded base64");
+    if (!bytes) throw malformed("a stanza body that is not canonical unpadded base64");
     stanza.body.insert(stanza.body.end(), bytes->begin(), bytes->end());
     if (line.size() < kBodyColumns) return stanza;  // the final line is the short one
   }
 }
-
-SecretBytes labelled_key(const SecretBytes& ikm, std::string_view label) {
-  const auto* info = reinterpret_cast<const std::uint8_t*>(label.data());
-  return hkdf_sha256(ikm, {}, {info, label.size()}, kHeaderMacLen);
-}
-
-}  // namespace
 
 HeaderMacKey HeaderMacKey::of_file_key(const SecretBytes& file_key) {
   return HeaderMacKey(labelled_key(file_key, kMacKeyInfo));
@@ -148,7 +150,8 @@ StanzaHeader parse_stanza_header(std::span<const std::uint8_t> bytes, const std:
       throw lines.malformed("a line that is neither a stanza (\"-> \") nor the MAC line (\"--- \")");
     }
     if (header.stanzas.size() == kMaxStanzas) throw lines.malformed("more than " + std::to_string(kMaxStanzas) + " stanzas");
-    header.stanzas.push_back(parse_stanza(line, lines));
+    header.stanzas.push_back(read_stanza(
+        line, [&] { return lines.next(); }, [&](const std::string& why) { return lines.malformed(why); }));
   }
 }
 

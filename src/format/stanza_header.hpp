@@ -14,6 +14,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -21,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "paes/error.hpp"
 #include "paes/secret.hpp"
 
 namespace paes {
@@ -44,6 +46,13 @@ inline constexpr std::string_view kStanzaLinePrefix = "->";
 // A stanza as age.md writes it. Throws Error for a type or argument that is
 // empty or not printable ASCII without spaces (age.md's 1*VCHAR).
 std::string encode_stanza(const Stanza& stanza);
+
+// One stanza read line by line, as age.md writes it (and age-plugin.md's
+// messages, which are stanzas too): `first_line` is "-> " and the type and
+// arguments, without its LF; `next_line` gives each body line without its
+// LF. Throws what `malformed(why)` makes for anything age.md does not allow.
+Stanza read_stanza(std::string_view first_line, const std::function<std::string_view()>& next_line,
+                   const std::function<Error(const std::string&)>& malformed);
 
 struct StanzaHeader {
   std::vector<Stanza> stanzas;
