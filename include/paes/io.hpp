@@ -294,6 +294,12 @@ void copy_file_bytes(InputFile& in, std::uint64_t in_offset, int out_fd, std::ui
 // signal), or its atexit() hook.
 bool remove_pending_output() noexcept;
 
+// Ends the age plugins paes is running (their process groups are sent
+// SIGTERM), and says whether there were any. Async-signal-safe, for the
+// same handlers as remove_pending_output(): a plugin runs in a process group
+// of its own, which a terminal's Ctrl-C doesn't reach.
+bool end_helper_processes() noexcept;
+
 // The output of a job, never visible under its final name until complete.
 //
 // A regular file is written to a temporary file beside the target (same

@@ -55,13 +55,19 @@ struct SealedSpec {
   std::uint32_t segment_len = 1u << 20;  // sealing, and opening a bare Tink stream
   // Public-key recipients (paes format only, docs/FORMAT.md section 8: format
   // version 3): sealing to recipients takes no key or passphrase; a random
-  // 16-byte file key is wrapped to each of them in age's X25519 stanza (at
-  // most 4096), so whoever seals needs no secret that opens the file.
-  std::vector<X25519PublicKey> recipients;
-  // Opening a file sealed to recipients: X25519 private keys, tried in order
-  // against every X25519 stanza; the first that unwraps a file key must also
-  // verify the header's MAC, or the file is refused.
-  std::vector<SecretBytes> identities;
+  // 16-byte file key is wrapped to each of them in its type's age stanza
+  // (X25519, ssh-ed25519, ssh-rsa, a plugin's; at most 4096 stanzas), so
+  // whoever seals needs no secret that opens the file.
+  std::vector<Recipient> recipients;
+  // Opening a file sealed to recipients: identities, tried against the
+  // header's stanzas (those that need no process or passphrase first, then
+  // passphrase-protected ssh keys, then plugins, one session per plugin);
+  // the first that unwraps a file key must also verify the header's MAC, or
+  // the file is refused.
+  std::vector<Identity> identities;
+  // Whom plugins and passphrase-protected ssh keys ask (paes/recipient.hpp);
+  // null: nobody, and what needs an answer fails.
+  KeyUi* ui = nullptr;
 };
 
 // Seals or opens input into output. Opening verifies every segment and
@@ -131,8 +137,9 @@ class SealedReader {
 // holds its file key, and with it (or a copy of the old header) still can.
 // Re-encrypting the plaintext under a new file key is the revocation.
 struct RekeySpec {
-  std::vector<SecretBytes> identities;
-  std::vector<X25519PublicKey> recipients;
+  std::vector<Identity> identities;
+  std::vector<Recipient> recipients;
+  KeyUi* ui = nullptr;
   bool keep_recipients = false;
   // The associated data the file was sealed with: the header's MAC covers
   // it, and the body is authenticated under it as it is copied.

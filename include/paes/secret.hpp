@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 
 namespace paes {
 
@@ -34,6 +35,12 @@ class SecretBytes {
   std::uint8_t* bytes_ = nullptr;
   std::size_t len_ = 0;
 };
+
+// Overwrites bytes that held a secret outside SecretBytes (a message that
+// carried a key through a pipe) so that the compiler can't skip it; the
+// string is left empty.
+void wipe(std::span<std::uint8_t> bytes) noexcept;
+void wipe(std::string& text) noexcept;
 
 // Fills `out` from the OS CSPRNG through OpenSSL (keys, salts, nonces).
 // Throws Error when the generator fails.

@@ -6,24 +6,91 @@
 #include <string_view>
 #include <utility>
 
+#include "api/plugin_client.hpp"
 #include "cipher/kdf.hpp"
 #include "format/scrypt_stanza.hpp"
+#include "format/ssh_keys.hpp"
+#include "format/ssh_stanza.hpp"
 #include "format/x25519_stanza.hpp"
 #include "paes/age_keys.hpp"
 #include "paes/error.hpp"
 #include "paes/notice.hpp"
+#include "util/printable.hpp"
 
 namespace paes {
 namespace {
 
-SecretBytes unwrap_with_identities(const std::vector<SecretBytes>& identities, const StanzaHeader& header,
-                                   const std::string& name) {
-  for (const SecretBytes& identity : identities) {
-    const X25519PublicKey own = x25519_public_key(identity);
+SshPublicKey ssh_public_key(KeyType type, const std::vector<std::uint8_t>& wire) {
+  return {type == KeyType::ssh_ed25519 ? SshKeyType::ed25519 : SshKeyType::rsa, wire};
+}
+
+// The identities of each plugin, in the order the plugins first appear.
+template <typename Key>
+std::vector<std::pair<std::string, std::vector<const Key*>>> by_plugin(const std::vector<Key>& keys) {
+  std::vector<std::pair<std::string, std::vector<const Key*>>> groups;
+  for (const Key& key : keys) {
+    if (key.type() != KeyType::plugin) continue;
+    auto group = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key.plugin_name(); });
+    if (group == groups.end()) group = groups.insert(groups.end(), {key.plugin_name(), {}});
+    group->second.push_back(&key);
+  }
+  return groups;
+}
+
+std::optional<SecretBytes> unwrap_natively(const Identity& identity, const SecretBytes& secret,
+                                           const StanzaHeader& header, const std::string& name) {
+  if (identity.type() == KeyType::x25519) {
+    const X25519PublicKey own = x25519_public_key(secret);
     for (const Stanza& stanza : header.stanzas) {
-      if (stanza.type != kX25519StanzaType) continue;  // a type this paes doesn't know: not ours
-      if (auto file_key = unwrap_x25519(stanza, identity, own, name)) return std::move(*file_key);
+      if (stanza.type != kX25519StanzaType) continue;  // a type this identity doesn't open: not ours
+      if (auto file_key = unwrap_x25519(stanza, secret, own, name)) return file_key;
     }
+    return std::nullopt;
+  }
+  const SshPrivateKey key{ssh_public_key(identity.type(), identity.ssh_public_wire()), secret.clone()};
+  for (const Stanza& stanza : header.stanzas) {
+    if (auto file_key = unwrap_ssh(stanza, key, name)) return file_key;
+  }
+  return std::nullopt;
+}
+
+// A passphrase-protected ssh key opens the header only when one of its
+// stanzas names the key: only then is its passphrase asked for.
+std::optional<SecretBytes> unwrap_with_encrypted_ssh(const Identity& identity, const StanzaHeader& header,
+                                                     KeyUi* ui, const std::string& name) {
+  const SshPublicKey public_key = ssh_public_key(identity.type(), identity.ssh_public_wire());
+  const bool named = std::any_of(header.stanzas.begin(), header.stanzas.end(),
+                                 [&](const Stanza& stanza) { return ssh_stanza_is_for(stanza, public_key); });
+  if (!named) return std::nullopt;
+  const std::string& file = identity.file_name();
+  std::optional<SecretBytes> passphrase;
+  if (ui != nullptr) passphrase = ui->request_secret(file, "passphrase of this ssh key:");
+  if (!passphrase) {
+    throw Error(file + " is passphrase-protected and opens " + name + ", but there is no terminal to ask for its "
+                "passphrase on");
+  }
+  const SshPrivateKey key = decrypt_ssh_identity(identity.secret(), *passphrase, public_key, file);
+  for (const Stanza& stanza : header.stanzas) {
+    if (auto file_key = unwrap_ssh(stanza, key, name)) return file_key;
+  }
+  return std::nullopt;
+}
+
+SecretBytes unwrap_with_identities(const std::vector<Identity>& identities, const StanzaHeader& header, KeyUi* ui,
+                                   const std::string& name) {
+  // Keys that need nobody first, in order; then those that may ask for a
+  // passphrase or start a program.
+  for (const Identity& identity : identities) {
+    if (identity.type() == KeyType::plugin || identity.encrypted()) continue;
+    if (auto file_key = unwrap_natively(identity, identity.secret(), header, name)) return std::move(*file_key);
+  }
+  for (const Identity& identity : identities) {
+    if (!identity.encrypted()) continue;
+    if (auto file_key = unwrap_with_encrypted_ssh(identity, header, ui, name)) return std::move(*file_key);
+  }
+  for (const auto& [plugin, keys] : by_plugin(identities)) {
+    auto file_keys = plugin_unwrap(plugin, keys, {&header.stanzas}, ui);
+    if (file_keys.front()) return std::move(*file_keys.front());
   }
   const std::size_t n = header.stanzas.size();
   throw Error("no identity matches any of the " + std::to_string(n) + (n == 1 ? " recipient of " : " recipients of ") +
@@ -129,7 +196,7 @@ OpenedStanzas open_stanzas(const SealedSpec& spec, const Preamble& preamble,
       if (!file_key) throw Error(name + ": wrong passphrase (its scrypt stanza does not open with it)");
       opened.file_key = std::move(*file_key);
     } else {
-      opened.file_key = unwrap_with_identities(spec.identities, opened.header, name);
+      opened.file_key = unwrap_with_identities(spec.identities, opened.header, spec.ui, name);
     }
     mac_key = HeaderMacKey::of_file_key(opened.file_key);
     opened.body_ikm = body_key(opened.file_key);
@@ -158,6 +225,45 @@ OpenedStanzas open_stanzas(const SealedSpec& spec, const Preamble& preamble,
                                "bound it): another associated data could open this file to other bytes");
   return opened;
 }
+std::vector<Stanza> wrap_to_recipients(const std::vector<Recipient>& recipients, const SecretBytes& file_key,
+                                       KeyUi* ui) {
+  std::vector<Stanza> stanzas;
+  for (const Recipient& recipient : recipients) {
+    if (recipient.type() == KeyType::x25519) stanzas.push_back(wrap_x25519(file_key, recipient.x25519()));
+    if (recipient.type() == KeyType::ssh_ed25519 || recipient.type() == KeyType::ssh_rsa) {
+      stanzas.push_back(wrap_ssh(file_key, ssh_public_key(recipient.type(), recipient.ssh_wire())));
+    }
+  }
+  // age-plugin.md's labels: X25519 and ssh stanzas have none; a plugin's
+  // carry its own ("postquantum"), and stanzas of one file must all carry the
+  // same, or a classical recipient would undo a post-quantum one.
+  std::optional<std::vector<std::string>> labels;
+  std::string labelled_by = "the X25519 and ssh recipients' stanzas";
+  if (!stanzas.empty()) labels.emplace();
+  for (const auto& [plugin, keys] : by_plugin(recipients)) {
+    PluginWrapped wrapped = plugin_wrap(plugin, keys, {&file_key}, ui);
+    if (labels && *labels != wrapped.labels) {
+      const auto list = [](const std::vector<std::string>& set) {
+        std::string text;
+        for (const std::string& label : set) text += (text.empty() ? "" : ", ") + printable(label);
+        return set.empty() ? std::string("none") : text;
+      };
+      throw usage_error("these recipients can't share a file: age-plugin-" + plugin + "'s stanzas carry the labels " +
+                        list(wrapped.labels) + ", " + labelled_by + " carry " + list(*labels) +
+                        " (a post-quantum recipient beside a classical one would leave the file as weak as the "
+                        "classical one)");
+    }
+    labels = wrapped.labels;
+    labelled_by = "age-plugin-" + plugin + "'s stanzas";
+    for (Stanza& stanza : wrapped.stanzas.front()) stanzas.push_back(std::move(stanza));
+  }
+  if (stanzas.size() > kMaxStanzas) {
+    throw usage_error("at most " + std::to_string(kMaxStanzas) + " recipient stanzas, and these recipients make " +
+                      std::to_string(stanzas.size()));
+  }
+  return stanzas;
+}
+
 SecretBytes body_key(const SecretBytes& file_key) {
   constexpr std::string_view kBodyInfo = "paes v3 body";
   const auto* info = reinterpret_cast<const std::uint8_t*>(kBodyInfo.data());

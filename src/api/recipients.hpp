@@ -48,6 +48,14 @@ struct OpenedStanzas {
 OpenedStanzas open_stanzas(const SealedSpec& spec, const Preamble& preamble,
                            std::span<const std::uint8_t> preamble_bytes, StanzaHeader header, const std::string& name);
 
+// The stanzas that wrap `file_key` to each of `recipients`: X25519 and ssh
+// stanzas made here, a plugin's by one recipient-v1 session per plugin (its
+// requests to `ui`). Throws Error: a plugin fails, plugins' stanzas carry
+// labels that forbid them beside the others (a usage Error), more than
+// kMaxStanzas stanzas.
+std::vector<Stanza> wrap_to_recipients(const std::vector<Recipient>& recipients, const SecretBytes& file_key,
+                                       KeyUi* ui);
+
 // The body's input key: the file key under a label of paes' own, so that it
 // is neither age's payload key nor its header MAC key.
 SecretBytes body_key(const SecretBytes& file_key);

@@ -112,7 +112,8 @@ RekeyReport rekey_sealed(const RekeySpec& spec, const std::string& input_path, c
     throw refuse(preamble.key_source == KeySource::scrypt_passphrase ? "a passphrase" : "a key");
   }
   SealedSpec opening;
-  for (const SecretBytes& identity : spec.identities) opening.identities.push_back(identity.clone());
+  for (const Identity& identity : spec.identities) opening.identities.push_back(identity.clone());
+  opening.ui = spec.ui;
   opening.aad = spec.aad;
   // A recipients file sealed before its MAC covered the aad opens here with
   // open_stanzas' warning: the header written below covers the aad, so the
@@ -129,19 +130,21 @@ RekeyReport rekey_sealed(const RekeySpec& spec, const std::string& input_path, c
     // As they are, unknown types too; but an X25519 stanza that opening
     // never reached (it stopped at the one that opened) is checked as
     // opening checks it, so that no reader refuses the header written here.
-    // A low-order share gives X25519 no secret whatever the scalar: the
-    // identity at hand tells.
+    // A low-order share gives X25519 no secret whatever the scalar: any
+    // scalar tells, a throwaway one as well as the stanza's owner's.
     stanzas = opened.header.stanzas;
-    const X25519PublicKey identity_public = x25519_public_of(spec.identities.front());
+    const SecretBytes probe = x25519_generate_identity();
+    const X25519PublicKey probe_public = x25519_public_of(probe);
     for (const Stanza& kept : stanzas) {
-      if (kept.type == kX25519StanzaType) unwrap_x25519(kept, spec.identities.front(), identity_public, in.name());
+      if (kept.type == kX25519StanzaType) unwrap_x25519(kept, probe, probe_public, in.name());
     }
   }
   if (stanzas.size() + spec.recipients.size() > kMaxStanzas) {
     throw usage_error("at most " + std::to_string(kMaxStanzas) + " recipients, and this would make " +
                       std::to_string(stanzas.size() + spec.recipients.size()));
   }
-  for (const X25519PublicKey& recipient : spec.recipients) stanzas.push_back(wrap_x25519(opened.file_key, recipient));
+  std::vector<Stanza> added = wrap_to_recipients(spec.recipients, opened.file_key, spec.ui);
+  stanzas.insert(stanzas.end(), std::make_move_iterator(added.begin()), std::make_move_iterator(added.end()));
   const std::string header =
       encode_stanza_header(preamble_bytes, stanzas, HeaderMacKey::of_file_key(opened.file_key), spec.aad);
   if (header.size() > kMaxHeaderLen) {

@@ -123,7 +123,8 @@ TransformReport seal(const SealedSpec& spec, const std::string& input_path,
     random_bytes({file_key.data(), file_key.size()});
     std::vector<Stanza> stanzas;
     if (with_passphrase) stanzas.push_back(wrap_scrypt(file_key, spec.passphrase, spec.scrypt_log2_n));
-    for (const X25519PublicKey& recipient : spec.recipients) stanzas.push_back(wrap_x25519(file_key, recipient));
+    std::vector<Stanza> wrapped = wrap_to_recipients(spec.recipients, file_key, spec.ui);
+    stanzas.insert(stanzas.end(), std::make_move_iterator(wrapped.begin()), std::make_move_iterator(wrapped.end()));
     stanza_header = encode_stanza_header(preamble_bytes, stanzas, HeaderMacKey::of_file_key(file_key), spec.aad);
     ikm = body_key(file_key);
   } else {

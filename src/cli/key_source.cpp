@@ -208,20 +208,18 @@ std::vector<std::uint8_t> read_recipients_text(const std::string& path, const st
 
 }  // namespace
 
-std::vector<X25519PublicKey> load_recipients(const std::vector<std::string>& recipients,
-                                             const std::vector<std::string>& files) {
-  std::vector<X25519PublicKey> keys;
+std::vector<Recipient> load_recipients(const std::vector<std::string>& recipients,
+                                       const std::vector<std::string>& files) {
+  std::vector<Recipient> keys;
   for (std::size_t i = 0; i < recipients.size(); ++i) {
     std::string_view text = recipients[i];
     while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
     while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
-    keys.push_back(parse_age_recipient(text, "recipient " + std::to_string(i + 1) + " (-r)"));
+    keys.push_back(parse_recipient(text, "recipient " + std::to_string(i + 1) + " (-r)"));
   }
   for (const std::string& path : files) {
     const std::string name = path == "-" ? "standard input (-R -)" : "recipients file " + path;
-    for (const X25519PublicKey& key : parse_recipients_file(read_recipients_text(path, name), name)) {
-      keys.push_back(key);
-    }
+    for (Recipient& key : parse_recipients_file(read_recipients_text(path, name), name)) keys.push_back(std::move(key));
   }
   return keys;
 }
@@ -237,14 +235,29 @@ void refuse_raw_key_as_identity(const SecretBytes& content, const std::string& n
   if (raw_key) throw usage_error(name + " holds a raw AES key, not an age identity: give it with --key-file");
 }
 
-std::vector<SecretBytes> load_identities(const std::vector<std::string>& paths) {
-  std::vector<SecretBytes> identities;
+// NAME.pub beside an ssh key file, where there is one: what a
+// passphrase-protected PEM key, which carries no public key, is matched by.
+std::optional<std::string> public_key_beside(const std::string& path) {
+  if (path == "-") return std::nullopt;
+  const std::string pub = path + ".pub";
+  const int fd = ::open(pub.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return std::nullopt;
+  std::string text(kMaxKeyLineLen + 1, '\0');
+  const ssize_t n = ::read(fd, text.data(), text.size());
+  ::close(fd);
+  if (n <= 0) return std::nullopt;
+  text.resize(static_cast<std::size_t>(n));
+  return text;
+}
+
+std::vector<Identity> load_identities(const std::vector<std::string>& paths) {
+  std::vector<Identity> identities;
   for (const std::string& path : paths) {
     const std::string name = secret_file_name("identity file", "-i", path);
     const SecretBytes text =
         read_secret_file(path, kMaxIdentityFileLen, name, "an identity is not typed: give a file or a pipe");
     refuse_raw_key_as_identity(text, name);
-    for (SecretBytes& key : parse_identity_file(text, name)) {
+    for (Identity& key : parse_identity_file(text, name, public_key_beside(path))) {
       identities.push_back(std::move(key));
     }
   }

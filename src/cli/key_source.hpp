@@ -51,17 +51,19 @@ SecretBytes load_passphrase(const KeySources& sources, bool confirm, PassphraseF
 // the file holds (empty, text, UTF-8 text, a byte-order mark).
 SecretBytes decode_key_file(const SecretBytes& content, const std::string& path);
 
-// Public-key recipients from -r strings and -R files ("-": standard input),
-// as age takes them (age1..., parse_recipients_file). Throws a usage Error
+// Recipients from -r strings and -R files ("-": standard input), as age
+// takes them (age1..., age1NAME1..., ssh-ed25519/ssh-rsa lines:
+// parse_recipients_file). Throws a usage Error
 // naming the argument or the file and line (never quoting them), and Error
 // for an unreadable file.
-std::vector<X25519PublicKey> load_recipients(const std::vector<std::string>& recipients,
-                                             const std::vector<std::string>& files);
+std::vector<Recipient> load_recipients(const std::vector<std::string>& recipients,
+                                       const std::vector<std::string>& files);
 
-// The X25519 private keys of -i identity files ("-": standard input), as
-// age-keygen and 'paes keygen --x25519' write them. Throws Error naming the
+// The identities of -i files ("-": standard input): X25519 and plugin
+// identities as age-keygen, plugins and 'paes keygen --x25519' write them,
+// or an ssh private key file (with NAME.pub beside it, where there is one). Throws Error naming the
 // file, never quoting its content, and a usage Error for a terminal.
-std::vector<SecretBytes> load_identities(const std::vector<std::string>& paths);
+std::vector<Identity> load_identities(const std::vector<std::string>& paths);
 
 // Refuses, as a usage error (a file in the wrong role, as an identity given
 // as a key file is), an identity file `name` that holds what a key file does.

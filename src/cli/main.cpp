@@ -104,6 +104,7 @@ constexpr int kDefaultEndingSignals[] = {SIGXCPU, SIGALRM, SIGVTALRM, SIGPROF, S
 
 extern "C" void remove_output_and_die(int sig) {
   paes::remove_pending_output();
+  paes::end_helper_processes();  // an age plugin's group, which the terminal's Ctrl-C doesn't reach
   paes::cli::clear_progress_line_at_exit();  // the shell's next text starts on a clean line
   std::signal(sig, SIG_DFL);
   std::raise(sig);

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string_view>
 
 #include "cli/say.hpp"
@@ -331,6 +332,14 @@ SecretBytes passphrase_from_env(const std::string& var) {
   const std::size_t len = std::strlen(value);
   if (len == 0) throw Error("environment variable " + var + " holds an empty passphrase");
   return SecretBytes(reinterpret_cast<const std::uint8_t*>(value), len);
+}
+
+std::optional<SecretBytes> ask_on_terminal(std::string_view question, bool echo) {
+  const FileDescriptor tty(::open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY));
+  if (tty.get() < 0) return std::nullopt;
+  if (echo) return prompt(tty.get(), question);
+  const EchoOff echo_off(tty.get());
+  return prompt(tty.get(), question);
 }
 
 SecretBytes passphrase_from_terminal(bool confirm) {

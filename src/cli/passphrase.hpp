@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -114,5 +115,10 @@ SecretBytes passphrase_from_env(const std::string& var);
 // Error when there is no terminal, and Error for an empty, too long or (with
 // `confirm`) mismatched passphrase. Not for concurrent use from several threads.
 SecretBytes passphrase_from_terminal(bool confirm);
+
+// Asks `question` on the controlling terminal and reads one line, with echo
+// off unless `echo` (restored as above). Nothing when there is no terminal.
+// Throws Error for a line longer than a passphrase may be.
+std::optional<SecretBytes> ask_on_terminal(std::string_view question, bool echo);
 
 }  // namespace paes::cli

@@ -7,6 +7,7 @@
 #include "cli/key_source.hpp"
 #include "cli/passphrase.hpp"
 #include "cli/say.hpp"
+#include "cli/terminal_ui.hpp"
 #include "paes/endpoint.hpp"
 #include "paes/error.hpp"
 #include "paes/sealed.hpp"
@@ -72,6 +73,7 @@ int run_rekey(const RekeyArgs& args) {
   refuse_output_over_secrets(args.output, secrets);
   RekeySpec spec;
   spec.identities = load_identities(args.identities);
+  spec.ui = &terminal_ui();
   spec.recipients = load_recipients(args.recipients, args.recipients_files);
   spec.keep_recipients = args.add;
   spec.aad = load_associated_data(args.aad, args.aad_file);

@@ -19,6 +19,7 @@
 #include "cli/key_source.hpp"
 #include "cli/progress.hpp"
 #include "cli/say.hpp"
+#include "cli/terminal_ui.hpp"
 #include "paes/endpoint.hpp"
 #include "paes/age_keys.hpp"
 #include "paes/backend.hpp"
@@ -223,22 +224,26 @@ void add_recipient_options(CLI::App& cmd, bool enc, TransformArgs& args) {
         ->allow_extra_args(false)
         ->group("Public-key recipients (instead of a key)");
     cmd.add_option("-r,--recipient", args.recipients,
-                   "Sealed: encrypt to this age X25519 recipient (age1..., from 'paes keygen --x25519' or "
-                   "age-keygen); repeat for several, at most 4096 in all; no key or passphrase")
+                   "Sealed: encrypt to this recipient: age's X25519 (age1..., from 'paes keygen --x25519' or "
+                   "age-keygen), an ssh public key (\"ssh-ed25519 AAAA...\" or ssh-rsa, as age takes them), or "
+                   "an age plugin's (age1NAME1..., run by the program age-plugin-NAME on PATH); repeat for "
+                   "several, at most 4096 in all; no key or passphrase")
         ->type_name("RECIPIENT")
         ->allow_extra_args(false)  // one value each time: "-r A in.txt" must not take in.txt too
         ->group("Public-key recipients (instead of a key)");
     cmd.add_option("-R,--recipients-file", args.recipients_files,
-                   "Sealed: file of recipients, one a line ('#' comments and blank lines ignored); repeatable; "
-                   "'-': standard input (the input to encrypt must then be a file)")
+                   "Sealed: file of recipients, one a line ('#' comments and blank lines ignored; an "
+                   "authorized_keys file's ssh keys of types age can't encrypt to are skipped with a warning); "
+                   "repeatable; '-': standard input (the input to encrypt must then be a file)")
         ->type_name("PATH")
         ->allow_extra_args(false)
         ->group("Public-key recipients (instead of a key)");
   } else {
     cmd.add_option("-i,--identity", args.identities,
-                   "Sealed to recipients: identity file (AGE-SECRET-KEY-1... lines, from age-keygen or "
-                   "'paes keygen --x25519'); repeatable, the first that matches a recipient opens the file; '-': "
-                   "standard input (the input must then be a file)")
+                   "Sealed to recipients: identity file: AGE-SECRET-KEY-1... lines (age-keygen, 'paes keygen "
+                   "--x25519') or a plugin's AGE-PLUGIN-NAME-1... lines, or an ssh private key (~/.ssh/id_ed25519, "
+                   "id_rsa; its passphrase asked only when the file names its key); repeatable, the first that "
+                   "matches a recipient opens the file; '-': standard input (the input must then be a file)")
         ->type_name("PATH")
         ->allow_extra_args(false)
         ->group("Public-key recipients (instead of a key)");
@@ -562,12 +567,11 @@ SealedSpec sealed_spec(Direction direction, const TransformArgs& args, const CLI
     if (spec.format == SealedFormat::tink) throw usage_error(what + " need the paes format, not --format tink");
     refuse(command, "--key-bits", "doesn't go with recipients: their files are always AES-256");
     refuse(command, "--scrypt-log-n", "sets a passphrase's scrypt cost; recipients need none");
+    spec.ui = &terminal_ui();
     if (to_recipients) {
       spec.recipients = load_recipients(args.recipients, args.recipients_files);
       // Encrypting, -i stands for its identities' own recipients (age -e -i).
-      for (const SecretBytes& identity : load_identities(args.identities)) {
-        spec.recipients.push_back(x25519_public_key(identity));
-      }
+      for (const Identity& identity : load_identities(args.identities)) spec.recipients.push_back(identity.recipient());
     } else {
       spec.identities = load_identities(args.identities);
     }

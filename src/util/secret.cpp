@@ -5,6 +5,7 @@
 #include <cstring>
 #include <mutex>
 #include <new>
+#include <string>
 #include <utility>
 
 namespace paes {
@@ -69,6 +70,13 @@ void SecretBytes::release() noexcept {
   if (bytes_ != nullptr) OPENSSL_secure_clear_free(bytes_, len_);
   bytes_ = nullptr;
   len_ = 0;
+}
+
+void wipe(std::span<std::uint8_t> bytes) noexcept { OPENSSL_cleanse(bytes.data(), bytes.size()); }
+
+void wipe(std::string& text) noexcept {
+  OPENSSL_cleanse(text.data(), text.size());
+  text.clear();
 }
 
 }  // namespace paes

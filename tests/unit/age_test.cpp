@@ -337,12 +337,12 @@ TEST(AgeKeys, SpecExamplesAndCctvIdentity) {
   EXPECT_EQ(parse_age_recipient(examples["recipient"], "recipient"), recipient);
   const auto parsed = parse_identity_file(secret_of(examples["identity"] + "\n"), "identity");
   ASSERT_EQ(parsed.size(), 1u);
-  EXPECT_EQ(encode_hex(parsed[0].view()), examples["identity_hex"]);
+  EXPECT_EQ(encode_hex(parsed[0].secret().view()), examples["identity_hex"]);
 
   const auto cctv = parse_identity_file(secret_of(examples["cctv_identity"]), "identity");
   ASSERT_EQ(cctv.size(), 1u);
-  EXPECT_EQ(encode_hex(cctv[0].view()), examples["cctv_identity_hex"]);
-  EXPECT_EQ(format_age_recipient(x25519_public_key(cctv[0])), examples["cctv_recipient"]);
+  EXPECT_EQ(encode_hex(cctv[0].secret().view()), examples["cctv_identity_hex"]);
+  EXPECT_EQ(format_age_recipient(x25519_public_key(cctv[0].secret())), examples["cctv_recipient"]);
 }
 
 TEST(AgeKeys, FormatAndParseRoundTrip) {
@@ -360,7 +360,7 @@ TEST(AgeKeys, FormatAndParseRoundTrip) {
     EXPECT_TRUE(file.ends_with(string_of(format_age_identity(identity)) + "\n"));
     const auto parsed = parse_identity_file(secret_of(file), "identity");
     ASSERT_EQ(parsed.size(), 1u);
-    EXPECT_EQ(encode_hex(parsed[0].view()), encode_hex(identity.view()));
+    EXPECT_EQ(encode_hex(parsed[0].secret().view()), encode_hex(identity.view()));
   }
 }
 
@@ -452,9 +452,9 @@ TEST(AgeKeys, RecipientsFile) {
   const std::string text = "# team\n\n" + r1 + "\r\n   \t\n  " + r2 + "  \n#" + r3 + "\n\t" + r3;
   const auto keys = parse_recipients_file(bytes_of(text), "recipients.txt");
   ASSERT_EQ(keys.size(), 3u);
-  EXPECT_EQ(encode_hex(keys[0]), expected["identity.txt"]["recipient_hex"]);
-  EXPECT_EQ(encode_hex(keys[1]), expected["identity2.txt"]["recipient_hex"]);
-  EXPECT_EQ(encode_hex(keys[2]), expected["identity3.txt"]["recipient_hex"]);
+  EXPECT_EQ(encode_hex(keys[0].x25519()), expected["identity.txt"]["recipient_hex"]);
+  EXPECT_EQ(encode_hex(keys[1].x25519()), expected["identity2.txt"]["recipient_hex"]);
+  EXPECT_EQ(encode_hex(keys[2].x25519()), expected["identity3.txt"]["recipient_hex"]);
 
   const auto refusal = [](const std::string& file) {
     try {
@@ -511,18 +511,18 @@ TEST(AgeKeys, AgeKeygenIdentityFiles) {
     all += text;
     const auto identities = parse_identity_file(secret_of(text), name);
     ASSERT_EQ(identities.size(), 1u);
-    EXPECT_EQ(encode_hex(identities[0].view()), expected[name]["identity_hex"]);
+    EXPECT_EQ(encode_hex(identities[0].secret().view()), expected[name]["identity_hex"]);
     const std::string marker = "# public key: ";
     const std::size_t at = text.find(marker);
     ASSERT_NE(at, std::string::npos);
     const std::string public_line = text.substr(at + marker.size(), text.find('\n', at) - at - marker.size());
-    EXPECT_EQ(format_age_recipient(x25519_public_key(identities[0])), public_line);
+    EXPECT_EQ(format_age_recipient(x25519_public_key(identities[0].secret())), public_line);
     EXPECT_EQ(public_line, expected[name]["recipient"]);
   }
   const auto identities = parse_identity_file(secret_of(all), "all.txt");
   ASSERT_EQ(identities.size(), 3u);
-  EXPECT_EQ(encode_hex(identities[1].view()), expected["identity2.txt"]["identity_hex"]);
-  EXPECT_EQ(encode_hex(identities[2].view()), expected["identity3.txt"]["identity_hex"]);
+  EXPECT_EQ(encode_hex(identities[1].secret().view()), expected["identity2.txt"]["identity_hex"]);
+  EXPECT_EQ(encode_hex(identities[2].secret().view()), expected["identity3.txt"]["identity_hex"]);
   // CRLF line ends (a file edited on Windows) read the same.
   std::string crlf;
   for (const std::string& line : split(all, '\n')) crlf += line + "\r\n";
@@ -573,25 +573,25 @@ TEST(AgeKeys, IdentityFileRefusalsNameTheProblemNeverTheLine) {
 
 // ---------------------------------------------------------------- age 1.1.1's files
 
-struct Identity {
+struct KnownIdentity {
   std::string name;
   SecretBytes key;
   X25519PublicKey public_key{};
 };
 
-std::vector<Identity> real_identities() {
-  std::vector<Identity> out;
+std::vector<KnownIdentity> real_identities() {
+  std::vector<KnownIdentity> out;
   for (const std::string name : {"identity.txt", "identity2.txt", "identity3.txt"}) {
     auto keys = parse_identity_file(secret_of(read_text(data_path("age/real/" + name))), name);
-    const X25519PublicKey pub = x25519_public_key(keys.at(0));
-    out.push_back({name, std::move(keys.at(0)), pub});
+    const X25519PublicKey pub = x25519_public_key(keys.at(0).secret());
+    out.push_back({name, keys.at(0).secret().clone(), pub});
   }
   return out;
 }
 
 TEST(RealAgeFiles, HeadersOpenWithTheirIdentitiesOnly) {
   auto expected = read_sections(data_path("age/real/expected.txt"));
-  const std::vector<Identity> identities = real_identities();
+  const std::vector<KnownIdentity> identities = real_identities();
   const SecretBytes stranger = x25519_generate_identity();
   const X25519PublicKey stranger_public = x25519_public_key(stranger);
   for (const std::string file : {"one.age", "three.age", "armored.age"}) {
@@ -625,7 +625,7 @@ TEST(RealAgeFiles, HeadersOpenWithTheirIdentitiesOnly) {
       EXPECT_EQ(stanza.args, std::vector<std::string>{fields[1]});
       EXPECT_EQ("body_len=" + std::to_string(stanza.body.size()), fields[3]);
       const std::string opener = fields[5].substr(fields[5].find('=') + 1);
-      for (const Identity& identity : identities) {
+      for (const KnownIdentity& identity : identities) {
         const auto file_key = unwrap_x25519(stanza, identity.key, identity.public_key, file);
         if (identity.name != opener) {
           EXPECT_FALSE(file_key.has_value()) << identity.name;
@@ -696,7 +696,7 @@ struct Outcome {
 // fails the whole header; other types are skipped), the MAC under the file
 // key found, then the payload's 16-byte nonce, which age reads with the
 // header.
-Outcome open_header(std::span<const std::uint8_t> file, const std::vector<Identity>& identities,
+Outcome open_header(std::span<const std::uint8_t> file, const std::vector<KnownIdentity>& identities,
                     const std::vector<std::string>& passphrases) {
   if (file.size() < kVersionLine.size() ||
       std::string_view(reinterpret_cast<const char*>(file.data()), kVersionLine.size()) != kVersionLine) {
@@ -722,7 +722,7 @@ Outcome open_header(std::span<const std::uint8_t> file, const std::vector<Identi
   } catch (const Error& e) {
     return {"header failure", e.what(), ""};
   }
-  for (const Identity& identity : identities) {
+  for (const KnownIdentity& identity : identities) {
     if (file_key) break;
     for (const Stanza& stanza : header.stanzas) {
       if (stanza.type != kX25519StanzaType) continue;
@@ -760,13 +760,13 @@ TEST(CctvVectors, EveryHeaderVectorMeetsItsExpectation) {
   for (const fs::path& path : paths) {
     const std::string name = path.filename().string();
     const CctvVector vector = read_cctv(path.string());
-    std::vector<Identity> identities;
+    std::vector<KnownIdentity> identities;
     for (const std::string& text : vector.identities) {
       // Hybrid (ML-KEM-768 + X25519) identities are not paes'.
       if (text.starts_with("AGE-SECRET-KEY-PQ-1")) continue;
       auto keys = parse_identity_file(secret_of(text), name);
-      const X25519PublicKey pub = x25519_public_key(keys.at(0));
-      identities.push_back({name, std::move(keys.at(0)), pub});
+      const X25519PublicKey pub = x25519_public_key(keys.at(0).secret());
+      identities.push_back({name, keys.at(0).secret().clone(), pub});
     }
     std::vector<std::uint8_t> file = vector.age_file;
     if (vector.compressed) {

@@ -339,7 +339,7 @@ TEST_F(RecipientsTest, SealingRefusesMixedOrTooManyRecipients) {
 TEST_F(RecipientsTest, CommittedVectorOpens) {
   const std::string dir = std::string(PAES_TEST_DATA_DIR) + "/x25519/";
   const std::vector<std::uint8_t> id_text = read_bytes(dir + "identity.key");
-  std::vector<SecretBytes> ids = parse_identity_file(SecretBytes(id_text.data(), id_text.size()), "identity.key");
+  std::vector<Identity> ids = parse_identity_file(SecretBytes(id_text.data(), id_text.size()), "identity.key");
   ASSERT_EQ(ids.size(), 1u);
   SealedSpec spec;
   spec.direction = Direction::decrypt;
