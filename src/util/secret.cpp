@@ -7,6 +7,8 @@
 #include <new>
 #include <utility>
 
+#include "util/wipe.hpp"
+
 namespace paes {
 namespace {
 
@@ -61,6 +63,10 @@ SecretBytes& SecretBytes::operator=(SecretBytes&& other) noexcept {
     len_ = std::exchange(other.len_, 0);
   }
   return *this;
+}
+
+void wipe_bytes(void* data, std::size_t len) noexcept {
+  if (data != nullptr) OPENSSL_cleanse(data, len);
 }
 
 // OPENSSL_secure_clear_free wipes before freeing, and frees blocks from either
