@@ -26,8 +26,8 @@ std::string_view stanza_type_of(SshKeyType type) {
 SecretBytes ed25519_wrap_key(const SecretBytes& scalar, const X25519PublicKey& peer, const SshPublicKey& ssh_key,
                              const X25519PublicKey& ephemeral, const X25519PublicKey& recipient) {
   const SecretBytes shared = x25519_shared_secret(scalar, peer);
-  const SecretBytes wire(ssh_key.wire.data(), ssh_key.wire.size());
-  const SecretBytes tweak = hkdf_sha256(wire, {}, as_bytes(kEd25519Label), kX25519KeyLen);
+  // age's HKDF of the tweak has no input key material: the ssh key is its salt.
+  const SecretBytes tweak = hkdf_sha256(SecretBytes(), ssh_key.wire, as_bytes(kEd25519Label), kX25519KeyLen);
   X25519PublicKey shared_point{};
   std::copy(shared.data(), shared.data() + shared.size(), shared_point.begin());
   SecretBytes tweaked = x25519_shared_secret(tweak, shared_point);

@@ -6,7 +6,7 @@
 //   base64(ChaCha20-Poly1305(wrap key, nonce = 12 zero bytes, file key))
 //
 //   R     = the recipient's Ed25519 key as an X25519 key
-//   tweak = HKDF-SHA-256(ikm = the key's ssh wire encoding, salt = empty,
+//   tweak = HKDF-SHA-256(ikm = empty, salt = the key's ssh wire encoding,
 //                        info = "age-encryption.org/v1/ssh-ed25519", 32)
 //   wrap key = HKDF-SHA-256(ikm = X25519(tweak, X25519(e, R)), salt = E || R,
 //                           info = "age-encryption.org/v1/ssh-ed25519", 32)
