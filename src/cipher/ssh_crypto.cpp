@@ -88,7 +88,8 @@ EvpPkeyCtxPtr oaep_ctx(EVP_PKEY* key, int (*init)(EVP_PKEY_CTX*), std::string_vi
   }
   // OpenSSL takes the label's memory over.
   void* owned_label = OPENSSL_memdup(label.data(), label.size());
-  if (owned_label == nullptr || EVP_PKEY_CTX_set0_rsa_oaep_label(ctx.get(), owned_label, static_cast<int>(label.size())) != 1) {
+  const int label_len = static_cast<int>(label.size());
+  if (owned_label == nullptr || EVP_PKEY_CTX_set0_rsa_oaep_label(ctx.get(), owned_label, label_len) != 1) {
     OPENSSL_free(owned_label);
     throw_openssl_error("RSA-OAEP label");
   }

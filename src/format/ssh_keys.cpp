@@ -194,7 +194,8 @@ bool is_openssh_container(std::string_view text) { return trimmed(text).starts_w
 std::optional<SecretBytes> openssh_container_bytes(std::string_view text) {
   text = trimmed(text);
   if (!text.starts_with(kOpensshBegin) || !text.ends_with(kOpensshEnd)) return std::nullopt;
-  const std::string_view body = text.substr(kOpensshBegin.size(), text.size() - kOpensshBegin.size() - kOpensshEnd.size());
+  text.remove_prefix(kOpensshBegin.size());
+  const std::string_view body = text.substr(0, text.size() - kOpensshEnd.size());
   SecretBytes base64(body.size());
   std::size_t len = 0;
   for (const char c : body) {

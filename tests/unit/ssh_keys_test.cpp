@@ -121,7 +121,8 @@ class SshKeys : public test::ScratchDirTest {
   void expect_age_opens_our_stanza(const std::string& key_file) {
     const SecretBytes file_key = fresh_file_key();
     const std::vector<Stanza> stanzas = {wrap_ssh(file_key, public_key(key_file))};
-    const std::string header = encode_stanza_header(as_bytes(kAgeVersionLine), stanzas, HeaderMacKey::of_file_key(file_key));
+    const std::string header =
+        encode_stanza_header(as_bytes(kAgeVersionLine), stanzas, HeaderMacKey::of_file_key(file_key));
     std::vector<std::uint8_t> nonce(16);
     paes::random_bytes(nonce);
     const SecretBytes payload_key = hkdf_sha256(file_key, nonce, as_bytes("payload"), 32);
