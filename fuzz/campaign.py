@@ -40,7 +40,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-TARGETS = ["fuzz_sealed_header", "fuzz_segment_decoder", "fuzz_salted_header", "fuzz_cli_options"]
+TARGETS = ["fuzz_sealed_header", "fuzz_segment_decoder", "fuzz_salted_header", "fuzz_cli_options",
+           "fuzz_ssh_key_line", "fuzz_plugin_protocol"]
 SHA1_NAME = re.compile(r"^[0-9a-f]{40}$")
 ARTIFACT = re.compile(r"^(crash|leak|timeout|oom|slow-unit)-")
 CLK_TCK = os.sysconf("SC_CLK_TCK")

@@ -4,12 +4,12 @@
 Valid inputs come from the real tools, so each fuzzer starts inside its
 format: sealed files from the paes binary (with the fixed key of
 fuzz_segment_decoder.cpp), "Salted__" files from openssl enc -pbkdf2 -iter 1
-(the passphrase of fuzz_salted_header.cpp), and paes command lines from the
-documentation. Edge cases (empty, truncated, one byte changed) are added by
+(the passphrase of fuzz_salted_header.cpp), ssh public key lines from
+ssh-keygen, and paes command lines from the documentation. Edge cases (empty, truncated, one byte changed) are added by
 hand. Regression inputs (regression-*) and what scripts/fuzz.sh merged in
 (sha1 names) are kept. Usage:
 
-    fuzz/make_corpus.py --paes build/release/paes [--openssl openssl]
+    fuzz/make_corpus.py --paes build/release/paes [--openssl openssl] [--ssh-keygen ssh-keygen]
 """
 import argparse
 import base64
@@ -173,6 +173,32 @@ def salted_seeds(m):
     return seeds
 
 
+def ssh_key_line_seeds(ssh_keygen, scratch):
+    """Lines as ssh-keygen writes NAME.pub: each supported type, one it skips,
+    one too small, and broken ones."""
+    def public_line(name, *key_type):
+        path = os.path.join(scratch, name)
+        subprocess.run([ssh_keygen, "-q", "-t", *key_type, "-N", "", "-C", "user@host", "-f", path],
+                       check=True, stdin=subprocess.DEVNULL)
+        with open(path + ".pub", "rb") as f:
+            return f.read()
+
+    ed25519 = public_line("ed25519", "ed25519")
+    key_type, blob, _ = ed25519.split(b" ", 2)
+    return {
+        "ed25519-with-comment": ed25519,
+        "ed25519-no-comment-tab": key_type + b"\t" + blob,
+        "rsa-2048": public_line("rsa2048", "rsa", "-b", "2048"),
+        "rsa-1024-too-small": public_line("rsa1024", "rsa", "-b", "1024"),
+        "ecdsa-p256-unsupported": public_line("ecdsa", "ecdsa"),
+        "ed25519-type-says-rsa": b"ssh-rsa " + blob,
+        "ed25519-truncated-blob": key_type + b" " + blob[:-8],
+        "ed25519-trailing-bytes": key_type + b" " + blob + b"AAAA",  # 3 zero bytes past the key
+        "type-only": key_type,
+        "empty": b"",
+    }
+
+
 CLI_SEEDS = {
     "encrypt-sealed": ["encrypt", "--key-file", "backup.key", "data.tar", "-o", "data.tar.paes"],
     "decrypt-sealed": ["decrypt", "--key-file", "backup.key", "data.tar.paes", "-o", "data.tar"],
@@ -232,12 +258,14 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--paes", required=True, help="a built paes binary")
     parser.add_argument("--openssl", default="openssl")
+    parser.add_argument("--ssh-keygen", default="ssh-keygen")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         m = Maker(os.path.abspath(args.paes), args.openssl, scratch)
         write_corpus("fuzz_sealed_header", header_seeds(m))
         write_corpus("fuzz_segment_decoder", segment_seeds(m))
         write_corpus("fuzz_salted_header", salted_seeds(m))
+        write_corpus("fuzz_ssh_key_line", ssh_key_line_seeds(args.ssh_keygen, scratch))
     write_corpus("fuzz_plugin_protocol", plugin_seeds())
     write_corpus("fuzz_cli_options", {name: "\n".join(words).encode() for name, words in CLI_SEEDS.items()})
 

@@ -39,7 +39,8 @@ for arg in "${@:2}"; do
   case "$arg" in fuzz_*) targets+=("$arg") ;; esac
 done
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(fuzz_sealed_header fuzz_segment_decoder fuzz_salted_header fuzz_cli_options)
+  targets=(fuzz_sealed_header fuzz_segment_decoder fuzz_salted_header fuzz_cli_options fuzz_ssh_key_line
+           fuzz_plugin_protocol)
 fi
 
 if [ ! -f build/fuzz/CMakeCache.txt ]; then

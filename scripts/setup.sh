@@ -12,6 +12,9 @@ packages=(
   libssl-dev openssl                 # OpenSSL 3: every CPU AES, and the test oracle
   libipsec-mb-dev                    # Intel ipsec-mb: CTR, ECB, CBC/CFB decryption, GCM at VAES speed
   libcli11-dev nlohmann-json3-dev    # command line, --json
+  libssh-dev libsodium-dev           # ssh keys as age takes them: libssh reads their formats,
+                                     # libsodium maps Ed25519 keys to X25519
+  openssh-client                     # unit tests: ssh-keygen makes their ssh keys
   libgtest-dev                       # unit tests
   zlib1g-dev                         # unit tests: inflating CCTV's compressed age vectors
   python3 python3-venv               # end-to-end CLI tests; a venv for PyPI tools

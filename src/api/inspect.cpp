@@ -13,6 +13,7 @@
 #include "format/stanza_header.hpp"
 #include "paes/endpoint.hpp"
 #include "paes/error.hpp"
+#include "util/text.hpp"
 
 namespace paes {
 namespace {
@@ -26,10 +27,6 @@ constexpr std::uint64_t kAgeTagLen = 16;
 // Enough for a preamble, the largest version-3 header parse_stanza_header
 // takes and the MAC line after it.
 constexpr std::size_t kPrefixLen = kPreambleLen + kMaxHeaderLen + 128;
-
-std::string_view as_text(std::span<const std::uint8_t> bytes) {
-  return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
-}
 
 void mark_truncated(SealedFileInfo& info, const std::string& why) {
   info.truncated = true;

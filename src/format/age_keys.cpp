@@ -10,6 +10,7 @@
 #include "paes/error.hpp"
 #include "paes/notice.hpp"
 #include "util/bech32.hpp"
+#include "util/text.hpp"
 
 namespace paes {
 namespace {
@@ -21,13 +22,6 @@ constexpr std::string_view kPluginIdentityPrefix = "AGE-PLUGIN-";
 // paes' unreleased version-2 keys: named, so a user who made one knows why.
 constexpr std::string_view kPreReleaseRecipientPrefix = "paes-x25519:";
 constexpr std::string_view kPreReleaseIdentityPrefix = "paes-x25519-secret:";
-
-std::string_view trimmed(std::string_view line) {
-  const auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; };
-  while (!line.empty() && space(line.back())) line.remove_suffix(1);
-  while (!line.empty() && space(line.front())) line.remove_prefix(1);
-  return line;
-}
 
 bool starts_with_ignoring_case(std::string_view text, std::string_view prefix) {
   return text.size() >= prefix.size() &&

@@ -13,22 +13,24 @@ namespace {
 
 constexpr std::string_view kWrapInfo = "age-encryption.org/v1/X25519";
 
-SecretBytes wrap_key(const SecretBytes& shared, const X25519PublicKey& ephemeral, const X25519PublicKey& recipient) {
+}  // namespace
+
+SecretBytes x25519_wrap_key(const SecretBytes& shared, const X25519PublicKey& ephemeral,
+                            const X25519PublicKey& recipient, std::string_view info) {
   std::array<std::uint8_t, 2 * kX25519KeyLen> salt{};
   std::memcpy(salt.data(), ephemeral.data(), kX25519KeyLen);
   std::memcpy(salt.data() + kX25519KeyLen, recipient.data(), kX25519KeyLen);
-  const auto* info = reinterpret_cast<const std::uint8_t*>(kWrapInfo.data());
-  return hkdf_sha256(shared, salt, {info, kWrapInfo.size()}, 32);
+  const auto* info_bytes = reinterpret_cast<const std::uint8_t*>(info.data());
+  return hkdf_sha256(shared, salt, {info_bytes, info.size()}, 32);
 }
-
-}  // namespace
 
 Stanza wrap_x25519(const SecretBytes& file_key, const X25519PublicKey& recipient) {
   if (file_key.size() != kFileKeyLen) throw Error("internal: a file key is 16 bytes");
   SecretBytes ephemeral_secret(kX25519KeyLen);
   random_bytes({ephemeral_secret.data(), ephemeral_secret.size()});
   const X25519PublicKey ephemeral = x25519_public_of(ephemeral_secret);
-  const SecretBytes key = wrap_key(x25519_shared_secret(ephemeral_secret, recipient), ephemeral, recipient);
+  const SecretBytes shared = x25519_shared_secret(ephemeral_secret, recipient);
+  const SecretBytes key = x25519_wrap_key(shared, ephemeral, recipient, kWrapInfo);
   Stanza stanza;
   stanza.type = kX25519StanzaType;
   stanza.args.push_back(encode_base64(ephemeral));
@@ -53,7 +55,8 @@ std::optional<SecretBytes> unwrap_x25519(const Stanza& stanza, const SecretBytes
   } catch (const Error&) {
     throw malformed("its share is a low-order point");
   }
-  return chacha20_poly1305_open(wrap_key(shared, ephemeral, identity_public), kStanzaWrapNonce, stanza.body);
+  const SecretBytes key = x25519_wrap_key(shared, ephemeral, identity_public, kWrapInfo);
+  return chacha20_poly1305_open(key, kStanzaWrapNonce, stanza.body);
 }
 
 }  // namespace paes

@@ -25,6 +25,12 @@ namespace paes {
 inline constexpr std::size_t kFileKeyLen = 16;
 inline constexpr std::string_view kX25519StanzaType = "X25519";
 
+// HKDF-SHA-256(ikm = shared, salt = ephemeral || recipient, info, 32): the
+// wrap key of age's X25519 stanza (info "age-encryption.org/v1/X25519") and
+// of its ssh-ed25519 stanza (format/ssh_stanza.hpp), which differ in `info`.
+SecretBytes x25519_wrap_key(const SecretBytes& shared, const X25519PublicKey& ephemeral,
+                            const X25519PublicKey& recipient, std::string_view info);
+
 // The file key wrapped to `recipient` with a fresh ephemeral key. Throws Error
 // for a low-order recipient.
 Stanza wrap_x25519(const SecretBytes& file_key, const X25519PublicKey& recipient);

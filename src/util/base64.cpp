@@ -15,6 +15,28 @@ constexpr std::array<std::int8_t, 256> decoding_table() {
 }
 constexpr auto kDecoding = decoding_table();
 
+// Calls put(byte) for each byte that `text` encodes; false when `text` is not
+// canonical unpadded base64 (see decode_base64), whatever was put before.
+template <typename Put>
+bool decode_each(std::string_view text, Put&& put) {
+  if (text.size() % 4 == 1) return false;
+  std::uint32_t bits = 0;
+  int held = 0;  // bits waiting in `bits`
+  for (const char c : text) {
+    const int value = kDecoding[static_cast<unsigned char>(c)];
+    if (value < 0) return false;
+    bits = (bits << 6) | static_cast<std::uint32_t>(value);
+    held += 6;
+    if (held >= 8) {
+      held -= 8;
+      put(static_cast<std::uint8_t>(bits >> held));
+      bits &= (1u << held) - 1;
+    }
+  }
+  // A canonical encoder leaves the bits past the last byte zero (2 or 4 of them).
+  return bits == 0;
+}
+
 }  // namespace
 
 std::string encode_base64(std::span<const std::uint8_t> bytes) {
@@ -37,24 +59,22 @@ std::string encode_base64(std::span<const std::uint8_t> bytes) {
 }
 
 std::optional<std::vector<std::uint8_t>> decode_base64(std::string_view text) {
-  if (text.size() % 4 == 1) return std::nullopt;
   std::vector<std::uint8_t> out;
   out.reserve(text.size() * 3 / 4);
-  std::uint32_t bits = 0;
-  int held = 0;  // bits waiting in `bits`
-  for (const char c : text) {
-    const int value = kDecoding[static_cast<unsigned char>(c)];
-    if (value < 0) return std::nullopt;
-    bits = (bits << 6) | static_cast<std::uint32_t>(value);
-    held += 6;
-    if (held >= 8) {
-      held -= 8;
-      out.push_back(static_cast<std::uint8_t>(bits >> held));
-      bits &= (1u << held) - 1;
-    }
-  }
-  // A canonical encoder leaves the bits past the last byte zero (2 or 4 of them).
-  if (bits != 0) return std::nullopt;
+  if (!decode_each(text, [&](std::uint8_t byte) { out.push_back(byte); })) return std::nullopt;
+  return out;
+}
+
+std::optional<SecretBytes> decode_padded_base64(std::string_view text) {
+  if (text.size() % 4 != 0) return std::nullopt;
+  std::size_t padding = 0;
+  while (padding < 2 && text.size() > padding && text[text.size() - 1 - padding] == '=') ++padding;
+  const std::string_view unpadded = text.substr(0, text.size() - padding);
+  // The padding completes the last quantum: one '=' after 3 characters, two after 2, none after 4.
+  if (padding != (4 - unpadded.size() % 4) % 4) return std::nullopt;
+  SecretBytes out(unpadded.size() * 3 / 4);
+  std::size_t at = 0;
+  if (!decode_each(unpadded, [&](std::uint8_t byte) { out.data()[at++] = byte; })) return std::nullopt;
   return out;
 }
 

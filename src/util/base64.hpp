@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "paes/secret.hpp"
+
 namespace paes {
 
 std::string encode_base64(std::span<const std::uint8_t> bytes);
@@ -19,5 +21,10 @@ std::string encode_base64(std::span<const std::uint8_t> bytes);
 // a character outside the alphabet ('=' included), a length that leaves 1
 // character over, or unused low bits in the last character that are not zero.
 std::optional<std::vector<std::uint8_t>> decode_base64(std::string_view text);
+
+// RFC 4648 base64 with its '=' padding, as PEM bodies and ssh's key lines
+// write it, decoded as strictly (canonical text only), into wiped memory: the
+// text may be a private key's.
+std::optional<SecretBytes> decode_padded_base64(std::string_view text);
 
 }  // namespace paes

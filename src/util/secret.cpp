@@ -8,6 +8,8 @@
 #include <string>
 #include <utility>
 
+#include "util/wipe.hpp"
+
 namespace paes {
 namespace {
 
@@ -62,6 +64,10 @@ SecretBytes& SecretBytes::operator=(SecretBytes&& other) noexcept {
     len_ = std::exchange(other.len_, 0);
   }
   return *this;
+}
+
+void wipe_bytes(void* data, std::size_t len) noexcept {
+  if (data != nullptr) OPENSSL_cleanse(data, len);
 }
 
 // OPENSSL_secure_clear_free wipes before freeing, and frees blocks from either
