@@ -50,6 +50,11 @@ SecretBytes age_identity_file(const SecretBytes& identity, std::string_view crea
 // shared secret is zero).
 X25519PublicKey parse_age_recipient(std::string_view text, const std::string& where);
 
+// A recipient as its owner would give it: "age1..." for X25519, an ssh key's
+// "ssh-ed25519 AAAA..." line (without a comment), a plugin's "age1NAME1...".
+// Throws Error for a plugin identity, whose recipient only its plugin knows.
+std::string format_recipient(const Recipient& recipient);
+
 // True for a plugin name age-plugin.md allows: 1*(ALPHA / DIGIT / "-" / "_"
 // / "." / "+"), so that "age-plugin-NAME" is a file name and never a path.
 bool valid_plugin_name(std::string_view name);

@@ -21,6 +21,7 @@
 #include "paes/mode.hpp"
 #include "paes/notice.hpp"
 #include "paes/plan.hpp"
+#include "paes/recipient.hpp"
 #include "paes/sealed.hpp"
 #include "paes/secret.hpp"
 #include "paes/transform.hpp"

@@ -100,14 +100,16 @@ class PluginSession {
 
   // After the plugin's "done": it must exit cleanly, and have reported no error.
   void finish() {
-    const int status = process_.finish();
+    const std::optional<int> status = process_.finish(false);
     if (!errors_.empty()) {
       std::string text = program() + ": " + errors_.front();
       if (errors_.size() > 1) text += " (and " + std::to_string(errors_.size() - 1) + " more errors)";
       if (secrets_refused_) text += "; it asked for a secret, and paes had no terminal to ask on";
       throw Error(text);
     }
-    if (status != 0) throw Error(program() + " was done but exited with status " + std::to_string(status));
+    if (status && *status != 0) {
+      throw Error(program() + " was done but exited with status " + std::to_string(*status));
+    }
   }
 
  private:
@@ -142,10 +144,10 @@ class PluginSession {
   // An Error for a session that ended in the middle: what went wrong, and
   // how the plugin exited and what it said last on stderr.
   Error ended(const Error& e) {
-    const int status = process_.finish();
+    const std::optional<int> status = process_.finish(true);
     std::string text = e.what();
     const std::string said = process_.last_stderr_line();
-    if (status != 0) text += " (it exited with status " + std::to_string(status) + ")";
+    if (status && *status != 0) text += " (it exited with status " + std::to_string(*status) + ")";
     if (!said.empty()) text += "; it said: " + said;
     return Error(text);
   }

@@ -127,8 +127,12 @@ int print_recipients(const std::string& path) {
   const SecretBytes text =
       read_secret_file(path, kMaxIdentityFileLen, name, "an identity is not typed: give a file or a pipe");
   refuse_raw_key_as_identity(text, name);
-  for (const SecretBytes& identity : parse_identity_file(text, name)) {
-    std::cout << format_age_recipient(x25519_public_key(identity)) << '\n';
+  for (const Identity& identity : parse_identity_file(text, name, std::nullopt)) {
+    if (identity.type() == KeyType::plugin) {
+      throw Error(name + " holds an age plugin identity: its recipient comes from its plugin (age-plugin-" +
+                  identity.plugin_name() + "), not from the identity");
+    }
+    std::cout << format_recipient(identity.recipient()) << '\n';
   }
   return 0;
 }

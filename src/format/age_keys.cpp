@@ -158,6 +158,19 @@ Recipient Identity::recipient() const {
   return Recipient::plugin_identity(secret_, plugin_name_);
 }
 
+std::string format_recipient(const Recipient& recipient) {
+  switch (recipient.type()) {
+    case KeyType::x25519: return format_age_recipient(recipient.x25519());
+    case KeyType::ssh_ed25519:
+    case KeyType::ssh_rsa:
+      return ssh_public_key_line(
+          {recipient.type() == KeyType::ssh_ed25519 ? SshKeyType::ed25519 : SshKeyType::rsa, recipient.ssh_wire()});
+    case KeyType::plugin: break;
+  }
+  if (recipient.plugin_identity() != nullptr) throw Error("internal: a plugin identity's recipient is its plugin's");
+  return recipient.plugin_recipient();
+}
+
 bool valid_plugin_name(std::string_view name) {
   return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == '+';

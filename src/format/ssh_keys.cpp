@@ -268,8 +268,8 @@ SecretBytes ed25519_secret_of(ssh_key key, const SshPublicKey& public_key, const
 // rsa_secret_of_container), and paes has no bcrypt_pbkdf of its own.
 [[noreturn]] void refuse_protected_openssh_rsa(const std::string& name) {
   throw usage_error(name + ": a passphrase-protected ssh-rsa key in OpenSSH's format, which libssh 0.10 "
-                    "decrypts but can't hand over; convert it to PEM, keeping its passphrase: "
-                    "ssh-keygen -p -m PEM -f " + name);
+                    "decrypts but can't hand over; convert the key file to ssh-keygen's PEM format, keeping its "
+                    "passphrase");
 }
 
 // The RSA private key in the unencrypted OpenSSH container `text`, whose
@@ -338,8 +338,7 @@ SshPublicKey public_key_of_pub_file(const std::optional<std::string>& public_key
   const std::string pub_name = name + ".pub";
   if (!public_key_file) {
     throw usage_error(name + ": a passphrase-protected PEM key holds no public key, and " + pub_name +
-                      " was not found beside it; put the public key there, or convert the key to OpenSSH's "
-                      "format, keeping its passphrase: ssh-keygen -p -f " + name);
+                      " was not found beside it; put the public key there (ssh-keygen prints it from the key file)");
   }
   const SshPublicKeyLine line = parse_ssh_public_key_line(trimmed(*public_key_file), pub_name);
   if (!line.key) refuse_key_type(pub_name, line.unsupported_type);
@@ -379,6 +378,10 @@ void check_rsa_key(const SshPublicKey& key, const std::string& where) {
 }
 
 }  // namespace
+
+std::string ssh_public_key_line(const SshPublicKey& key) {
+  return ssh_key_type_name(key.type) + " " + encode_padded_base64(key.wire);
+}
 
 std::string ssh_key_type_name(SshKeyType type) {
   return std::string(type == SshKeyType::ed25519 ? kEd25519Name : kRsaName);

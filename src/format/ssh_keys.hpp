@@ -48,6 +48,9 @@ struct SshPublicKey {
 // "ssh-ed25519" or "ssh-rsa": the key type's ssh name, which is its stanza's type too.
 std::string ssh_key_type_name(SshKeyType type);
 
+// "TYPE BASE64", the key as an authorized_keys line without a comment.
+std::string ssh_public_key_line(const SshPublicKey& key);
+
 // age's short name of a key in its stanzas: base64(SHA-256(wire)[:4]),
 // unpadded, as every base64 of age's header.
 std::string ssh_key_tag(const SshPublicKey& key);

@@ -110,7 +110,7 @@ PluginProcess::PluginProcess(const std::string& name, std::string_view state_mac
   posix_spawnattr_setsigmask(&attr, &none);  // paes' threads block signals the plugin must not
   posix_spawnattr_setpgroup(&attr, 0);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
-  const std::string flag = "--age-plugin=" + std::string(state_machine);
+  const std::string flag = "--age-plugin=" + std::string(state_machine);  // a command line, not a message
   std::vector<char*> argv{const_cast<char*>(program_.c_str()), const_cast<char*>(flag.c_str()), nullptr};
   const int spawned = ::posix_spawn(&pid_, path.c_str(), &actions, &attr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
@@ -131,24 +131,26 @@ PluginProcess::PluginProcess(const std::string& name, std::string_view state_mac
 }
 
 PluginProcess::~PluginProcess() {
-  if (pid_ > 0 && !exited_) {
-    ::kill(-pid_, SIGTERM);
-    wait_for_exit(true);
-  }
+  if (pid_ > 0 && !exited_) wait_for_exit(true);
   if (slot_ >= 0) g_groups[static_cast<std::size_t>(slot_)].store(0);
   close_fd(io_fd_);
   close_fd(stderr_fd_);
 }
 
-void PluginProcess::wait_for_exit(bool kill_after_grace) {
+void PluginProcess::wait_for_exit(bool stop) {
+  const auto reaped = [this] { return ::waitpid(pid_, &status_, WNOHANG) == pid_; };
+  bool done = reaped();
+  if (stop && !done) {
+    ::kill(-pid_, SIGTERM);
+    stopped_ = true;
+  }
   const auto deadline = std::chrono::steady_clock::now() + kExitGrace;
-  bool killed = false;
-  while (::waitpid(pid_, &status_, WNOHANG) != pid_) {
-    if (std::chrono::steady_clock::now() > deadline && !killed) {
-      // Told to end (or given all it needs) and still running: its group
-      // goes, so that nothing it started outlives paes' run.
-      ::kill(-pid_, kill_after_grace ? SIGKILL : SIGTERM);
-      killed = true;
+  while (!done && !(done = reaped())) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      // Still running, told all it needs or told to end: its group goes,
+      // so that nothing it started outlives paes' run.
+      ::kill(-pid_, SIGKILL);
+      stopped_ = true;
       ::waitpid(pid_, &status_, 0);
       break;
     }
@@ -227,9 +229,9 @@ std::size_t PluginProcess::read(std::span<std::uint8_t> buffer) {
   return n;
 }
 
-int PluginProcess::finish() {
+std::optional<int> PluginProcess::finish(bool stop) {
   ::shutdown(io_fd_, SHUT_WR);  // its standard input ends
-  if (!exited_) wait_for_exit(false);
+  if (!exited_) wait_for_exit(stop);
   if (slot_ >= 0) g_groups[static_cast<std::size_t>(slot_)].store(0);
   slot_ = -1;
   // What it said before it exited, without waiting for whatever it started
@@ -238,7 +240,8 @@ int PluginProcess::finish() {
   for (ssize_t got; stderr_fd_ >= 0 && (got = ::read(stderr_fd_, chunk, sizeof chunk)) > 0;) {
     keep_stderr({chunk, static_cast<std::size_t>(got)});
   }
-  return WIFEXITED(status_) ? WEXITSTATUS(status_) : -1;
+  if (stopped_ || !WIFEXITED(status_)) return std::nullopt;
+  return WEXITSTATUS(status_);
 }
 
 void PluginProcess::keep_stderr(std::string_view text) {

@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -45,9 +46,11 @@ class PluginProcess {
   void write(std::string_view bytes);
   // Up to buffer.size() bytes of the plugin's output; 0 at its end.
   std::size_t read(std::span<std::uint8_t> buffer);
-  // Ends the plugin: its group is sent SIGTERM unless it exited, and it is
-  // waited for. Returns its exit status (-1 when it died of a signal).
-  int finish();
+  // Ends the plugin's input and waits for it to exit: at once when `stop`
+  // (its group is sent SIGTERM: the session failed), else for it to exit by
+  // itself; a plugin still running kExitGrace later is killed with its group.
+  // Its exit status; nothing when it was stopped or died of a signal.
+  std::optional<int> finish(bool stop);
   // The last line the plugin wrote on stderr, its control characters
   // escaped (empty when it wrote none).
   std::string last_stderr_line() const;
@@ -55,9 +58,7 @@ class PluginProcess {
  private:
   void drain(bool wait_for_output);
   void keep_stderr(std::string_view text);
-  // Waits for the plugin to exit; after kExitGrace its group is sent SIGTERM
-  // (a plugin that was told all it needs), or SIGKILL (one already told to end).
-  void wait_for_exit(bool kill_after_grace);
+  void wait_for_exit(bool stop);
 
   std::string program_;
   pid_t pid_ = -1;
@@ -68,6 +69,7 @@ class PluginProcess {
   std::string stderr_;   // the last kMaxStderr bytes of its stderr
   int status_ = 0;
   bool exited_ = false;
+  bool stopped_ = false;  // paes ended it with a signal
 };
 
 }  // namespace paes

@@ -8,9 +8,9 @@ in tests/harness (sealed_cases, sealed_format, pipes). Covers:
   9. Recipients (format version 3, age's keys): keygen --x25519 and -y, encrypt -r/-R (files with
      comments, -R -), decrypt -i (several identities, --range), wrong identity, mixing recipients
      with keys, an identity given as a recipient and the reverse, 4096 recipients and one more;
-     refused recipients (bit 255 set, non-canonical, low-order points, ssh, plugins, the unreleased
-     paes-x25519 strings, -R /dev/zero and files over 1 MiB) and identity files (age-encrypted,
-     ssh, plugin); interop with age-keygen's identity files and with age (multi-identity files too);
+     refused recipients (bit 255 set, non-canonical, low-order points, malformed ssh keys, a plugin
+     not installed, the unreleased paes-x25519 strings, -R /dev/zero and files over 1 MiB) and
+     identity files (age-encrypted, a malformed ssh key, a plugin's not installed); interop with age-keygen's identity files and with age (multi-identity files too);
      age files and version-2 files named. No secret in any output.
   9b. rekey: --add keeps the file's stanzas, a new list replaces them; the preamble and body are
      copied byte for byte, to a file, in place (-f) and to a pipe; a key-sealed file, a wrong
@@ -350,11 +350,11 @@ class RecipientsTest(RecipientsCase):
         out_dir = self.new_dir("out")
         out = os.path.join(out_dir, "x")
 
-        def refused(recipient, words):
+        def refused(recipient, words, code=2):
             for where, args in (("-r", ["-r", recipient]),
                                 ("-R", ["-R", write_file(self.path("r.txt"), f"{ra}\n{recipient}\n".encode())])):
                 proc = run_paes(["encrypt", *args, inp, "-o", out])
-                problem = self.check_error(proc, 2, words, f"{where} {recipient!r}")
+                problem = self.check_error(proc, code, words, f"{where} {recipient!r}")
                 self.check(problem is None and proc.stdout == b"" and not os.listdir(out_dir),
                            problem or f"{where} {recipient!r}: output left")
 
@@ -369,10 +369,13 @@ class RecipientsTest(RecipientsCase):
         refused(ra[:-1] + ("q" if ra[-1] != "q" else "p"), "is not an age recipient")
         refused(bech32_encode("age", os.urandom(31)), "holds 31 bytes")
         refused(bech32_encode("agex", os.urandom(32)), "not an age recipient")
-        ssh_blob = base64.b64encode(b"\0\0\0\x0bssh-ed25519\0\0\0\x20" + os.urandom(32)).decode()
-        refused(f"ssh-ed25519 {ssh_blob} user@host", "ssh public key")
-        refused("ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQ user@host", "ssh public key")
-        refused(bech32_encode("age1yubikey", os.urandom(33)), "age plugin recipient")
+        # ssh keys that are no keys (real ones: tests/tink/ssh_interop.py): 32 random bytes are an
+        # Ed25519 point of the prime-order group only by chance, an RSA key cut short.
+        ssh_blob = base64.b64encode(b"\0\0\0\x0bssh-ed25519\0\0\0\x20" + bytes(31) + b"\x80").decode()
+        refused(f"ssh-ed25519 {ssh_blob} user@host", "ssh-ed25519")
+        refused("ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQ user@host", "malformed ssh-rsa")
+        # A plugin's recipient runs its plugin, which isn't installed here: a failure, not a usage error.
+        refused(bech32_encode("age1yubikey", os.urandom(33)), "age-plugin-yubikey is not on PATH", code=1)
         refused("paes-x25519:" + os.urandom(32).hex(), "unreleased version-2")
         self.finish()
 
@@ -413,8 +416,9 @@ class RecipientsTest(RecipientsCase):
             (b"-----BEGIN AGE ENCRYPTED FILE-----\nYWdlLWVuY3J5cHRpb24ub3JnL3YxCg==\n"
              b"-----END AGE ENCRYPTED FILE-----\n", "age-encrypted", ()),
             (b"-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\n",
-             "ssh key", ()),
-            (f"# a yubikey\n{plugin}\n".encode(), "line 2: an age plugin identity", (plugin,)),
+             "not an ssh private key", ()),
+            # Decrypting runs the plugin (not installed here); keygen -y can't say its recipient.
+            (f"# a yubikey\n{plugin}\n".encode(), "age-plugin-yubikey", (plugin,)),
             (f"paes-x25519-secret:{bech32_decode(good)[1].hex()}\n".encode(), "unreleased version-2", (good,)),
             (f"# created: now\n\n{garbled}\n".encode(), "line 3: not an age identity", (garbled,)),
         ]

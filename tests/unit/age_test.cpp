@@ -529,6 +529,36 @@ TEST(AgeKeys, AgeKeygenIdentityFiles) {
   EXPECT_EQ(parse_identity_file(secret_of(crlf), "crlf.txt").size(), 3u);
 }
 
+TEST(AgeKeys, PluginKeysNameTheirPlugin) {
+  const std::vector<std::uint8_t> data(33, 7);
+  const std::string recipient = string_of(bech32_encode("age1yubikey", data, false));
+  const Recipient parsed = parse_recipient(recipient, "recipient");
+  EXPECT_EQ(parsed.type(), KeyType::plugin);
+  EXPECT_EQ(parsed.plugin_name(), "yubikey");
+  EXPECT_EQ(parsed.plugin_recipient(), recipient);
+  EXPECT_EQ(format_recipient(parsed), recipient);
+
+  const std::string identity = string_of(bech32_encode("age-plugin-yubikey-", data, true));
+  const auto identities = parse_identity_file(secret_of("# a plugin\n" + identity + "\n"), "id.txt");
+  ASSERT_EQ(identities.size(), 1u);
+  EXPECT_EQ(identities[0].type(), KeyType::plugin);
+  EXPECT_EQ(identities[0].plugin_name(), "yubikey");
+  EXPECT_EQ(string_of(identities[0].secret()), identity);
+  const Recipient to_identity = identities[0].recipient();
+  ASSERT_NE(to_identity.plugin_identity(), nullptr);  // sealing to it goes through its plugin (add-identity)
+
+  // Names age-plugin.md doesn't allow: a path separator, nothing at all.
+  for (const std::string hrp : {"age1a/b", "age1"}) {
+    SCOPED_TRACE(hrp);
+    const std::string text = string_of(bech32_encode(hrp, data, false));
+    EXPECT_THROW(parse_recipient(text, "recipient"), Error);
+  }
+  EXPECT_TRUE(valid_plugin_name("se+tpm.2_x-y"));
+  EXPECT_FALSE(valid_plugin_name("a b"));
+  EXPECT_FALSE(valid_plugin_name("../x"));
+  EXPECT_FALSE(valid_plugin_name(""));
+}
+
 TEST(AgeKeys, IdentityFileRefusalsNameTheProblemNeverTheLine) {
   auto expected = read_sections(data_path("age/real/expected.txt"));
   const std::string identity = expected["identity.txt"]["identity"];
@@ -536,10 +566,11 @@ TEST(AgeKeys, IdentityFileRefusalsNameTheProblemNeverTheLine) {
   bad_checksum.back() = bad_checksum.back() == 'Q' ? 'P' : 'Q';
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"# created: now\n" + expected["identity.txt"]["recipient"] + "\n", "line 2 is a recipient"},
-      {identity + "\nAGE-PLUGIN-YUBIKEY-1QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ7ZSK7V\n", "line 2: an age plugin identity"},
+      // A plugin identity whose checksum is wrong.
+      {identity + "\nAGE-PLUGIN-YUBIKEY-1QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ7ZSK7V\n", "line 2: not an age identity"},
       {"-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n"
        "-----END OPENSSH PRIVATE KEY-----\n",
-       "ssh key"},
+       "not an ssh private key"},
       {"age-encryption.org/v1\n-> scrypt c2FsdHNhbHRzYWx0c2FsdA 18\nc2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2U\n"
        "--- c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2U\n",
        "age-encrypted"},

@@ -83,8 +83,9 @@ TEST(PluginProtocol, BoundsABodyAndASession) {
   // A body past 1 MiB is refused while it is read, not after.
   std::string huge = "-> recipient-stanza 0 t\n";
   const std::string line(64, 'A');
-  while (huge.size() < kMaxPluginBodyLen / 3 * 4 + 1024) huge += line + "\n";
-  EXPECT_NE(error_of(huge).find("a body longer than 1 MiB"), std::string::npos);
+  for (std::size_t chars = 0; chars / 4 * 3 <= kMaxPluginBodyLen + 1024; chars += line.size()) huge += line + "\n";
+  const std::string message = error_of(huge);
+  EXPECT_NE(message.find("a body longer than 1 MiB"), std::string::npos) << message;
 
   std::string many;
   for (std::size_t i = 0; i <= kMaxPluginMessages; ++i) many += "-> ok\n\n";
