@@ -6,6 +6,7 @@ Needs the Python packages `tink` and `cryptography`: a script imports this after
 """
 
 import base64
+import collections
 import fcntl
 import os
 import select
@@ -28,6 +29,46 @@ SEGMENT = 4096
 def b64(text):
     """age's base64: the standard alphabet without padding."""
     return base64.b64decode(text + b"=" * (-len(text) % 4), validate=True)
+
+
+class Stanza(collections.namedtuple("Stanza", "type args body text")):
+    """One stanza of an age (or paes version-3) header: its type and arguments (str), its body
+    (bytes, decoded) and its text as it stood in the header, "-> " to the body's last LF."""
+
+
+def stanza_text(type_, args, body):
+    """age's stanza text: "-> " type and arguments, then the body's base64 (unpadded) in 64-column
+    lines, the last one shorter (empty when the base64 fills its lines exactly)."""
+    encoded = base64.b64encode(body).rstrip(b"=")
+    lines = [encoded[i:i + 64] for i in range(0, len(encoded) + 1, 64)]
+    return b" ".join([b"->", type_.encode(), *(a.encode() for a in args)]) + b"\n" + b"".join(x + b"\n" for x in lines)
+
+
+def parse_stanzas(data, start):
+    """([Stanza], offset of the "---" that ends them) of the stanzas at `start`, read as age.md
+    writes them (a body line of 64 characters is followed by another); AssertionError when the
+    bytes there are not stanzas and a "---"."""
+    stanzas, pos = [], start
+    try:
+        while not data.startswith(b"---", pos):
+            end = data.index(b"\n", pos)
+            if not data.startswith(b"-> ", pos):
+                raise ValueError("a stanza does not start with '-> '")
+            type_, *args = data[pos + 3:end].decode("ascii").split(" ")
+            body, line_start = b"", end + 1
+            while True:
+                line_end = data.index(b"\n", line_start)
+                line = data[line_start:line_end]
+                if len(line) > 64:
+                    raise ValueError("a body line is longer than 64 columns")
+                body, line_start = body + line, line_end + 1
+                if len(line) < 64:
+                    break
+            stanzas.append(Stanza(type_, args, b64(body), data[pos:line_start]))
+            pos = line_start
+    except ValueError as exc:  # str.index, decode, b64 and the checks above
+        raise AssertionError(f"no age stanzas at offset {start} ({exc}): {data[start:start + 200]!r}") from None
+    return stanzas, pos
 
 
 def age_payload(file_key, plain):
@@ -53,11 +94,13 @@ def paes_file(stanzas, file_key, plain, aad=b""):
     return header + mac_line(header + aad, file_key) + body
 
 
-def run_on_terminal(cmd, passphrase, timeout=120):
+def run_on_terminal(cmd, passphrase, timeout=120, prompt="passphrase", env=None):
     """Runs `cmd` with a new pseudo-terminal as its controlling terminal (age opens /dev/tty),
-    typing `passphrase` at every prompt that asks for one; stdin /dev/null, stdout and stderr
-    to files (a pipe would fill while the terminal is served). Returns (a CompletedProcess with
-    stdout and stderr, what the terminal showed)."""
+    typing `passphrase` at every prompt that asks for one (each time the word `prompt`, in any
+    case, appears once more on the terminal); stdin /dev/null, stdout and stderr to files (a
+    pipe would fill while the terminal is served); `env`, when given, is its environment.
+    Returns (a CompletedProcess with stdout and stderr, what the terminal showed)."""
+    word = prompt.lower().encode()
     master, slave = os.openpty()
 
     def take_terminal():
@@ -66,7 +109,7 @@ def run_on_terminal(cmd, passphrase, timeout=120):
 
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                preexec_fn=take_terminal, pass_fds=(slave,))
+                                preexec_fn=take_terminal, pass_fds=(slave,), env=env)
         os.close(slave)
         screen, typed = b"", 0
         deadline = time.monotonic() + timeout
@@ -79,7 +122,7 @@ def run_on_terminal(cmd, passphrase, timeout=120):
                 except OSError:  # EIO: the terminal's last user is gone
                     break
                 screen += chunk
-                while screen.lower().count(b"passphrase") > typed:
+                while screen.lower().count(word) > typed:
                     os.write(master, passphrase.encode() + b"\n")
                     typed += 1
             proc.wait(timeout=max(1, deadline - time.monotonic()))
