@@ -47,7 +47,7 @@ struct TransformReport {
   std::uint64_t bytes_in = 0;
   std::uint64_t bytes_out = 0;
   unsigned workers = 0;
-  bool parallel = false;
+  bool parallel = false;  // it ran on more than one worker or rank (not just: its mode could)
   EngineKind engine = EngineKind::threads;  // the one that ran
   std::uint64_t chunk_len = 0;  // as the job used it: rounded down to whole blocks
   unsigned key_bits = 0;  // the AES key size, where the job learnt it (a sealed file's own); else 0

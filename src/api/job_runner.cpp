@@ -105,7 +105,6 @@ void JobRunner::run(const Job& job, InputEndpoint& in, std::uint64_t in_skip, Ou
   report.bytes_out = out_skip + run_job(*engine_, job, in, in_skip, out, out_skip);
   out.commit();
   report.bytes_in = in_skip + consumed_->load();
-  report.parallel = job.parallel();
   report.engine = engine_->kind();
   if (!job.parallel() || engine_->kind() == EngineKind::serial) {
     report.workers = 1;
@@ -115,6 +114,9 @@ void JobRunner::run(const Job& job, InputEndpoint& in, std::uint64_t in_skip, Ou
     report.workers = engine_->workers_for(job, size ? *size - in_skip : consumed_->load());
   }
   report.ranks = engine_->rank_timings();
+  // Whether it ran in parallel, not whether its mode could: a small input
+  // runs on one worker, and "parallel" beside "threads":1 told nobody anything.
+  report.parallel = job.parallel() && (report.workers > 1 || report.ranks.size() > 1);
   // plan_for gave a raw job auto's reason; a sealed job's AES-GCM runs on
   // the CPU's backend (no GPU has it), and auto says so all the same.
   report.engine_choice = backend_choice_.empty() && options_.backend.auto_may_take_a_gpu()

@@ -519,9 +519,9 @@ TransformReport read_sealed_range(const SealedSpec& spec, const std::string& inp
   report.bytes_out = end - offset;
   report.chunk_len = reader.segment_size();
   report.key_bits = reader.key_bits();
-  report.parallel = true;
   report.engine = EngineKind::threads;
   report.workers = reader.workers_for(offset, end - offset);
+  report.parallel = report.workers > 1;
   report.seconds = seconds_since(start);
   return report;
 }

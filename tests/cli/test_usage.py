@@ -15,6 +15,7 @@ Python 3.11 standard library only. Exits non-zero when any test fails; every ski
 says why.
 """
 
+import json
 import os
 import re
 import shlex
@@ -111,7 +112,7 @@ class PaperCutsTest(UsageTestCase):
     """Issue 44, items 1, 6, 7, 8, 12 and 17: openssl enc's -md, -nosalt and -S; PAES_BACKEND only
     where a backend is taken; a stale temporary removed by the next run; a raw decrypt of a container says what the input looks like;
     openssl enc -a's text without -a is named; -V, 'paes help [COMMAND]', a mistyped option and
-    encrypt -i (age's -e -i)."""
+    encrypt -i (age's -e -i); --json's "parallel" beside "threads"."""
 
     def test_version_and_help_command(self):
         version = run_paes(["--version"])
@@ -125,6 +126,19 @@ class PaperCutsTest(UsageTestCase):
             self.check((proc.returncode, proc.stdout, proc.stderr) == (0, want.stdout, b"") and want.stdout,
                        f"{args}: {describe(proc)}")
         self.check_usage_error(["help", "bogus"], "unknown command 'bogus'", "the commands are encrypt")
+        self.finish()
+
+    def test_json_parallel_is_what_ran(self):
+        """--json's "parallel" says the job ran on more than one worker, not that its mode could:
+        a small CTR file runs on one thread, a 4 MiB one on two with --threads 2."""
+        key = self.key_file(random_raw_key(32))
+        for size, threads, parallel in ((1000, 1, False), (4 << 20, 2, True)):
+            inp = write_file(self.path(f"in-{size}"), os.urandom(size))
+            proc = run_paes(["encrypt", "--mode", "ctr", "--key-file", key, "--iv", "00" * 16, "--threads", "2",
+                             "--json", inp, "-o", self.path(f"out-{size}")])
+            summary = json.loads(proc.stdout) if proc.returncode == 0 else {}
+            self.check((summary.get("threads"), summary.get("parallel")) == (threads, parallel),
+                       f"{size} bytes: {describe(proc)}")
         self.finish()
 
     def test_mistyped_option(self):
