@@ -1,5 +1,7 @@
 #include "cli/progress.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -9,6 +11,7 @@
 #include <cstdio>
 #include <iomanip>
 #include <iterator>
+#include <optional>
 #include <sstream>
 #include <string_view>
 #include <utility>
@@ -37,10 +40,38 @@ std::string pad_left(std::string text, std::size_t width) {
 }
 
 
+// In the sizes' binary units: "1.5 GiB / 3.0 GiB  50%  120.0 MiB/s", not MiB beside MB/s.
 std::string format_rate(double bytes_per_second) {
-  if (bytes_per_second >= 1e9) return fixed_point(bytes_per_second / 1e9, 2) + " GB/s";
-  return fixed_point(bytes_per_second / 1e6, 1) + " MB/s";
+  constexpr double kMiB = 1 << 20, kGiB = 1 << 30;
+  if (bytes_per_second >= kGiB) return fixed_point(bytes_per_second / kGiB, 2) + " GiB/s";
+  return fixed_point(bytes_per_second / kMiB, 1) + " MiB/s";
 }
+
+// One progress line per terminal: two paes in a pipeline on one terminal
+// (`paes encrypt ... | paes decrypt ... -o x`) would redraw the same line in
+// turn. Each draws only while it holds an exclusive flock on the terminal
+// (its device inode, which every process on it opens); the other waits its
+// turn, and takes over the line when the first is done.
+class TerminalTurn {
+ public:
+  TerminalTurn() {
+    if (const char* name = ::ttyname(STDERR_FILENO)) fd_ = ::open(name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  }
+  ~TerminalTurn() {
+    if (fd_ >= 0) ::close(fd_);  // the lock goes with it
+  }
+  TerminalTurn(const TerminalTurn&) = delete;
+  TerminalTurn& operator=(const TerminalTurn&) = delete;
+  // Whether this process may draw now; a terminal it can't open or lock is its own.
+  bool mine() {
+    if (!held_) held_ = fd_ < 0 || ::flock(fd_, LOCK_EX | LOCK_NB) == 0;
+    return held_;
+  }
+
+ private:
+  int fd_ = -1;
+  bool held_ = false;
+};
 
 // m:ss below an hour, h:mm:ss from there.
 std::string format_duration(std::uint64_t seconds) {
@@ -150,6 +181,8 @@ void Progress::redraw_until_finished() {
   // the total (each kPlainLineSeconds when the total is unknown), and the
   // last state at the end.
   const bool terminal = ::isatty(STDERR_FILENO) != 0;
+  std::optional<TerminalTurn> turn;
+  if (terminal) turn.emplace();
   bool drawn = false;
   unsigned plain_tenth = 0;
   double plain_at = 0;
@@ -175,6 +208,7 @@ void Progress::redraw_until_finished() {
       drawn = true;
       continue;
     }
+    if (!turn->mine()) continue;  // another paes draws on this terminal
     // A line as wide as the terminal wraps, and "\r" returns only to the
     // start of its last row: every redraw would leave a row behind.
     if (const std::size_t columns = terminal_columns(); columns > 1 && line.size() > columns - 1) {

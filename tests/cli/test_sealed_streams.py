@@ -14,6 +14,7 @@ in tests/harness (sealed_cases, sealed_format, pipes). Covers:
 Python 3.11 standard library only. Exits non-zero when any test fails; every skip says why.
 """
 
+import fcntl
 import json
 import os
 import re
@@ -300,6 +301,50 @@ class ProgressTest(SealedTestCase):
                                f"{text[-500:]!r}")
         self.assertFalse(any(l.startswith("paes: ") for l in lines),
                          f"an error line with --progress: {text[-500:]!r}")
+
+    def run_on_terminal_slowly(self, key, inp, slave, master):
+        """paes encrypt with stderr on the terminal `slave` (automatic progress), its output read
+        at ~120 MiB/s; returns what the terminal showed."""
+        shown = bytearray()
+        stop = threading.Event()
+
+        def drain():
+            while not stop.is_set():
+                try:
+                    shown.extend(os.read(master, 4096))
+                except OSError:  # EIO: nothing left open on the terminal
+                    return
+
+        reader = threading.Thread(target=drain, daemon=True)
+        reader.start()
+        proc = subprocess.Popen([PAES, "encrypt", "--engine", "serial", "--key-file", key, inp],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave)
+        try:
+            while block := proc.stdout.read(1 << 20):
+                time.sleep(self.SLOW * len(block) / (1 << 20))
+            self.assertEqual(proc.wait(timeout=60), 0)
+        finally:
+            proc.stdout.close()
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        time.sleep(0.2)  # what paes wrote last, through the terminal to the reader
+        stop.set()
+        return bytes(shown)
+
+    def test_one_progress_line_per_terminal(self):
+        """Two paes on one terminal (`paes encrypt | paes decrypt -o x`) draw one progress line:
+        each draws only while it holds a lock on the terminal. Held here, paes draws nothing;
+        free, it draws."""
+        key = self.keygen(256)
+        inp = self.big_input()
+        with self.terminal() as (master, slave):
+            with open(os.ttyname(slave), "rb") as holder:
+                fcntl.flock(holder, fcntl.LOCK_EX)
+                held = self.run_on_terminal_slowly(key, inp, slave, master)
+            free = self.run_on_terminal_slowly(key, inp, slave, master)
+        self.assertNotIn(b"%", held, f"drew while another held the terminal: {held[-300:]!r}")
+        self.assertIn(b"MiB/s", free, f"no progress line on a free terminal: {free[-300:]!r}")
 
     def test_silent_without_progress(self):
         key = self.keygen(256)
