@@ -238,7 +238,7 @@ TEST_F(SshKeys, ProtectedPemKeyNeedsItsPubFile) {
 TEST_F(SshKeys, ProtectedOpensshRsaKeyIsRefusedWithTheWayToConvertIt) {
   // libssh 0.10 decrypts it but can't export it (no CRT exponents).
   const std::string key = keygen("id_rsa", "rsa -b 2048", kPassphrase);
-  expect_error([&] { read_ssh_identity(read_secret(key), key, read_text(key + ".pub")); }, "ssh-keygen -p -m PEM",
+  expect_error([&] { read_ssh_identity(read_secret(key), key, read_text(key + ".pub")); }, "ssh-keygen's PEM format",
                ErrorKind::usage);
 }
 
