@@ -112,7 +112,7 @@ class PaperCutsTest(UsageTestCase):
     """Issue 44, items 1, 6, 7, 8, 12 and 17: openssl enc's -md, -nosalt and -S; PAES_BACKEND only
     where a backend is taken; a stale temporary removed by the next run; a raw decrypt of a container says what the input looks like;
     openssl enc -a's text without -a is named; -V, 'paes help [COMMAND]', a mistyped option and
-    encrypt -i (age's -e -i); --json's "parallel" beside "threads"."""
+    encrypt -i (age's -e -i); --json's "parallel" beside "threads"; tiny chunks warned (item 16)."""
 
     def test_version_and_help_command(self):
         version = run_paes(["--version"])
@@ -139,6 +139,23 @@ class PaperCutsTest(UsageTestCase):
             summary = json.loads(proc.stdout) if proc.returncode == 0 else {}
             self.check((summary.get("threads"), summary.get("parallel")) == (threads, parallel),
                        f"{size} bytes: {describe(proc)}")
+        self.finish()
+
+    def test_tiny_chunks_warned(self):
+        """A chunk size far below a page over an input of many chunks is slow, and says so once;
+        a few tiny chunks (a small input) are not worth a word."""
+        key = self.key_file(random_raw_key(32))
+        for size, warned in ((1100 * 1024, True), (1000, False)):
+            data = os.urandom(size)
+            inp = write_file(self.path(f"in-{size}"), data)
+            out = self.path(f"out-{size}")
+            proc = run_paes(["encrypt", "--mode", "ctr", "--key-file", key, "--iv", "00" * 16, "--chunk-size", "16",
+                             inp, "-o", out])
+            lines = proc.stderr.decode().splitlines()
+            expected = (["paes: warning: chunks of 16 bytes, 70400 of them: each costs more to hand to a worker than "
+                         "to transform, so this run is slow; chunks of 64 KiB or more run at the cipher's speed"]
+                        if warned else [])
+            self.check(proc.returncode == 0 and lines == expected, f"{size} bytes: {describe(proc)}")
         self.finish()
 
     def test_mistyped_option(self):
