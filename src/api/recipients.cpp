@@ -30,7 +30,8 @@ std::vector<std::pair<std::string, std::vector<const Key*>>> by_plugin(const std
   std::vector<std::pair<std::string, std::vector<const Key*>>> groups;
   for (const Key& key : keys) {
     if (key.type() != KeyType::plugin) continue;
-    auto group = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key.plugin_name(); });
+    auto group =
+        std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key.plugin_name(); });
     if (group == groups.end()) group = groups.insert(groups.end(), {key.plugin_name(), {}});
     group->second.push_back(&key);
   }

@@ -254,8 +254,8 @@ Success.
 A failed operation: bad input data, an I/O error, a failed decryption.
 .TP
 .B 2
-A usage error: an option or its value, a file in the wrong role, binary output
-to a terminal.
+A usage error: an option or its value, a file in the wrong role or one that
+holds no key, passphrase, recipient or identity, binary output to a terminal.
 .PP
 Errors are one line on standard error.
 SIGINT, SIGTERM, SIGHUP, SIGQUIT and SIGPIPE remove the temporary output and

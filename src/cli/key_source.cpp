@@ -92,14 +92,14 @@ bool starts_with_byte_order_mark(std::span<const std::uint8_t> bytes) {
 
 SecretBytes decode_key_file(const SecretBytes& content, const std::string& path) {
   const std::string name = secret_file_name("key file", "--key-file", path);
-  if (content.empty()) throw Error(name + " is empty (" + kKeyFileForms + ")");
+  if (content.empty()) throw usage_error(name + " is empty (" + kKeyFileForms + ")");
   // Refused rather than skipped: the other tools that read a key file
   // ($(cat KEY) for openssl -K, xxd -r -p, Tink's loaders) take the mark for
   // part of the key and fail on it or misread it, and a key should be one
   // file that all of them read alike. Only before text, so that the 1 in
   // 2^24 random raw keys that start with these bytes stay keys.
   if (starts_with_byte_order_mark(content.view()) && looks_like_utf8_text(content.view().subspan(3))) {
-    throw Error(name + " starts with a UTF-8 byte-order mark (bytes EF BB BF, as some editors "
+    throw usage_error(name + " starts with a UTF-8 byte-order mark (bytes EF BB BF, as some editors "
                 "write): save it without one (" + kKeyFileForms + "; a passphrase goes in --passphrase-file)");
   }
   std::string_view text(reinterpret_cast<const char*>(content.data()), content.size());
@@ -111,7 +111,7 @@ SecretBytes decode_key_file(const SecretBytes& content, const std::string& path)
   // hex key or a short passphrase file would otherwise become an AES key as
   // it is, with no KDF, and encrypt "successfully" under a guessable key.
   const auto not_a_key = [&](const std::string& kind) {
-    return Error(name + " is " + kind + " but not a hex key" +
+    return usage_error(name + " is " + kind + " but not a hex key" +
                  (ascii_text && hex_length ? ": its " + std::to_string(text.size()) +
                                                  " characters are not all hex digits"
                                            : "") +
@@ -127,12 +127,12 @@ SecretBytes decode_key_file(const SecretBytes& content, const std::string& path)
   // Text is never raw key bytes, whatever its length: said as such, not as
   // a byte count that includes its newline.
   if (ascii_text) {
-    if (text.empty()) throw Error(name + " holds only whitespace (" + kKeyFileForms + ")");
+    if (text.empty()) throw usage_error(name + " holds only whitespace (" + kKeyFileForms + ")");
     const bool all_hex = std::all_of(text.begin(), text.end(), [](char c) {
       return std::isxdigit(static_cast<unsigned char>(c)) != 0;
     });
     if (all_hex) {
-      throw Error(name + " holds " + std::to_string(text.size()) +
+      throw usage_error(name + " holds " + std::to_string(text.size()) +
                   " hex digits; a key has 32, 48 or 64 (AES-128, -192, -256), as 'paes keygen' writes "
                   "(a passphrase goes in --passphrase-file)");
     }
@@ -142,7 +142,7 @@ SecretBytes decode_key_file(const SecretBytes& content, const std::string& path)
   try {
     check_key_length(content.size());
   } catch (const Error& e) {
-    throw Error(name + ": " + e.what() + " (" + kKeyFileForms + ")");
+    throw usage_error(name + ": " + e.what() + " (" + kKeyFileForms + ")");
   }
   return content.clone();
 }
@@ -157,11 +157,11 @@ SecretBytes load_key(const KeySources& sources) {
   if (!sources.key_env.empty()) {
     const char* value = secret_from_env(sources.key_env, "--key-env");
     auto key = decode_hex(value);
-    if (!key) throw Error("environment variable " + sources.key_env + " does not hold a hex key");
+    if (!key) throw usage_error("environment variable " + sources.key_env + " does not hold a hex key");
     try {
       check_key_length(key->size());
     } catch (const Error& e) {
-      throw Error("environment variable " + sources.key_env + ": " + e.what());
+      throw usage_error("environment variable " + sources.key_env + ": " + e.what());
     }
     return std::move(*key);
   }

@@ -129,8 +129,8 @@ int print_recipients(const std::string& path) {
   refuse_raw_key_as_identity(text, name);
   for (const Identity& identity : parse_identity_file(text, name, std::nullopt)) {
     if (identity.type() == KeyType::plugin) {
-      throw Error(name + " holds an age plugin identity: its recipient comes from its plugin (age-plugin-" +
-                  identity.plugin_name() + "), not from the identity");
+      throw usage_error(name + " holds an age plugin identity: its recipient comes from its plugin (age-plugin-" +
+                        identity.plugin_name() + "), not from the identity");
     }
     std::cout << format_recipient(identity.recipient()) << '\n';
   }

@@ -236,7 +236,7 @@ SecretBytes read_secret_file(const std::string& path, std::size_t max_len, const
   SecretBytes content(max_len + 1);
   const std::size_t len = read_into(file.get(), content, false, what);
   if (len > max_len) {
-    throw Error(what + " is larger than " + std::to_string(max_len) + " bytes; it should hold just the secret");
+    throw usage_error(what + " is larger than " + std::to_string(max_len) + " bytes; it should hold just the secret");
   }
   return SecretBytes(content.data(), len);
 }
@@ -270,7 +270,7 @@ SecretBytes passphrase_from_file(const std::string& path, PassphraseFileRule rul
           std::to_string(kOpensslMaxFilePassphraseLen) + " are the passphrase, as for openssl enc -pass file:\n");
     }
   }
-  if (len == 0) throw Error("empty passphrase in " + (path == "-" ? what : path));
+  if (len == 0) throw usage_error("empty passphrase in " + (path == "-" ? what : path));
   return SecretBytes(content.data(), len);
 }
 
@@ -330,7 +330,7 @@ const char* secret_from_env(const std::string& var, const char* option) {
 SecretBytes passphrase_from_env(const std::string& var) {
   const char* value = secret_from_env(var, "--passphrase-env");
   const std::size_t len = std::strlen(value);
-  if (len == 0) throw Error("environment variable " + var + " holds an empty passphrase");
+  if (len == 0) throw usage_error("environment variable " + var + " holds an empty passphrase");
   return SecretBytes(reinterpret_cast<const std::uint8_t*>(value), len);
 }
 

@@ -72,7 +72,8 @@ std::string plugin_name_of(std::string_view hrp, std::string_view prefix, std::s
     throw usage_error(where + " names an age plugin whose name is not one age-plugin.md allows (letters, digits, "
                       "'-', '_', '.', '+')");
   }
-  std::transform(name.begin(), name.end(), name.begin(), [](char c) { return std::tolower(static_cast<unsigned char>(c)); });
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
   return name;
 }
 
@@ -297,11 +298,12 @@ std::vector<Recipient> parse_recipients_file(std::span<const std::uint8_t> text,
 std::vector<Identity> parse_identity_file(const SecretBytes& text, const std::string& name,
                                           const std::optional<std::string>& public_key_file) {
   if (text.size() > kMaxIdentityFileLen) {
-    throw Error(name + " is larger than " + std::to_string(kMaxIdentityFileLen >> 10) + " KiB, more than an identity file");
+    throw usage_error(name + " is larger than " + std::to_string(kMaxIdentityFileLen >> 10) +
+                      " KiB, more than an identity file");
   }
   const std::string_view all(reinterpret_cast<const char*>(text.data()), text.size());
   if (all.starts_with("age-encryption.org/") || all.starts_with("-----BEGIN AGE ENCRYPTED FILE-----")) {
-    throw Error(name + " is an age-encrypted (passphrase-protected) identity file: those are not supported; "
+    throw usage_error(name + " is an age-encrypted (passphrase-protected) identity file: those are not supported; "
                 "give the identity file age-keygen wrote");
   }
   std::vector<Identity> identities;
@@ -327,24 +329,24 @@ std::vector<Identity> parse_identity_file(const SecretBytes& text, const std::st
                         "(AGE-SECRET-KEY-1...)");
     }
     if (line.starts_with(kPreReleaseIdentityPrefix)) {
-      throw Error(where + ": an identity of paes' unreleased version-2 format, which version 3 does not read");
+      throw usage_error(where + ": an identity of paes' unreleased version-2 format, which version 3 doesn't read");
     }
     auto decoded = bech32_decode(line);
     // In upper case only, as age reads identities.
     const bool upper = std::none_of(line.begin(), line.end(), [](char c) { return std::islower(static_cast<unsigned char>(c)); });
     if (decoded && upper && line.starts_with(kPluginIdentityPrefix)) {
       const std::string plugin = plugin_name_of(decoded->hrp, "age-plugin-", "-", where);
-      identities.push_back(Identity::plugin(SecretBytes(reinterpret_cast<const std::uint8_t*>(line.data()), line.size()),
-                                            plugin));
+      const auto* bytes = reinterpret_cast<const std::uint8_t*>(line.data());
+      identities.push_back(Identity::plugin(SecretBytes(bytes, line.size()), plugin));
       return;
     }
     if (!decoded || !upper || decoded->hrp != kIdentityHrp || decoded->data.size() != kX25519KeyLen) {
-      throw Error(where + ": not an age identity (AGE-SECRET-KEY-1 and 59 Bech32 characters, as age-keygen writes, "
-                  "or a plugin's AGE-PLUGIN-...)");
+      throw usage_error(where + ": not an age identity (AGE-SECRET-KEY-1 and 59 Bech32 characters, as age-keygen "
+                        "writes, or a plugin's AGE-PLUGIN-...)");
     }
     identities.push_back(Identity(std::move(decoded->data)));
   });
-  if (identities.empty()) throw Error(name + " holds no identity");
+  if (identities.empty()) throw usage_error(name + " holds no identity");
   return identities;
 }
 

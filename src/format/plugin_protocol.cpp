@@ -38,7 +38,9 @@ std::string_view PluginMessageReader::next_line() {
 }
 
 Stanza PluginMessageReader::next() {
-  if (++messages_ > kMaxPluginMessages) throw malformed("more than " + std::to_string(kMaxPluginMessages) + " messages");
+  if (++messages_ > kMaxPluginMessages) {
+    throw malformed("more than " + std::to_string(kMaxPluginMessages) + " messages");
+  }
   const std::string first(next_line());  // a copy: reading the body moves the buffer
   if (!first.starts_with(std::string(kStanzaLinePrefix) + " ")) throw malformed("a line that is not a message");
   body_len_ = 0;

@@ -445,7 +445,9 @@ SshIdentityFile read_ssh_identity(const SecretBytes& text, const std::string& na
                                   std::optional<std::string> public_key_file) {
   check_key_file_len(text.size(), name);
   const auto libssh_text = c_string(text.view());
-  if (!libssh_text) throw Error(name + ": not an ssh private key (it holds a NUL byte)");
+  // What the file holds is the caller's choice of file: a usage error, as
+  // for any key file that isn't what its option takes.
+  if (!libssh_text) throw usage_error(name + ": not an ssh private key (it holds a NUL byte)");
   quiet_libssh();
   bool asked = false;
   ssh_key raw = nullptr;
@@ -456,7 +458,9 @@ SshIdentityFile read_ssh_identity(const SecretBytes& text, const std::string& na
     SshPublicKey public_key = private_key.public_key;
     return SshIdentityFile{std::move(public_key), std::move(private_key)};
   }
-  if (!asked) throw Error(name + ": not an ssh private key libssh can read (malformed, or of a type it doesn't know)");
+  if (!asked) {
+    throw usage_error(name + ": not an ssh private key libssh can read (malformed, or of a type it doesn't know)");
+  }
   if (!is_openssh_container(as_text(text.view()))) {
     return SshIdentityFile{public_key_of_pub_file(public_key_file, name), std::nullopt};
   }
@@ -471,7 +475,9 @@ SshPrivateKey decrypt_ssh_identity(const SecretBytes& text, const SecretBytes& p
   check_key_file_len(text.size(), name);
   const auto libssh_text = c_string(text.view());
   const auto libssh_passphrase = c_string(passphrase.view());
-  if (!libssh_text) throw Error(name + ": not an ssh private key (it holds a NUL byte)");
+  // What the file holds is the caller's choice of file: a usage error, as
+  // for any key file that isn't what its option takes.
+  if (!libssh_text) throw usage_error(name + ": not an ssh private key (it holds a NUL byte)");
   if (!libssh_passphrase) throw Error(name + ": wrong passphrase (a passphrase holds no NUL byte)");
   quiet_libssh();
   ssh_key raw = nullptr;

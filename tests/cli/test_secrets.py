@@ -428,7 +428,7 @@ class TextKeyFiles(ScratchTestCase):
                 out = self.path("out")
                 proc = subprocess.run([PAES, *args, "--key-file", key, data, "-o", out], capture_output=True)
                 err = proc.stderr.decode(errors="replace")
-                self.assertEqual(proc.returncode, 1, f"{what}, {args}: {describe(proc)}")
+                self.assertEqual(proc.returncode, 2, f"{what}, {args}: {describe(proc)}")
                 self.assertFalse(os.path.exists(out), f"{what}, {args}: output written")
                 self.assertNotIn(content.strip().decode(), err, f"{what}: the key file's text is in the message")
                 digits = content.strip()
@@ -473,7 +473,9 @@ class UnicodeAndEmptyKeyFiles(ScratchTestCase):
     def assert_key_file_refused(self, content, *phrases):
         proc, out = self.run_ctr(content)
         err = proc.stderr.decode(errors="replace")
-        self.assertEqual(proc.returncode, 1, f"{content!r}: {describe(proc)}")
+        # A key file that holds no key is the wrong file for --key-file: a usage error, as a -R file
+        # that holds no recipient is (issue 44, item 11).
+        self.assertEqual(proc.returncode, 2, f"{content!r}: {describe(proc)}")
         self.assertFalse(os.path.exists(out), f"{content!r}: output written")
         for phrase in phrases:
             self.assertIn(phrase.replace("KEY", self.path("key")), err, repr(content))
@@ -548,7 +550,7 @@ class UnicodeAndEmptyKeyFiles(ScratchTestCase):
             outcomes[is_text] += 1
             if is_text:
                 proc, out = self.run_ctr(content)
-                self.assertEqual(proc.returncode, 1, f"{content!r}: {describe(proc)}")
+                self.assertEqual(proc.returncode, 2, f"{content!r}: {describe(proc)}")
                 self.assertRegex(proc.stderr.decode(errors="replace"),
                                  r"is (UTF-8 )?text but not a hex key|starts with a UTF-8 byte-order mark", repr(content))
             else:
@@ -793,7 +795,7 @@ class SecretsOnStandardInput(ScratchTestCase):
                   stdin=PASSPHRASE + b"\n")
         self.assertEqual(self.assert_exit(["decrypt", "--mode", "cbc", "--pbkdf2", "--passphrase-file", "-", salted],
                                    stdin=PASSPHRASE).stdout, read_file(self.data))
-        proc = self.assert_exit(["decrypt", "--passphrase-file", "-", sealed], stdin=b"\n", code=1,
+        proc = self.assert_exit(["decrypt", "--passphrase-file", "-", sealed], stdin=b"\n", code=2,
                          words="empty passphrase in standard input (--passphrase-file -)")
         self.assertEqual(proc.stdout, b"")
 

@@ -334,9 +334,15 @@ class ExitStatusRuleTest(UsageTestCase):
             self.check_usage_error(["keygen", "-y", key], "holds a raw AES key")
         write_file(self.path("id.pub"), b"age1" + b"q" * 58 + b"\n", 0o600)
         self.check_usage_error(["decrypt", "-i", "id.pub", "s.paes", "-o", "out"], "is a recipient")
-        # Not a wrong role: a damaged identity file is the data's failure.
+        # A file that holds no identity is the wrong file for -i, as one that holds no recipient is for -R
+        # and one that holds no key for --key-file (issue 44, item 11): exit 2 for each.
         write_file(self.path("bad.id"), b"AGE-SECRET-KEY-1QQQ\n", 0o600)
-        self.check_usage_error(["decrypt", "-i", "bad.id", "s.paes", "-o", "out"], "not an age identity", status=1)
+        self.check_usage_error(["decrypt", "-i", "bad.id", "s.paes", "-o", "out"], "not an age identity")
+        write_file(self.path("notes.txt"), b"meeting at noon\n", 0o600)
+        for args in (["decrypt", "-i", "notes.txt", "s.paes", "-o", "out"], ["encrypt", "-R", "notes.txt", "d.txt"],
+                     ["keygen", "-y", "notes.txt"], ["encrypt", "--key-file", "notes.txt", "d.txt", "-o", "out"]):
+            self.check_usage_error(args, "notes.txt")
+        self.check_usage_error(["encrypt", "--key-file", "/dev/zero", "d.txt", "-o", "out"], "/dev/zero is larger")
         self.finish()
 
     def test_binary_output_to_a_terminal(self):
@@ -421,7 +427,8 @@ README_SKIPS = [("mpiexec", "needs a cluster (mpiexec)"), ("cuda", "needs a GPU"
                 ("asks for the passphrase", "needs a terminal to type on"),
                 ("man paes", "needs paes installed (cmake --install); test_docs checks the page"),
                 ("paes bench", "minutes of timing (the bench tests run it)"),
-                ("encrypt ...", "a placeholder, not a command")]
+                ("encrypt ...", "a placeholder, not a command"),
+                ("age1yubikey", "needs a YubiKey and its plugin, age-plugin-yubikey")]
 
 # The stand-in files the block expects, made first (the key it makes itself).
 README_SETUP = """
@@ -439,6 +446,8 @@ head -c 100000 /dev/urandom > in.bin && echo context > context.bin
 head -c 100000 /dev/urandom > data.bin
 echo notes > notes.txt
 head -c 4096 /dev/urandom > blocks.bin
+export HOME=$PWD && mkdir -m 700 .ssh && ssh-keygen -q -t ed25519 -N '' -f .ssh/id_ed25519
+cp .ssh/id_ed25519.pub .ssh/authorized_keys
 """
 
 # Stand-ins that need what an earlier line of the block made, before the first line holding the word.

@@ -214,7 +214,7 @@ TEST_F(PassphraseFileTest, TheOpensslRuleKeepsTheCarriageReturn) {
   EXPECT_EQ(as_string(passphrase_from_file(write_file(std::string(1100, 'y')), PassphraseFileRule::openssl)),
             std::string(1023, 'y'));
   const std::string path = write_file(std::string("\0after\n", 7));
-  EXPECT_EQ(error_message([&] { passphrase_from_file(path, PassphraseFileRule::openssl); }),
+  EXPECT_EQ(error_message([&] { passphrase_from_file(path, PassphraseFileRule::openssl); }, ErrorKind::usage),
             "empty passphrase in " + path);
 }
 
@@ -224,9 +224,9 @@ TEST_F(PassphraseFileTest, TakesAFileWithoutALineEndingWhole) {
 
 TEST_F(PassphraseFileTest, EmptyFileOrFirstLineIsAnError) {
   const std::string path = write_file("");
-  EXPECT_EQ(error_message([&] { passphrase_from_file(path); }), "empty passphrase in " + path);
+  EXPECT_EQ(error_message([&] { passphrase_from_file(path); }, ErrorKind::usage), "empty passphrase in " + path);
   write_file("\nsecond line\n");
-  EXPECT_EQ(error_message([&] { passphrase_from_file(path); }), "empty passphrase in " + path);
+  EXPECT_EQ(error_message([&] { passphrase_from_file(path); }, ErrorKind::usage), "empty passphrase in " + path);
 }
 
 TEST_F(PassphraseFileTest, MissingFileErrorNamesThePath) {
@@ -240,7 +240,7 @@ TEST_F(PassphraseFileTest, RefusesAFileOverTheLimitWithoutQuotingIt) {
   std::string content = "hunter2 secret\n";
   content.resize(kMaxPassphraseFileLen + 1, 'x');
   const std::string path = write_file(content);
-  const std::string message = error_message([&] { passphrase_from_file(path); });
+  const std::string message = error_message([&] { passphrase_from_file(path); }, ErrorKind::usage);
   EXPECT_TRUE(contains(message, path)) << message;
   EXPECT_TRUE(contains(message, "larger than 65536 bytes")) << message;
   EXPECT_FALSE(contains(message, "hunter2")) << message;
@@ -273,7 +273,7 @@ TEST(PassphraseFromEnv, UnsetVariableIsAnErrorThatNeverQuotesTheName) {
 
 TEST(PassphraseFromEnv, EmptyVariableIsAnError) {
   ::setenv(kTestVariable, "", 1);
-  EXPECT_EQ(error_message([] { passphrase_from_env(kTestVariable); }),
+  EXPECT_EQ(error_message([] { passphrase_from_env(kTestVariable); }, ErrorKind::usage),
             std::string("environment variable ") + kTestVariable + " holds an empty passphrase");
   ::unsetenv(kTestVariable);
 }

@@ -342,7 +342,7 @@ TEST_F(SshKeys, PrivateKeyFilesAreRecognised) {
   expect_error([] { read_ssh_identity(SecretBytes(kMaxSshKeyFileLen + 1), "big", std::nullopt); }, "16 KiB",
                ErrorKind::usage);
   expect_error([] { read_ssh_identity(secret_of("-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA\n"), "k", std::nullopt); },
-               "k: not an ssh private key");
+               "k: not an ssh private key", ErrorKind::usage);
 }
 
 TEST(PaddedBase64, DecodesCanonicalPaddedTextOnly) {
