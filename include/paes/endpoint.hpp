@@ -73,8 +73,10 @@ class OutputEndpoint {
   // with `options`), or a stream: stdout for "" / "-", or a named pipe
   // (also a process substitution's /dev/fd/N), opened as it is and written in
   // order; writing into a pipe replaces nothing, so it takes no -f.
-  // `refuse_terminal`: stdout that is a terminal is refused (ciphertext is
-  // binary; decrypted text may go to a terminal). A stream that is the input
+  // A terminal, by any route (stdout, /dev/stdout, /dev/tty), never gets
+  // binary: with `refuse_terminal` (ciphertext) it is refused at once;
+  // without (a plaintext), only text is written to it (StreamWriter's
+  // write_text_only), as age decrypts to a terminal. A stream that is the input
   // file itself (options.input_fd) is refused: it would be overwritten ahead
   // of the reading. With `armor`, what it is given is written as that
   // armor's text, in order (a file too), and a terminal is taken.

@@ -191,14 +191,27 @@ class StreamWriter {
   // write_all of a complete output; without armor it writes nothing.
   void finish();
   const std::string& name() const { return name_; }
+  // For a terminal: only text is written (no control character but tab,
+  // CR and LF, nor a C1 control in UTF-8), so that a binary plaintext or
+  // one holding escape sequences never drives the terminal. The first
+  // kTextHold bytes are held and checked before any is shown (a tar, a
+  // gzip file shows itself there: nothing reaches the screen); past them,
+  // each write is checked before it goes. Binary is a usage Error.
+  void write_text_only();
+  static constexpr std::size_t kTextHold = 64 * 1024;
 
  private:
   void write_raw(std::span<const std::uint8_t> src);
+  void check_text(std::span<const std::uint8_t> src);
 
   int fd_;
   std::string name_;
   std::unique_ptr<ArmorEncoder> encoder_;
   std::vector<std::uint8_t> text_;  // the armor of what write_all was given
+  bool text_only_ = false;
+  bool holding_ = false;                 // text_only_, and still within the first kTextHold bytes
+  std::vector<std::uint8_t> held_;
+  std::uint8_t last_byte_ = 0;           // a C1 control is two bytes, which two writes may split
 };
 
 // A regular file opened for reading. Throws Error naming the path when it is

@@ -118,6 +118,21 @@ void closing_on_failure(int owned_fd, const Rest& rest) {
   }
 }
 
+// The terminal `path` names (/dev/tty, /dev/pts/N), opened for writing, or
+// -1: a terminal is written as a stream, under the terminal rule below,
+// not through a temporary beside it. Not followed through a symbolic link,
+// as a named pipe isn't.
+int open_if_terminal(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISCHR(st.st_mode)) return -1;
+  const int fd = ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
+  if (fd >= 0 && ::isatty(fd) == 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 }  // namespace
 
 bool names_output_stream(const std::string& path) {
@@ -197,6 +212,9 @@ OutputEndpoint::OutputEndpoint(const std::string& path, const OutputOptions& opt
   } else if (names_output_stream(path)) {
     fd = owned_fd_ = open_stream(path, O_WRONLY);
     name_ = path;
+  } else if (const int terminal = open_if_terminal(path); terminal >= 0) {
+    fd = owned_fd_ = terminal;
+    name_ = path;
   } else {
     file_ = std::make_unique<OutputFile>(path, options);
     name_ = path;
@@ -205,12 +223,18 @@ OutputEndpoint::OutputEndpoint(const std::string& path, const OutputOptions& opt
     return;
   }
   closing_on_failure(owned_fd_, [&] {
-    if (refuse_terminal && armor == Armor::none && ::isatty(fd)) {
+    // One rule for a terminal, by any route (stdout, -o /dev/stdout, -o
+    // /dev/tty): binary never reaches it. Ciphertext is refused at once;
+    // a plaintext is written only as long as it is text (StreamWriter's
+    // text_only), as age does.
+    const bool terminal = armor == Armor::none && ::isatty(fd);
+    if (refuse_terminal && terminal) {
       throw usage_error("refusing to write binary output to a terminal", Remedy::output_file);
     }
     // stdout appended to the input (paes < f >> f) would read its own output.
     refuse_writing_the_input(fd, options.input_fd, name_);
     stream_ = std::make_unique<StreamWriter>(fd, name_, armor);
+    if (terminal) stream_->write_text_only();
   });
 }
 

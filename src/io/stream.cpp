@@ -151,7 +151,35 @@ StreamWriter::StreamWriter(int fd, std::string name, Armor armor) : StreamWriter
 
 StreamWriter::~StreamWriter() = default;
 
+void StreamWriter::write_text_only() {
+  text_only_ = true;
+  holding_ = true;
+}
+
+void StreamWriter::check_text(std::span<const std::uint8_t> src) {
+  for (const std::uint8_t byte : src) {
+    const bool c0 = (byte < 0x20 && byte != '\t' && byte != '\n' && byte != '\r') || byte == 0x7f;
+    const bool c1 = last_byte_ == 0xc2 && byte >= 0x80 && byte <= 0x9f;  // U+0080..U+009F in UTF-8
+    last_byte_ = byte;
+    if (c0 || c1) {
+      throw usage_error("refusing to write binary output to a terminal (" + name_ + "): this plaintext is not text",
+                        Remedy::output_file);
+    }
+  }
+}
+
 void StreamWriter::write_all(std::span<const std::uint8_t> src) {
+  if (text_only_) {
+    check_text(src);
+    if (holding_) {
+      held_.insert(held_.end(), src.begin(), src.end());
+      if (held_.size() < kTextHold) return;
+      holding_ = false;
+      write_raw(held_);
+      held_.clear();
+      return;
+    }
+  }
   if (!encoder_) return write_raw(src);
   text_.clear();
   encoder_->encode(src, text_);
@@ -159,6 +187,11 @@ void StreamWriter::write_all(std::span<const std::uint8_t> src) {
 }
 
 void StreamWriter::finish() {
+  if (holding_) {
+    holding_ = false;
+    write_raw(held_);
+    held_.clear();
+  }
   if (!encoder_) return;
   text_.clear();
   encoder_->finish(text_);

@@ -356,6 +356,26 @@ class ExitStatusRuleTest(UsageTestCase):
             said = proc.stdout.decode(errors="replace")
             self.check(proc.returncode == 2 and "refusing to write binary output to a terminal" in said,
                        f"{output}: exit {proc.returncode}, {said!r}")
+        # Decrypting, by every route too: a text plaintext is shown, a binary one (a tar) refused before
+        # any of it reaches the terminal, as age does (issue 44, item 2).
+        text = b"a line of text\tand a tab\n" * 3
+        write_file(self.path("note.txt"), text)
+        tar = subprocess.run(["tar", "cf", "-", "-C", self.tmp, "note.txt"], capture_output=True, check=True).stdout
+        write_file(self.path("note.tar"), tar)
+        for name in ("note.txt", "note.tar"):
+            self.assertEqual(run_paes(["encrypt", "--key-file", "key.bin", name, "-o", name + ".paes"],
+                                      cwd=self.tmp).returncode, 0)
+        for output in [[], ["-o", "/dev/tty"], ["-o", "/dev/stdout"]]:
+            for name, shown in (("note.txt", True), ("note.tar", False)):
+                cmd = shlex.join([PAES, "decrypt", "--key-file", "key.bin", name + ".paes", *output])
+                proc = subprocess.run(["script", "-qec", cmd, "/dev/null"], cwd=self.tmp, capture_output=True,
+                                      stdin=subprocess.DEVNULL, timeout=60)
+                screen = proc.stdout.replace(b"\r\n", b"\n")
+                if shown:
+                    self.check(proc.returncode == 0 and screen == text, f"{name} {output}: {describe(proc)}")
+                else:
+                    self.check(proc.returncode == 2 and b"refusing to write binary output to a terminal" in screen
+                               and b"a line of text" not in screen, f"{name} {output}: {describe(proc)}")
         self.finish()
 
 
