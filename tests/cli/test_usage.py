@@ -4,12 +4,13 @@ that follow README's rule (2: the invocation was wrong; 1: the data or the syste
 
 Run as:  python3 tests/cli/test_usage.py --paes build/release/paes --openssl /usr/bin/openssl
 
-Covers (issue 32, item 1; issue 44, items 7, 8 and 17 in part): option values named for what is wrong with them, an option of
+Covers (issue 32, item 1; issue 44, items 2, 5, 7, 8, 11, 16 and 17): option values named for what is wrong with them, an option of
 another command named as such, --engine serial with --threads, --format tink refused before
 any passphrase prompt, the exit-status rule (files in the wrong role, binary output to a
 terminal by any route), --progress into a log as plain lines, and README's Usage block and
-decrypt --help's pbkdf2 example run as written (with bash, tar and openssl on PATH), and
-messages written in whole lines (strace shows the writes).
+decrypt --help's pbkdf2 example run as written (with bash, tar and openssl on PATH), so does
+docs/CLUSTER.md's single-host block (mpiexec.mpich), and messages written in whole lines
+(strace shows the writes).
 
 Python 3.11 standard library only. Exits non-zero when any test fails; every skip
 says why.
@@ -441,9 +442,10 @@ class ProgressIntoALogTest(UsageTestCase):
 
 
 README = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "README.md")
+CLUSTER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "CLUSTER.md")
 
 # Lines of README's Usage block this test can't run, by a word in them, and why.
-README_SKIPS = [("mpiexec", "needs a cluster (mpiexec)"), ("cuda", "needs a GPU"), ("big.ctr", "needs a GPU"),
+README_SKIPS = [("-f hosts", "needs a cluster (a hosts file)"), ("cuda", "needs a GPU"), ("big.ctr", "needs a GPU"),
                 ("asks for the passphrase", "needs a terminal to type on"),
                 ("man paes", "needs paes installed (cmake --install); test_docs checks the page"),
                 ("paes bench", "minutes of timing (the bench tests run it)"),
@@ -546,6 +548,8 @@ class ReadmeUsageTest(UsageTestCase):
             if not line.strip() or line.lstrip().startswith("#"):
                 continue
             skip = next((why for word, why in README_SKIPS if word in line), None)
+            if not skip and line.startswith("mpiexec.mpich") and shutil.which("mpiexec.mpich") is None:
+                skip = "MPICH's mpiexec.mpich is not installed (scripts/setup.sh installs it)"
             if skip:
                 print(f"README Usage: skipped ({skip}): {line}", file=sys.stderr)
                 continue
@@ -574,6 +578,26 @@ class ReadmeUsageTest(UsageTestCase):
         out = pair[1].split("-o ")[-1].split()[0]
         with open(self.path("a"), "rb") as f, open(self.path(out), "rb") as g:
             self.assertEqual(f.read(), g.read(), pair)
+
+
+class ClusterDocTest(UsageTestCase):
+    """docs/CLUSTER.md's single-host block (the one whose lines launch mpiexec.mpich -n 2) runs as
+    written, with paes and paes-mpi on PATH and a tar to seal (issue 44, item 5)."""
+
+    def test_single_host_block_runs(self):
+        if shutil.which("mpiexec.mpich") is None:
+            self.skipTest("MPICH's mpiexec.mpich is not installed (scripts/setup.sh installs it)")
+        if not os.path.exists(os.path.join(os.path.dirname(PAES), "paes-mpi")):
+            self.skipTest("no paes-mpi beside paes: this build has no mpi engine")
+        with open(CLUSTER, encoding="utf-8") as f:
+            blocks = re.findall(r"^```sh\n(.*?)^```", f.read(), re.M | re.S)
+        single = [b for b in blocks if "mpiexec.mpich -n 2" in b]
+        self.assertEqual(len(single), 1, "one single-host block in docs/CLUSTER.md")
+        subprocess.run(["tar", "cf", "data.tar", "d.txt"], cwd=self.tmp, check=True)
+        env = dict(os.environ, PATH=os.path.dirname(PAES) + os.pathsep + os.environ.get("PATH", ""))
+        proc = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", single[0]], cwd=self.tmp, env=env,
+                              stdin=subprocess.DEVNULL, capture_output=True, timeout=300)
+        self.assertEqual(proc.returncode, 0, describe(proc))
 
 
 if __name__ == "__main__":
