@@ -4,7 +4,8 @@ that follow README's rule (2: the invocation was wrong; 1: the data or the syste
 
 Run as:  python3 tests/cli/test_usage.py --paes build/release/paes --openssl /usr/bin/openssl
 
-Covers (issue 32, item 1; issue 44, items 2, 5, 7, 8, 11, 16 and 17): option values named for what is wrong with them, an option of
+Covers (issue 32, item 1; issue 44, items 2, 5, 7, 8, 11, 16 and 17): option values named for
+what is wrong with them, an option of
 another command named as such, --engine serial with --threads, --format tink refused before
 any passphrase prompt, the exit-status rule (files in the wrong role, binary output to a
 terminal by any route), --progress into a log as plain lines, and README's Usage block and
