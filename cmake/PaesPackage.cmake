@@ -34,9 +34,11 @@ set(CPACK_COMPONENT_MPI_DEPENDS tool)
 set(CPACK_COMPONENT_MPI_DESCRIPTION "paes-mpi is paes with its mpi engine, which splits one file across the
 ranks of an MPI job on the nodes of a cluster; paes --engine mpi runs it.")
 
-# Debian's zsh reads completions under /usr from vendor-completions; its
+# Debian's zsh reads completions under /usr from vendor-completions (its
 # site-functions is the one under /usr/local, where cmake --install puts
-# _paes by default.
-set(CPACK_PRE_BUILD_SCRIPTS ${PROJECT_SOURCE_DIR}/cmake/PaesPackageZsh.cmake)
+# _paes by default); man pages gzipped, a man page for paes-mpi, and each
+# package's copyright and changelog: cmake/PaesPackageFiles.cmake.
+set(CPACK_PRE_BUILD_SCRIPTS ${PROJECT_SOURCE_DIR}/cmake/PaesPackageFiles.cmake)
+set(CPACK_PAES_COPYRIGHT_FILE ${PROJECT_SOURCE_DIR}/cmake/debian-copyright)
 
 include(CPack)

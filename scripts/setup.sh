@@ -26,6 +26,7 @@ packages=(
   openmpi-bin libopenmpi-dev         # the mpi engine's other MPI: the openmpi preset's tests (it
                                      # takes over plain mpicxx/mpiexec; builds pin theirs, PAES_MPI_FLAVOR)
   gnupg                              # gpg --symmetric: a peer in the benchmark suite
+  lintian                            # the package test: Debian's checker on both .debs
   ocl-icd-opencl-dev opencl-headers  # the opencl engine: ICD loader and headers
   pocl-opencl-icd clinfo             # an OpenCL device on the CPU, for the tests
   clang libclang-rt-14-dev           # libFuzzer and TSan (the fuzz and tsan presets)

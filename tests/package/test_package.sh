@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # The Debian packages as a user gets them: cpack -G DEB from the build tree
 # into a scratch directory, then each .deb's control fields (dpkg-deb -f) and
-# files (dpkg-deb -c), and the tools run from an extracted copy (dpkg-deb -x).
-# paes depends on what dpkg-shlibdeps found (OpenSSL's libssl3, the OpenCL
-# loader, ipsec-mb) and never on a CUDA library (the runtime is linked in
-# statically); paes-mpi on the MPI library it links and on paes of its version.
+# files (dpkg-deb -c), and the tools run from an extracted copy (dpkg-deb -x);
+# lintian (when installed) finds no error or warning in either. paes depends
+# on what dpkg-shlibdeps found (OpenSSL's libssl3, the OpenCL loader,
+# ipsec-mb, libssh, libsodium) and never on a CUDA library (the runtime is
+# linked in statically); paes-mpi on the MPI library it links and on paes of
+# its version. (dpkg-shlibdeps names the OpenCL loader twice, once with the
+# alternatives of its OpenCL 1.1 symbols: the first implies the second, and
+# lintian takes it.)
 #
 #   test_package.sh <cpack> <build dir> <version> <opencl ON|OFF> <ipsec-mb ON|OFF> <mpi ON|OFF>
 set -euo pipefail
@@ -53,8 +57,8 @@ fi
 step "paes: files"
 dpkg-deb -c "$deb" | awk '{print $NF}' >"$scratch/paes.files"
 cat "$scratch/paes.files"
-for file in ./usr/bin/paes ./usr/share/man/man1/paes.1 ./usr/share/bash-completion/completions/paes \
-            ./usr/share/zsh/vendor-completions/_paes; do
+for file in ./usr/bin/paes ./usr/share/man/man1/paes.1.gz ./usr/share/bash-completion/completions/paes \
+            ./usr/share/zsh/vendor-completions/_paes ./usr/share/doc/paes/copyright ./usr/share/doc/paes/changelog.gz; do
   grep -qx -- "$file" "$scratch/paes.files" || fail "paes lacks $file"
 done
 ! grep -E '^\./usr/(include|lib|share/zsh/site-functions)/|paes-mpi' "$scratch/paes.files" \
@@ -73,14 +77,27 @@ if [[ $mpi == ON ]]; then
   [[ -n $mpi_lib ]] || fail "the built paes-mpi loads no libmpi or libmpich"
   mpi_package=$(dpkg -S "$(readlink -f "$mpi_lib")" | head -1 | cut -d: -f1)
   depends_on "$deb_mpi" "$mpi_package" || fail "paes-mpi does not depend on $mpi_package ($mpi_lib)"
-  dpkg-deb -c "$deb_mpi" | awk '$NF !~ /\/$/ {print $NF}' >"$scratch/paes-mpi.files"
-  [[ $(cat "$scratch/paes-mpi.files") == ./usr/bin/paes-mpi ]] \
-    || fail "paes-mpi carries files other than usr/bin/paes-mpi: $(cat "$scratch/paes-mpi.files")"
+  dpkg-deb -c "$deb_mpi" | awk '$NF !~ /\/$/ {print $NF}' | sort >"$scratch/paes-mpi.files"
+  want_mpi=$(printf '%s\n' ./usr/bin/paes-mpi ./usr/share/doc/paes-mpi/changelog.gz ./usr/share/doc/paes-mpi/copyright \
+             ./usr/share/man/man1/paes-mpi.1.gz | sort)
+  [[ $(cat "$scratch/paes-mpi.files") == "$want_mpi" ]] \
+    || fail "paes-mpi carries other files than paes-mpi, its man page and its doc files: $(cat "$scratch/paes-mpi.files")"
 fi
 
 for deb_file in "$scratch"/*.deb; do
   ! field "$deb_file" Depends | grep -qi cuda || fail "$(basename "$deb_file") depends on a CUDA package"
 done
+
+# lintian, Debian's package checker (scripts/setup.sh installs it): no error
+# and no warning, and no override: each would need a comment saying why.
+if command -v lintian >/dev/null; then
+  step "lintian"
+  lintian --tag-display-limit 0 "$scratch"/*.deb >"$scratch/lintian.log" 2>&1 || true
+  grep -v 'running with root privileges' "$scratch/lintian.log" || true
+  ! grep -qE '^[EW]: ' "$scratch/lintian.log" || fail "lintian reports errors or warnings (above)"
+else
+  echo "lintian is not installed (scripts/setup.sh installs it): the packages were not checked by it"
+fi
 
 step "the extracted tools run"
 for deb_file in "$scratch"/*.deb; do
