@@ -796,11 +796,11 @@ class ProgressOnATerminalTest(PaesTestCase):
     and not drawn among plaintext printed on that terminal."""
     ctest_labels = ("threads",)
 
-    def on_terminal(self, args, columns, stdout_too=False, signal_after=None):
+    def on_terminal(self, args, columns, stdout_too=False, signal_after=None, data=None):
         """Runs paes with stderr (and stdout, `stdout_too`) on a pseudo-terminal `columns`
-        wide, feeding stdin 1 MiB every 0.2 s for 3 s (progress shows after 1 s of data);
-        sends `signal_after` (a signal) instead of ending the input. Returns (exit, what
-        the terminal got)."""
+        wide, feeding stdin 1 MiB every 0.2 s for 3 s (progress shows after 1 s of data): of
+        `data` (15 MiB), else zeros; sends `signal_after` (a signal) instead of ending the
+        input. Returns (exit, what the terminal got)."""
         master, slave = self.new_pseudo_terminal()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
         proc = subprocess.Popen([PAES] + args, stdin=subprocess.PIPE, stderr=slave,
@@ -821,8 +821,8 @@ class ProgressOnATerminalTest(PaesTestCase):
         reader.start()
         try:
             with killed_unless_finished(proc):
-                for _ in range(15):
-                    proc.stdin.write(bytes(1 << 20))
+                for i in range(15):
+                    proc.stdin.write(data[i << 20:(i + 1) << 20] if data is not None else bytes(1 << 20))
                     proc.stdin.flush()
                     time.sleep(0.2)
                 if signal_after is not None:
@@ -855,7 +855,13 @@ class ProgressOnATerminalTest(PaesTestCase):
         self.assertTrue(screen.endswith(b"\r\x1b[K"), f"the line was left on screen: {screen[-80:]!r}")
 
     def test_not_drawn_among_plaintext_printed_on_the_terminal(self):
-        rc, screen = self.on_terminal(self.ctr_encrypt_args("decrypt"), columns=80, stdout_too=True)
+        # A text plaintext: a binary one is refused on a terminal (issue 44, item 2).
+        args = self.ctr_encrypt_args("decrypt")
+        text = b"a line of plaintext on the terminal\n" * ((15 << 20) // 36 + 1)
+        sealed = self.path("text.ctr")
+        proc = run_paes(["encrypt"] + args[1:] + [write_file(self.path("text"), text[:15 << 20]), "-o", sealed])
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        rc, screen = self.on_terminal(args, columns=80, stdout_too=True, data=read_file(sealed))
         self.assertEqual(rc, 0, screen[-200:])
         self.assertFalse(b"decrypting" in screen, "a progress line was drawn among the plaintext")
 
