@@ -630,14 +630,15 @@ class ErrorTest(PaesTestCase):
         self.fails(args, 2, "hex")
 
     def test_key_file_wrong_length(self):
+        # A key file that holds no key is the wrong file for --key-file: exit 2 (issue 44, item 11).
         self.key_file = write_file(self.path("bad-key"), random_raw_key(20), 0o600)
-        self.fails(self.args(), 1, "key must be 16, 24 or 32 bytes")
+        self.fails(self.args(), 2, "key must be 16, 24 or 32 bytes")
         # Hex of the wrong length is counted in hex digits, its newline not among them.
         self.key_file = write_file(self.path("bad-key-hex"), os.urandom(31).hex()[:62].encode() + b"\n", 0o600)
-        self.fails(self.args(), 1, "holds 62 hex digits; a key has 32, 48 or 64")
+        self.fails(self.args(), 2, "holds 62 hex digits; a key has 32, 48 or 64")
         # Any other text is not a key either: a passphrase file given as one is told where it goes.
         self.key_file = write_file(self.path("pass.txt"), b"secretpassphrase\n", 0o600)
-        self.fails(self.args(), 1, "passphrase goes in --passphrase-file")
+        self.fails(self.args(), 2, "passphrase goes in --passphrase-file")
 
     def test_iv_missing(self):
         self.fails(self.args(iv=False), 2, "--iv")
