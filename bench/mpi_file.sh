@@ -19,8 +19,16 @@ bench_setup mpi "$@"
 "$paes" info | grep -q mpi || { echo "this paes was built without the mpi engine" >&2; exit 1; }
 mpiexec="${MPIEXEC:-$(sed -n 's/^MPIEXEC_EXECUTABLE:[A-Z]*=//p' "$(dirname "$paes")/CMakeCache.txt" 2>/dev/null || true)}"
 [ -x "$mpiexec" ] || { echo "no launcher for $paes: set MPIEXEC to the mpiexec of the MPI it was built for" >&2; exit 1; }
-launchers=("${PYTHON:-python3}" "$root/tests/mpi/launchers.py" "$mpiexec" --session-dirs "$work")
-ranks() { mapfile -t launch < <("${launchers[@]}" "$1"); }
+launchers=("${PYTHON:-python3}" "$root/tests/mpi/launchers.py" --session-dirs "$work" "$mpiexec")
+# A launcher that fails to say how to start N ranks ends the run: timing paes
+# without it would time one singleton rank and call it N.
+# (launchers.py takes its options before the launcher: after it, argparse had
+# taken the rank count for an unknown argument, and every "N ranks" line here
+# timed one singleton rank.)
+ranks() {
+  mapfile -t launch < <("${launchers[@]}" "$1")
+  [ ${#launch[@]} -gt 0 ] || { echo "launchers.py gave no command for $1 ranks" >&2; exit 1; }
+}
 
 head -c "$((size_mib << 20))" /dev/urandom > "$work/in.bin"
 cat "$work/in.bin" > /dev/null
