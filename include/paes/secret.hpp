@@ -37,8 +37,8 @@ class SecretBytes {
 };
 
 // Overwrites bytes that held a secret outside SecretBytes (a message that
-// carried a key through a pipe) so that the compiler can't skip it; the
-// string is left empty.
+// carried a key through a pipe, another library's buffer before it is
+// freed) so that the compiler can't skip it; the string is left empty.
 void wipe(std::span<std::uint8_t> bytes) noexcept;
 void wipe(std::string& text) noexcept;
 

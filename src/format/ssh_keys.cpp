@@ -13,7 +13,6 @@
 #include "paes/error.hpp"
 #include "util/base64.hpp"
 #include "util/text.hpp"
-#include "util/wipe.hpp"
 
 namespace paes {
 namespace {
@@ -39,7 +38,7 @@ class LibsshText {
  public:
   LibsshText() = default;
   ~LibsshText() {
-    if (text_ != nullptr) wipe_bytes(text_, std::strlen(text_));
+    if (text_ != nullptr) wipe({reinterpret_cast<std::uint8_t*>(text_), std::strlen(text_)});
     ssh_string_free_char(text_);
   }
   LibsshText(const LibsshText&) = delete;

@@ -7,7 +7,6 @@
 #include "paes/error.hpp"
 #include "util/base64.hpp"
 #include "util/text.hpp"
-#include "util/wipe.hpp"
 
 namespace paes {
 namespace {
@@ -31,7 +30,7 @@ SecretBytes ed25519_wrap_key(const SecretBytes& scalar, const X25519PublicKey& p
   X25519PublicKey shared_point{};
   std::copy(shared.data(), shared.data() + shared.size(), shared_point.begin());
   SecretBytes tweaked = x25519_shared_secret(tweak, shared_point);
-  wipe_bytes(shared_point.data(), shared_point.size());
+  wipe(shared_point);
   return x25519_wrap_key(tweaked, ephemeral, recipient, kEd25519Label);
 }
 

@@ -8,7 +8,6 @@
 #include <string>
 #include <utility>
 
-#include "util/wipe.hpp"
 
 namespace paes {
 namespace {
@@ -66,9 +65,6 @@ SecretBytes& SecretBytes::operator=(SecretBytes&& other) noexcept {
   return *this;
 }
 
-void wipe_bytes(void* data, std::size_t len) noexcept {
-  if (data != nullptr) OPENSSL_cleanse(data, len);
-}
 
 // OPENSSL_secure_clear_free wipes before freeing, and frees blocks from either
 // heap (it asks CRYPTO_secure_allocated which one holds the pointer).
