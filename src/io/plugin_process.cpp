@@ -181,7 +181,10 @@ void PluginProcess::drain(bool wait_for_output) {
     if (fds[0].revents != 0) {
       const ssize_t got = ::recv(io_fd_, chunk, sizeof chunk, MSG_DONTWAIT);
       if (got < 0 && errno != EAGAIN && errno != EINTR) throw system_error(program_ + ": read");
-      if (got == 0) return;  // its end: the caller's read sees it
+      if (got == 0) {  // its end: the caller's read sees it
+        output_ended_ = true;
+        return;
+      }
       if (got > 0) {
         pending_.append(chunk, static_cast<std::size_t>(got));
         if (pending_.size() > kMaxPending) throw Error(program_ + ": wrote more than paes reads at once");
@@ -194,14 +197,20 @@ void PluginProcess::drain(bool wait_for_output) {
 
 void PluginProcess::write(std::string_view bytes) {
   while (!bytes.empty()) {
-    std::array<pollfd, 2> fds{{{io_fd_, POLLOUT, 0}, {stderr_fd_, POLLIN, 0}}};
+    // POLLIN too: a plugin that writes instead of reading would otherwise
+    // wait on a full socket while paes waits to write.
+    std::array<pollfd, 2> fds{{{io_fd_, POLLOUT | POLLIN, 0}, {stderr_fd_, POLLIN, 0}}};
     if (::poll(fds.data(), stderr_fd_ >= 0 ? 2 : 1, -1) < 0) {
       if (errno == EINTR) continue;
       throw system_error("poll");
     }
     if (fds[0].revents & (POLLERR | POLLHUP)) throw Error(program_ + " ended before paes was done talking to it");
     drain(false);  // what it writes meanwhile, and its stderr
-    if (!(fds[0].revents & POLLOUT)) continue;
+    if (!(fds[0].revents & POLLOUT)) {
+      // Its output ended while it reads no more: nothing will free the socket.
+      if (output_ended_) throw Error(program_ + " ended before paes was done talking to it");
+      continue;
+    }
     const ssize_t sent = ::send(io_fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     if (sent < 0) {
       if (errno == EAGAIN || errno == EINTR) continue;

@@ -70,6 +70,7 @@ class PluginProcess {
   int status_ = 0;
   bool exited_ = false;
   bool stopped_ = false;  // paes ended it with a signal
+  bool output_ended_ = false;
 };
 
 }  // namespace paes
