@@ -78,22 +78,12 @@ COLUMNS = 64
 
 # ---------------------------------------------------------------- Bech32 (BIP-173)
 
-CHARSET = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
-
-
-def _polymod(values):
-    chk = 1
-    for v in values:
-        top = chk >> 25
-        chk = (chk & 0x1ffffff) << 5 ^ v
-        for i, g in enumerate((0x3b6a57b2, 0x26508e6d, 0x1ea119fa, 0x3d4233dd, 0x2a1462b3)):
-            if top >> i & 1:
-                chk ^= g
-    return chk
-
-
-def _hrp_expand(hrp):
-    return [ord(c) >> 5 for c in hrp] + [0] + [ord(c) & 31 for c in hrp]
+# BIP-173's checksum and alphabet are the tests' (tests/harness/bech32.py); the strict
+# decoding age-plugin.md's keys need is here.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from harness.bech32 import BECH32_CHARSET as CHARSET  # noqa: E402
+from harness.bech32 import bech32_hrp_expand as _hrp_expand  # noqa: E402
+from harness.bech32 import bech32_polymod as _polymod  # noqa: E402
 
 
 def bech32_encode(hrp, data):
