@@ -148,6 +148,16 @@ class PluginTestCase(ScratchTestCase):
         if AGE is None:
             self.skipTest(NO_AGE)
 
+    def mixed_recipients_file(self):
+        """A -R file of two plugin recipients and an X25519 one (with a comment and a blank
+        line); returns it and the three identity files that each open what is sealed to it."""
+        x_text, x_recipient = x25519_keys()
+        x_file = write_file(self.path("x25519.key"), x_text.encode(), 0o600)
+        other = Key(self)
+        rfile = write_file(self.path("recipients.txt"),
+                           f"# plugins and X25519\n{self.key.recipient}\n\n{x_recipient}\n{other.recipient}\n".encode())
+        return rfile, (self.key.file, x_file, other.file)
+
     def env(self, **extra):
         """The variables a run adds: PATH with the plugin first, the log, `extra` (PAES_TEST_PLUGIN_*)."""
         return {"PATH": self.path_var, "PAES_TEST_PLUGIN_LOG": self.log, **extra}
@@ -465,16 +475,12 @@ class AgePluginTest(PluginTestCase):
 
     def test_recipients_file_with_x25519(self):
         self.need_age()
-        x_text, x_recipient = x25519_keys()
-        x_file = write_file(self.path("x25519.key"), x_text.encode(), 0o600)
-        other = Key(self)
-        rfile = write_file(self.path("recipients.txt"),
-                           f"# plugins and X25519\n{self.key.recipient}\n\n{x_recipient}\n{other.recipient}\n".encode())
+        rfile, identities = self.mixed_recipients_file()
         plain, src = self.plain()
         data, path = self.age_file(["-R", rfile], src)
         stanzas, _ = parse_stanzas(data, len(AGE_VERSION_LINE))
         self.assertEqual(sorted(s.type for s in stanzas), ["X25519", "test", "test"])
-        for identity in (self.key.file, x_file, other.file):
+        for identity in identities:
             self.assertEqual(self.age_open(identity, path), plain, identity)
 
     def test_pin_on_terminal(self):
@@ -634,16 +640,12 @@ class PaesPluginTest(PluginTestCase):
         self.assertEqual(self.paes_open(["-i", self.key.file], sealed), plain)
 
     def test_recipients_file_with_x25519(self):
-        x_text, x_recipient = x25519_keys()
-        x_file = write_file(self.path("x25519.key"), x_text.encode(), 0o600)
-        other = Key(self)
-        rfile = write_file(self.path("recipients.txt"),
-                           f"# plugins and X25519\n{self.key.recipient}\n\n{x_recipient}\n{other.recipient}\n".encode())
+        rfile, identities = self.mixed_recipients_file()
         plain, src = self.plain()
         sealed = self.paes_seal(["-R", rfile], src)
         stanzas, _ = parse_stanzas(read_file(sealed), 32)
         self.assertEqual(sorted(s.type for s in stanzas), ["X25519", "test", "test"])
-        for identity in (self.key.file, x_file, other.file):
+        for identity in identities:
             self.assertEqual(self.paes_open(["-i", identity], sealed), plain, identity)
 
     def test_one_session_per_plugin(self):
