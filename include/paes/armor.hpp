@@ -13,8 +13,12 @@ enum class Armor {
   openssl,
   // Strict PEM (RFC 7468) as age armors its files: the BEGIN PAES ENCRYPTED
   // FILE line, canonical padded base64 in 64-column lines (the last may be
-  // shorter), the END line (docs/FORMAT.md).
+  // shorter), the END line (docs/FORMAT.md). Reading, age's armor is taken
+  // too (its own BEGIN and END lines), so that one input may be either.
   paes,
+  // age's armor (C2SP age.md, "ASCII armor"): the same rules under the
+  // BEGIN AGE ENCRYPTED FILE line. Writing only; reading is Armor::paes'.
+  age,
 };
 
 }  // namespace paes

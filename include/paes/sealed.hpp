@@ -22,6 +22,11 @@ namespace paes {
 enum class SealedFormat {
   paes,  // the paes preamble, then a Tink AES-GCM-HKDF stream bound to it
   tink,  // a bare Tink AES-GCM-HKDF stream, associated data = aad
+  // age v1 (C2SP age.md): age's header, then its ChaCha20-Poly1305 payload
+  // in 64 KiB chunks, sealed and opened in parallel. Recipients or a
+  // passphrase; no raw key, associated data or segment size. Opening with
+  // SealedFormat::paes takes age files too, told by their version line.
+  age,
 };
 
 // The highest scrypt cost (log2 N) a passphrase seals with and a file may
@@ -78,7 +83,7 @@ struct SealedSpec {
 TransformReport run_sealed(const SealedSpec& spec, const std::string& input_path,
                            const std::string& output_path, const TransformOptions& options);
 
-// Random access to the plaintext of a sealed file (paes or bare Tink format;
+// Random access to the plaintext of a sealed file (paes, age or bare Tink format;
 // spec's direction is ignored). Opening it reads and authenticates the header
 // and the final segment, so a truncated or foreign file, or a wrong key, is
 // refused here; read_at() then reads, decrypts and verifies only the segments
@@ -112,8 +117,11 @@ class SealedReader {
   std::uint64_t bytes_read() const;
   // The file's segment size (ciphertext bytes per segment).
   std::uint32_t segment_size() const;
-  // The AES key size the file was sealed with: 128 or 256.
+  // The AES key size the file was sealed with: 128 or 256 (an age file's
+  // ChaCha20 key: 256).
   unsigned key_bits() const;
+  // Whether the file is an age file.
+  bool age() const;
   // For a report of a read of plaintext [offset, offset + length): the
   // ciphertext bytes it stands on (the header, the segments holding the
   // range, and the final segment, each once), and the workers it runs on.

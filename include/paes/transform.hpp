@@ -55,6 +55,7 @@ struct TransformReport {
   std::vector<Engine::RankTiming> ranks;  // per MPI rank (mpi engine only)
   std::string engine_choice;  // why auto chose the job's backend (a GPU or the CPU's), under gpu_where_faster
   std::string backend;        // what ran a raw job's AES (a backend's name); empty for a sealed job
+  bool age = false;           // a sealed job in age's format: ChaCha20-Poly1305, OpenSSL's on the CPU
 };
 
 // Encrypts or decrypts input into output with a raw mode. Nothing appears

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "format/age_format.hpp"
 #include "format/sealed_format.hpp"
 #include "job/ticket.hpp"
 #include "paes/error.hpp"
@@ -63,6 +64,11 @@ std::unique_ptr<Job> job_from_ticket(const SecretBytes& ticket, const BackendCho
     NoncePrefix prefix;
     std::memcpy(prefix.data(), r.take(kNoncePrefixLen), kNoncePrefixLen);
     return std::make_unique<SegmentJob>(direction, key_len, segment_len, key, prefix, backend);
+  }
+  if (kind == TicketKind::age_chunks) {  // ChaCha20 runs on the CPU whatever `backend` says
+    const Direction direction = direction_from_byte(r.u8());
+    const SecretBytes payload_key(r.take(kAgePayloadKeyLen), kAgePayloadKeyLen);
+    return std::make_unique<SegmentJob>(direction, std::make_shared<AgeChunks>(payload_key));
   }
   throw Error("internal: unknown job ticket kind");
 }

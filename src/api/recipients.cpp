@@ -226,6 +226,32 @@ OpenedStanzas open_stanzas(const SealedSpec& spec, const Preamble& preamble,
                                "bound it): another associated data could open this file to other bytes");
   return opened;
 }
+
+SecretBytes open_age_stanzas(const SealedSpec& spec, const StanzaHeader& header,
+                             std::span<const std::uint8_t> version_line, const std::string& name) {
+  if (!spec.key.empty()) {
+    throw usage_error(name + " is an age file: it opens with an identity or a passphrase, not a raw key", Remedy::identity);
+  }
+  if (!spec.aad.empty()) {
+    throw usage_error(name + " is an age file, whose format has no associated data: drop it");
+  }
+  const SealedKeyKind kind = stanzas_key_kind(header, name);
+  require_secret(spec, kind, name);
+  SecretBytes file_key;
+  if (kind == SealedKeyKind::passphrase) {
+    auto unwrapped = unwrap_scrypt(header.stanzas.front(), spec.passphrase, name);
+    if (!unwrapped) throw Error(name + ": wrong passphrase (its scrypt stanza does not open with it)");
+    file_key = std::move(*unwrapped);
+  } else {
+    file_key = unwrap_with_identities(spec.identities, header, spec.ui, name);
+  }
+  if (!header_mac_matches(HeaderMacKey::of_file_key(file_key), version_line, header)) {
+    throw Error(name + ": header MAC mismatch: the header was changed after sealing, or its stanzas don't all wrap "
+                "the same file key (refused before any plaintext)");
+  }
+  return file_key;
+}
+
 std::vector<Stanza> wrap_to_recipients(const std::vector<Recipient>& recipients, const SecretBytes& file_key,
                                        KeyUi* ui) {
   std::vector<Stanza> stanzas;

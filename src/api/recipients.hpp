@@ -48,6 +48,14 @@ struct OpenedStanzas {
 OpenedStanzas open_stanzas(const SealedSpec& spec, const Preamble& preamble,
                            std::span<const std::uint8_t> preamble_bytes, StanzaHeader header, const std::string& name);
 
+// An age file's header (read with read_v3_header after its version line,
+// `version_line`), opened with `spec`'s passphrase (a scrypt stanza alone)
+// or identities: the file key, once the header's MAC verifies under it.
+// Throws Error: a raw key, associated data or the wrong kind of secret (usage
+// Errors), a secret that opens no stanza, a MAC that doesn't verify.
+SecretBytes open_age_stanzas(const SealedSpec& spec, const StanzaHeader& header,
+                             std::span<const std::uint8_t> version_line, const std::string& name);
+
 // The stanzas that wrap `file_key` to each of `recipients`: X25519 and ssh
 // stanzas made here, a plugin's by one recipient-v1 session per plugin (its
 // requests to `ui`). Throws Error: a plugin fails, plugins' stanzas carry

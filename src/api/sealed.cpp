@@ -18,6 +18,7 @@
 #include "cipher/kdf.hpp"
 #include "cipher/segment_codec.hpp"
 #include "engine/feed.hpp"
+#include "format/age_format.hpp"
 #include "format/scrypt_stanza.hpp"
 #include "format/sealed_format.hpp"
 #include "format/x25519_stanza.hpp"
@@ -66,8 +67,62 @@ SecretBytes uncommitted_input_key(const SealedSpec& spec, const Preamble& preamb
   return spec.key.clone();
 }
 
+std::span<const std::uint8_t> bytes_of(std::string_view text) {
+  return {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()};
+}
+
+// An age v1 file: a random file key wrapped in one scrypt stanza or to the
+// recipients, the header under its MAC, the payload nonce, then the payload's
+// chunks as a SegmentJob. What age's format has no place for is refused.
+TransformReport seal_age(const SealedSpec& spec, const std::string& input_path, const std::string& output_path,
+                         const TransformOptions& options) {
+  const bool with_passphrase = !spec.passphrase.empty();
+  if (!spec.key.empty()) {
+    throw usage_error("age's format takes recipients or a passphrase, not a raw key", Remedy::key);
+  }
+  if (!spec.identities.empty()) throw usage_error("identities open files; sealing takes recipients");
+  if (!spec.aad.empty()) throw usage_error("age's format has no associated data");
+  if (with_passphrase && !spec.recipients.empty()) {
+    throw usage_error("age's format takes a passphrase alone: its scrypt stanza can't stand beside recipients");
+  }
+  if (!with_passphrase && spec.recipients.empty()) throw usage_error("an age file needs recipients or a passphrase");
+  if (spec.recipients.size() > kMaxStanzas) {
+    throw usage_error("at most " + std::to_string(kMaxStanzas) + " recipients, got " +
+                      std::to_string(spec.recipients.size()));
+  }
+  if (with_passphrase && (spec.scrypt_log2_n == 0 || spec.scrypt_log2_n > kMaxScryptLog2N)) {
+    throw usage_error("scrypt cost log2 N must be between 1 and " + std::to_string(kMaxScryptLog2N) + ", got " +
+                      std::to_string(spec.scrypt_log2_n));
+  }
+  JobRunner runner(options);
+  InputEndpoint in(input_path, false);
+  SecretBytes file_key(kFileKeyLen);
+  random_bytes({file_key.data(), file_key.size()});
+  const std::vector<Stanza> stanzas = with_passphrase
+                                          ? std::vector<Stanza>{wrap_scrypt(file_key, spec.passphrase,
+                                                                            spec.scrypt_log2_n)}
+                                          : wrap_to_recipients(spec.recipients, file_key, spec.ui);
+  const std::string header = encode_age_header(stanzas, file_key);
+  std::array<std::uint8_t, kAgePayloadNonceLen> nonce{};
+  random_bytes(nonce);
+  const SegmentJob job(Direction::encrypt, std::make_shared<AgeChunks>(age_payload_key(file_key, nonce)));
+  if (const auto size = in.size()) job.chunk_count(*size);
+
+  OutputEndpoint out(output_path, output_options(options, Direction::encrypt, in), true,
+                     options.armor ? Armor::age : Armor::none);
+  out.write_prefix(bytes_of(header));
+  out.write_prefix(nonce);
+  TransformReport report;
+  report.chunk_len = kAgeChunkPlainLen + kTagLen;
+  report.key_bits = kAgePayloadKeyLen * 8;
+  report.age = true;
+  runner.run(job, in, 0, out, header.size() + nonce.size(), report);
+  return report;
+}
+
 TransformReport seal(const SealedSpec& spec, const std::string& input_path,
                      const std::string& output_path, const TransformOptions& options) {
+  if (spec.format == SealedFormat::age) return seal_age(spec, input_path, output_path, options);
   const bool with_passphrase = !spec.passphrase.empty();
   const bool with_recipients = !spec.recipients.empty();
   if (!spec.identities.empty()) throw usage_error("identities open files; sealing takes recipients");
@@ -152,24 +207,52 @@ TransformReport seal(const SealedSpec& spec, const std::string& input_path,
   return report;
 }
 
-// What opening a sealed input learns before its body: the segment key and
-// geometry. Reads the preamble (paes format) and the Tink header from `in`.
+// What opening a sealed input learns before its body: its segments' stream
+// (keyed) and where the body starts.
 struct OpenedHeader {
-  std::uint8_t key_len = 0;
-  std::uint32_t segment_len = 0;
-  SecretBytes segment_key;
-  NoncePrefix nonce_prefix{};
+  std::shared_ptr<const SegmentStream> stream;
   std::uint64_t body_offset = 0;
+  unsigned key_bits = 0;
+  std::uint32_t segment_len = 0;  // ciphertext bytes per segment (age: per chunk)
+  bool age = false;
 };
 
-OpenedHeader read_header(const SealedSpec& spec, InputEndpoint& in) {
+// An age file after its version line: the header opened (its MAC verified)
+// and the payload nonce read.
+OpenedHeader read_age_header(const SealedSpec& spec, InputEndpoint& in) {
+  const StanzaHeader header = read_v3_header(in, kAgeVersionLine.size());
+  const SecretBytes file_key = open_age_stanzas(spec, header, bytes_of(kAgeVersionLine), in.name());
+  std::array<std::uint8_t, kAgePayloadNonceLen> nonce{};
+  if (in.read_prefix(nonce) != nonce.size()) throw Error(in.name() + ": truncated: the file ends in its payload nonce");
+  OpenedHeader opened;
+  opened.stream = std::make_shared<AgeChunks>(age_payload_key(file_key, nonce));
+  opened.body_offset = kAgeVersionLine.size() + header.length + nonce.size();
+  opened.key_bits = kAgePayloadKeyLen * 8;
+  opened.segment_len = static_cast<std::uint32_t>(kAgeChunkPlainLen + kTagLen);
+  opened.age = true;
+  return opened;
+}
+
+// Reads the preamble (paes format), or age's version line and header, and
+// the Tink header from `in`. An age file is told by its version line unless
+// the caller asked for a bare Tink stream.
+OpenedHeader read_header(const SealedSpec& spec, InputEndpoint& in, const BackendChoice& backend) {
   std::array<std::uint8_t, kPreambleLen> preamble_bytes{};
   Preamble preamble;
   SecretBytes ikm;
   std::span<const std::uint8_t> bound;  // the preamble: the body's associated data with the aad
   std::uint64_t stanzas_len = 0;
-  if (spec.format == SealedFormat::paes) {
-    const std::size_t got = in.read_prefix(preamble_bytes);
+  if (spec.format != SealedFormat::tink) {
+    // The version line is shorter than a preamble: read first, it tells them apart.
+    const auto start = std::span(preamble_bytes).first(kAgeVersionLine.size());
+    std::size_t got = in.read_prefix(start);
+    if (got == start.size() && std::equal(start.begin(), start.end(), bytes_of(kAgeVersionLine).begin())) {
+      return read_age_header(spec, in);
+    }
+    if (spec.format == SealedFormat::age) {
+      throw Error(in.name() + ": not an age file (it doesn't start with age's version line)");
+    }
+    if (got == start.size()) got += in.read_prefix(std::span(preamble_bytes).subspan(start.size()));
     preamble = Preamble::decode(std::span(preamble_bytes).first(got), in.name());
     bound = preamble_bytes;
     if (preamble.version == kUncommittedFormatVersion) {
@@ -193,12 +276,13 @@ OpenedHeader read_header(const SealedSpec& spec, InputEndpoint& in) {
   std::vector<std::uint8_t> header_bytes(StreamHeader::length(preamble.key_len));
   if (in.read_prefix(header_bytes) != header_bytes.size()) throw Error(in.name() + ": truncated header");
   const StreamHeader header = StreamHeader::decode(header_bytes, preamble.key_len);
+  const SecretBytes segment_key = hkdf_sha256(ikm, header.salt, associated_data(spec, bound), preamble.key_len);
   OpenedHeader opened;
-  opened.key_len = preamble.key_len;
-  opened.segment_len = preamble.segment_len;
-  opened.segment_key = hkdf_sha256(ikm, header.salt, associated_data(spec, bound), preamble.key_len);
-  opened.nonce_prefix = header.nonce_prefix;
+  opened.stream = std::make_shared<TinkSegments>(preamble.key_len, preamble.segment_len, segment_key,
+                                                 header.nonce_prefix, segment_backend(backend));
   opened.body_offset = bound.size() + stanzas_len + header_bytes.size();
+  opened.key_bits = preamble.key_len * 8u;
+  opened.segment_len = preamble.segment_len;
   return opened;
 }
 
@@ -210,9 +294,8 @@ TransformReport open(const SealedSpec& spec, const std::string& input_path,
     throw usage_error(in.name() + " is armored (base64 text), which is decoded in order, as a stream; the mpi "
                       "engine's ranks read the binary file at offsets: decode it first, or use another engine");
   }
-  const OpenedHeader header = read_header(spec, in);
-  const SegmentJob job(Direction::decrypt, header.key_len, header.segment_len, header.segment_key,
-                       header.nonce_prefix, options.backend);
+  const OpenedHeader header = read_header(spec, in, options.backend);
+  const SegmentJob job(Direction::decrypt, header.stream);
   // A bare Tink stream has no preamble to give its segment size: a wrong one
   // makes a length no stream has, or fails segment 0 as a wrong key does.
   if (const auto size = in.size()) {
@@ -228,7 +311,8 @@ TransformReport open(const SealedSpec& spec, const std::string& input_path,
   OutputEndpoint out(output_path, output_options(options, Direction::decrypt, in), false);
   TransformReport report;
   report.chunk_len = header.segment_len;
-  report.key_bits = header.key_len * 8u;
+  report.key_bits = header.key_bits;
+  report.age = header.age;
   try {
     runner.run(job, in, header.body_offset, out, 0, report);
   } catch (const SegmentAuthenticationError& e) {
@@ -292,9 +376,8 @@ TransformReport run_sealed(const SealedSpec& spec, const std::string& input_path
 
 struct SealedReader::State {
   State(const SealedSpec& spec, const std::string& path, unsigned threads_wanted, const BackendChoice& backend)
-      : in(path, false, Armor::paes), header(read_header(spec, refuse_armor(in))),
-        job(Direction::decrypt, header.key_len, header.segment_len, header.segment_key, header.nonce_prefix,
-            backend),
+      : in(path, false, Armor::paes), header(read_header(spec, refuse_armor(in), backend)),
+        job(Direction::decrypt, header.stream),
         threads(threads_wanted != 0 ? threads_wanted : online_cpus()) {}
 
   // A buffer for a window of segments' plaintext; not zeroed first, since
@@ -384,8 +467,8 @@ struct SealedReader::State {
   // in order, a few segments per thread at a time: parallel, in bounded memory.
   void read_range(std::uint64_t offset, std::uint64_t len,
                   const std::function<void(std::span<const std::uint8_t>)>& consume) const {
-    const std::uint64_t last = job.segment_holding(offset + len - 1);
-    for (std::uint64_t first = job.segment_holding(offset), count = 0; first <= last; first += count) {
+    const std::uint64_t last = job.chunk_holding(offset + len - 1);
+    for (std::uint64_t first = job.chunk_holding(offset), count = 0; first <= last; first += count) {
       // Fewer segments than two workers take run on one, so one at a time:
       // each then reuses the last one's buffer.
       count = batch_from(last - first + 1);
@@ -433,7 +516,9 @@ std::uint64_t SealedReader::bytes_read() const { return state_->bytes_read.load(
 
 std::uint32_t SealedReader::segment_size() const { return state_->header.segment_len; }
 
-unsigned SealedReader::key_bits() const { return state_->header.key_len * 8u; }
+unsigned SealedReader::key_bits() const { return state_->header.key_bits; }
+
+bool SealedReader::age() const { return state_->header.age; }
 
 std::uint64_t SealedReader::input_bytes_of(std::uint64_t offset, std::uint64_t length) const {
   const State& s = *state_;
@@ -441,8 +526,8 @@ std::uint64_t SealedReader::input_bytes_of(std::uint64_t offset, std::uint64_t l
   const auto in_len = [&](std::uint64_t segment) { return chunk_of(s.job, body_len, s.segment_count, segment).in_len; };
   std::uint64_t bytes = s.header.body_offset + in_len(s.segment_count - 1);
   if (offset >= s.plain_size || length == 0) return bytes;
-  const std::uint64_t last = s.job.segment_holding(offset + std::min(length, s.plain_size - offset) - 1);
-  for (std::uint64_t segment = s.job.segment_holding(offset); segment <= last; ++segment) {
+  const std::uint64_t last = s.job.chunk_holding(offset + std::min(length, s.plain_size - offset) - 1);
+  for (std::uint64_t segment = s.job.chunk_holding(offset); segment <= last; ++segment) {
     if (segment + 1 != s.segment_count) bytes += in_len(segment);
   }
   return bytes;
@@ -451,8 +536,8 @@ std::uint64_t SealedReader::input_bytes_of(std::uint64_t offset, std::uint64_t l
 unsigned SealedReader::workers_for(std::uint64_t offset, std::uint64_t length) const {
   const State& s = *state_;
   if (offset >= s.plain_size || length == 0) return 1;
-  const std::uint64_t first = s.job.segment_holding(offset);
-  const std::uint64_t last = s.job.segment_holding(offset + std::min(length, s.plain_size - offset) - 1);
+  const std::uint64_t first = s.job.chunk_holding(offset);
+  const std::uint64_t last = s.job.chunk_holding(offset + std::min(length, s.plain_size - offset) - 1);
   return s.workers_for_batch(s.batch_from(last - first + 1));  // the first batch is the largest
 }
 
@@ -483,7 +568,12 @@ SealedKeyKind sealed_key_kind(const std::string& path) {
   }
   InputEndpoint in(path, false, Armor::paes);
   std::array<std::uint8_t, kPreambleLen> bytes{};
-  const std::size_t got = in.read_prefix(bytes);
+  const auto start = std::span(bytes).first(kAgeVersionLine.size());
+  std::size_t got = in.read_prefix(start);
+  if (got == start.size() && std::equal(start.begin(), start.end(), bytes_of(kAgeVersionLine).begin())) {
+    return stanzas_key_kind(read_v3_header(in, start.size()), in.name());
+  }
+  if (got == start.size()) got += in.read_prefix(std::span(bytes).subspan(start.size()));
   const Preamble preamble = Preamble::decode(std::span(bytes).first(got), in.name());
   switch (preamble.key_source) {
     case KeySource::raw_key: return SealedKeyKind::raw_key;
@@ -519,6 +609,7 @@ TransformReport read_sealed_range(const SealedSpec& spec, const std::string& inp
   report.bytes_out = end - offset;
   report.chunk_len = reader.segment_size();
   report.key_bits = reader.key_bits();
+  report.age = reader.age();
   report.engine = EngineKind::threads;
   report.workers = reader.workers_for(offset, end - offset);
   report.parallel = report.workers > 1;

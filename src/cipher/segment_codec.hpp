@@ -1,7 +1,12 @@
-// One segment of Tink's AES-GCM-HKDF streaming AEAD: AES-GCM under the derived
-// segment key, nonce = prefix(7) || uint32_be(index) || last(1), no GCM AAD,
-// 16-byte tag after the ciphertext. One SegmentCodec per thread; the AES-GCM
-// is a cipher backend's (cipher/backend.hpp).
+// One segment of a segmented AEAD stream, sealed or opened at its index with
+// its last flag: the unit both sealed bodies are made of (format/
+// segment_stream.hpp lays them out). Two codecs:
+//   Tink's AES-GCM-HKDF streaming AEAD: AES-GCM under the derived segment
+//     key, nonce = prefix(7) || uint32_be(index) || last(1), no AAD, on a
+//     cipher backend's AES-GCM (cipher/backend.hpp);
+//   age's payload (C2SP age.md, "Payload"): ChaCha20-Poly1305 from OpenSSL
+//     under the payload key, nonce = uint88_be(index) || last(1), no AAD.
+// Both put a 16-byte tag after the ciphertext. One codec per worker thread.
 #pragma once
 
 #include <array>
@@ -23,35 +28,71 @@ using NoncePrefix = std::array<std::uint8_t, kNoncePrefixLen>;
 // where the reader is told it).
 class SegmentAuthenticationError : public Error {
  public:
-  SegmentAuthenticationError(const std::string& message, std::uint32_t index)
+  SegmentAuthenticationError(const std::string& message, std::uint64_t index)
       : Error(message, ErrorKind::failure, Remedy::associated_data), index_(index) {}
-  std::uint32_t index() const noexcept { return index_; }
+  std::uint64_t index() const noexcept { return index_; }
 
  private:
-  std::uint32_t index_;
+  std::uint64_t index_;
 };
 
 class SegmentCodec {
  public:
-  // segment_key is 16 or 32 bytes (AES-128-GCM or AES-256-GCM), run on
-  // `backend`'s AES-GCM.
-  SegmentCodec(const CipherBackend& backend, const SecretBytes& segment_key,
-               const NoncePrefix& prefix, Direction direction);
-
+  virtual ~SegmentCodec() = default;
   // Encrypts `len` bytes into `out` (len + 16 bytes, may be `in`); returns len + 16.
-  std::size_t seal(std::uint32_t index, bool last, std::uint8_t* out, const std::uint8_t* in,
-                   std::size_t len);
+  std::size_t seal(std::uint64_t index, bool last, std::uint8_t* out, const std::uint8_t* in, std::size_t len);
   // Decrypts and verifies a segment of `len` >= 16 bytes into `out` (may be
   // `in`); returns len - 16. Throws SegmentAuthenticationError when the tag
   // doesn't verify: the key, the data, the segment's position or its last
   // flag is wrong.
-  std::size_t open(std::uint32_t index, bool last, std::uint8_t* out, const std::uint8_t* in,
-                   std::size_t len);
+  std::size_t open(std::uint64_t index, bool last, std::uint8_t* out, const std::uint8_t* in, std::size_t len);
+
+ protected:
+  // What the stream calls a segment in messages: "segment", age's "chunk".
+  explicit SegmentCodec(const char* unit) : unit_(unit) {}
 
  private:
-  GcmNonce nonce(std::uint32_t index, bool last) const;
+  virtual void seal_segment(std::uint64_t index, bool last, std::uint8_t* out, const std::uint8_t* in,
+                            std::size_t len) = 0;
+  virtual bool open_segment(std::uint64_t index, bool last, std::uint8_t* out, const std::uint8_t* in,
+                            std::size_t len) = 0;
+  const char* unit_;
+};
+
+class TinkSegmentCodec final : public SegmentCodec {
+ public:
+  // segment_key is 16 or 32 bytes (AES-128-GCM or AES-256-GCM), run on
+  // `backend`'s AES-GCM. Indices are below 2^32 (the stream's job checks).
+  TinkSegmentCodec(const CipherBackend& backend, const SecretBytes& segment_key, const NoncePrefix& prefix,
+                   Direction direction);
+
+ private:
+  void seal_segment(std::uint64_t index, bool last, std::uint8_t* out, const std::uint8_t* in,
+                    std::size_t len) override;
+  bool open_segment(std::uint64_t index, bool last, std::uint8_t* out, const std::uint8_t* in,
+                    std::size_t len) override;
+  GcmNonce nonce(std::uint64_t index, bool last) const;
   NoncePrefix prefix_;
   std::unique_ptr<SegmentAead> aead_;
+};
+
+// age's payload chunks. ChaCha20 is OpenSSL's on the CPU whatever the
+// backend: no backend of paes' runs it.
+class AgeChunkCodec final : public SegmentCodec {
+ public:
+  // payload_key: 32 bytes (age_payload_key, format/age_format.hpp).
+  AgeChunkCodec(const SecretBytes& payload_key, Direction direction);
+  ~AgeChunkCodec() override;
+  AgeChunkCodec(const AgeChunkCodec&) = delete;
+  AgeChunkCodec& operator=(const AgeChunkCodec&) = delete;
+
+ private:
+  void seal_segment(std::uint64_t index, bool last, std::uint8_t* out, const std::uint8_t* in,
+                    std::size_t len) override;
+  bool open_segment(std::uint64_t index, bool last, std::uint8_t* out, const std::uint8_t* in,
+                    std::size_t len) override;
+  struct Evp;
+  std::unique_ptr<Evp> evp_;
 };
 
 }  // namespace paes

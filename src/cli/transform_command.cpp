@@ -156,7 +156,7 @@ std::vector<std::string> words(const std::string& text) {
   return list;
 }
 
-bool valid_format(std::string_view name) { return name == "paes" || name == "tink"; }
+bool valid_format(std::string_view name) { return name == "paes" || name == "tink" || name == "age"; }
 
 // Options that belong to the other kind of job are refused, not ignored.
 // Refuses `option` when given. One that this command lacks (--range on
@@ -179,11 +179,12 @@ void add_mode_and_format_options(CLI::App& cmd, TransformArgs& args) {
       ->type_name("MODE")
       ->check(with_choices(name_validator(valid_mode, "mode", "ecb, cbc, cfb, cfb8, cfb1, ofb or ctr"), mode_names()));
   cmd.add_option("--format", args.format,
-                 "Sealed format: paes (default; commits to its key and --aad) or tink (a bare Tink stream, "
-                 "Tink's own: a raw key, and no commitment: a crafted stream can open to other bytes under "
-                 "another key)")
+                 "Sealed format: paes (default; commits to its key and --aad), age (age v1 files, which age, rage "
+                 "and paes open: recipients or a passphrase, ChaCha20-Poly1305 on the CPU, no --aad or "
+                 "--segment-size; decrypt tells age files by themselves) or tink (a bare Tink stream, Tink's own: a "
+                 "raw key, and no commitment: a crafted stream can open to other bytes under another key)")
       ->type_name("FORMAT")
-      ->check(with_choices(name_validator(valid_format, "format", "paes or tink"), {"paes", "tink"}));
+      ->check(with_choices(name_validator(valid_format, "format", "paes, age or tink"), {"paes", "age", "tink"}));
 }
 
 // Where the key or passphrase comes from: at most one of them.
@@ -547,7 +548,19 @@ SealedSpec sealed_spec(Direction direction, const TransformArgs& args, const CLI
   }
   SealedSpec spec;
   spec.direction = direction;
-  spec.format = args.format == "tink" ? SealedFormat::tink : SealedFormat::paes;
+  spec.format = args.format == "tink" ? SealedFormat::tink : args.format == "age" ? SealedFormat::age
+                                                                                  : SealedFormat::paes;
+  if (spec.format == SealedFormat::age) {
+    // age's format has no place for them: refused, not dropped.
+    refuse(command, "--aad", "has no place in age's format");
+    refuse(command, "--aad-file", "has no place in age's format");
+    refuse(command, "--segment-size", "has no place in age's format: its chunks are 64 KiB");
+    refuse(command, "--key-bits", "has no place in age's format: ChaCha20 has one key size");
+    if (args.keys.has_key()) {
+      throw usage_error("age's format takes recipients (-r, -R, -i) or a passphrase, not a key file: use the paes "
+                        "format for a raw key");
+    }
+  }
   spec.aad = load_associated_data(args.aad, args.aad_file);
   spec.allow_uncommitted = args.allow_uncommitted;
   spec.segment_len = static_cast<std::uint32_t>(std::min<std::uint64_t>(args.segment_len, UINT32_MAX));
@@ -564,7 +577,9 @@ SealedSpec sealed_spec(Direction direction, const TransformArgs& args, const CLI
       throw usage_error(what + " can't be combined with --key-file, --key-env, --key-hex or a passphrase: "
                         "a file is sealed either to recipients or with a key or passphrase");
     }
-    if (spec.format == SealedFormat::tink) throw usage_error(what + " need the paes format, not --format tink");
+    if (spec.format == SealedFormat::tink) {
+      throw usage_error(what + " need the paes or age format, not --format tink");
+    }
     refuse(command, "--key-bits", "doesn't go with recipients: their files are always AES-256");
     refuse(command, "--scrypt-log-n", "sets a passphrase's scrypt cost; recipients need none");
     spec.ui = &terminal_ui();
@@ -599,7 +614,7 @@ SealedSpec sealed_spec(Direction direction, const TransformArgs& args, const CLI
     }
     spec.key_len = 32;
     const bool would_prompt = args.keys.passphrase_file.empty() && args.keys.passphrase_env.empty();
-    if (!encrypt && would_prompt && spec.format == SealedFormat::paes && !names_stdio(args.input) &&
+    if (!encrypt && would_prompt && spec.format != SealedFormat::tink && !names_stdio(args.input) &&
         !names_stream(args.input)) {
       // Ask for a passphrase only for a file sealed with one: a prompt for a
       // file that needs a key or an identity would only end in an error.
@@ -682,6 +697,15 @@ void note_run_on_the_cpu(const BackendChoice& asked, const std::string& what, co
   say("paes: note: the " + asked.name + " backend doesn't run " + what + ": it runs on the CPU (" + ran + ")\n");
 }
 
+// age's payload is ChaCha20-Poly1305, which only OpenSSL on the CPU runs:
+// a backend asked for (by --backend, --engine NAME or PAES_BACKEND) is not
+// what runs it, and the user is told so.
+void note_age_runs_on_the_cpu(const BackendChoice& asked) {
+  if (asked.name == kAutoBackend) return;
+  say("paes: note: the " + asked.name + " backend doesn't apply to age's format: its ChaCha20-Poly1305 runs on "
+      "the CPU (openssl)\n");
+}
+
 // Builds the spec the options describe and runs it through its front door.
 TransformReport run_job(Direction direction, const TransformArgs& args, const CLI::App& command,
                         const TransformOptions& options, JobDescription& description) {
@@ -689,7 +713,11 @@ TransformReport run_job(Direction direction, const TransformArgs& args, const CL
     const SealedSpec spec = sealed_spec(direction, args, command);
     description.mode = spec.format == SealedFormat::tink ? "tink" : "sealed";
     description.backend = segment_backend_name(options.backend);
-    note_run_on_the_cpu(options.backend, "the sealed format (AES-GCM)", description.backend);
+    if (spec.format == SealedFormat::age) {
+      note_age_runs_on_the_cpu(options.backend);
+    } else {
+      note_run_on_the_cpu(options.backend, "the sealed format (AES-GCM)", description.backend);
+    }
     const bool public_key = !spec.recipients.empty() || !spec.identities.empty();  // always AES-256
     description.key_bits =
         public_key ? 256u : static_cast<unsigned>((spec.passphrase.empty() ? spec.key.size() : spec.key_len) * 8);
@@ -742,8 +770,8 @@ void print_summary_line(Direction direction, const JobDescription& description, 
   char rate[64];
   std::snprintf(rate, sizeof rate, "%.3f s (%.2f GB/s)", report.seconds, gbps(report));
   text << "paes: " << (direction == Direction::encrypt ? "encrypted " : "decrypted ") << format_size(report.bytes_in)
-       << " -> " << format_size(report.bytes_out) << " in " << rate << ", " << description.mode << " AES-"
-       << description.key_bits << ", " << engine_name(report.engine) << " engine, " << report.workers
+       << " -> " << format_size(report.bytes_out) << " in " << rate << ", " << description.mode
+       << (description.mode == "age" ? " ChaCha20-Poly1305" : " AES-" + std::to_string(description.key_bits)) << ", " << engine_name(report.engine) << " engine, " << report.workers
        << (report.workers == 1 ? " worker" : " workers");
   text << ", " << (report.backend.empty() ? description.backend : report.backend) << '\n';
   if (!report.engine_choice.empty()) text << "paes: " << report.engine_choice << '\n';
@@ -878,6 +906,12 @@ int run_transform(Direction direction, const TransformArgs& args, const CLI::App
   try {
     report = run_job(direction, args, command, options, description);
     if (report.key_bits != 0) description.key_bits = report.key_bits;  // a sealed file's own
+    if (report.age) {
+      // Known once the input was read, when decrypting: age's file said so.
+      if (direction == Direction::decrypt && args.format != "age") note_age_runs_on_the_cpu(options.backend);
+      description.mode = "age";
+      description.backend = "openssl";
+    }
   } catch (const ForeignFormatError& e) {
     progress.finish();
     throw Error(e.what() + how_to_read(e.format()));

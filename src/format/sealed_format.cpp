@@ -13,40 +13,9 @@ namespace {
 
 constexpr std::uint8_t kMagic[4] = {'P', 'A', 'E', 'S'};
 
-// The nonce holds a segment index of 32 bits: segment 2^32 would reuse segment
-// 0's nonce under the same key, which breaks GCM. Files are refused by their
-// length (chunk_count); a stream's length is unknown until its end, so every
-// segment is also refused by its index before any worker sees it (chunk), and
-// the worker checks once more instead of truncating the index.
-void check_segment_index(std::uint64_t index) {
-  if (index >= kMaxSegments) {
-    throw Error("too large for the sealed format: more than 2^32 segments at this segment size "
-                "(use a larger segment size)");
-  }
-}
-
 std::uint32_t load_be32(const std::uint8_t* p) {
   return std::uint32_t{p[0]} << 24 | std::uint32_t{p[1]} << 16 | std::uint32_t{p[2]} << 8 | p[3];
 }
-
-class SegmentWorker final : public ChunkWorker {
- public:
-  SegmentWorker(const CipherBackend& backend, Direction direction, const SecretBytes& key,
-                const NoncePrefix& prefix)
-      : direction_(direction), codec_(backend, key, prefix, direction) {}
-
-  std::size_t transform(const Chunk& c, std::uint8_t* out, const std::uint8_t* in) override {
-    check_segment_index(c.index);
-    const auto index = static_cast<std::uint32_t>(c.index);
-    const auto len = static_cast<std::size_t>(c.in_len);
-    return direction_ == Direction::encrypt ? codec_.seal(index, c.last, out, in, len)
-                                            : codec_.open(index, c.last, out, in, len);
-  }
-
- private:
-  Direction direction_;
-  SegmentCodec codec_;
-};
 
 // OpenPGP packets that open an encrypted message (RFC 9580 section 5.1 and
 // 5.3): a public-key (tag 1) or symmetric-key (tag 3) encrypted session key,
@@ -241,87 +210,6 @@ StreamHeader StreamHeader::decode(std::span<const std::uint8_t> bytes, std::size
   h.salt.assign(bytes.begin() + 1, bytes.begin() + 1 + static_cast<std::ptrdiff_t>(key_len));
   std::memcpy(h.nonce_prefix.data(), bytes.data() + 1 + key_len, kNoncePrefixLen);
   return h;
-}
-
-SegmentJob::SegmentJob(Direction direction, std::size_t key_len, std::uint32_t segment_len,
-                       const SecretBytes& segment_key, const NoncePrefix& prefix, const CipherBackend& backend)
-    : direction_(direction),
-      segment_len_(segment_len),
-      header_len_(StreamHeader::length(key_len)),
-      first_plain_len_(segment_len - StreamHeader::length(key_len) - kTagLen),
-      plain_len_(segment_len - kTagLen),
-      segment_key_(segment_key.clone()),
-      prefix_(prefix),
-      backend_(&backend) {
-  check_sealed_params(key_len, segment_len);
-}
-
-SegmentJob::SegmentJob(Direction direction, std::size_t key_len, std::uint32_t segment_len,
-                       const SecretBytes& segment_key, const NoncePrefix& prefix, const BackendChoice& backend)
-    : SegmentJob(direction, key_len, segment_len, segment_key, prefix, segment_backend(backend)) {}
-
-std::uint64_t SegmentJob::plain_offset(std::uint64_t index) const {
-  return index == 0 ? 0 : first_plain_len_ + (index - 1) * plain_len_;
-}
-
-std::uint64_t SegmentJob::cipher_offset(std::uint64_t index) const {
-  return index == 0 ? 0 : (segment_len_ - header_len_) + (index - 1) * segment_len_;
-}
-
-std::uint64_t SegmentJob::segment_holding(std::uint64_t plain) const {
-  return plain < first_plain_len_ ? 0 : 1 + (plain - first_plain_len_) / plain_len_;
-}
-
-std::uint64_t SegmentJob::in_offset(std::uint64_t index) const {
-  return direction_ == Direction::encrypt ? plain_offset(index) : cipher_offset(index);
-}
-
-std::uint64_t SegmentJob::nominal_in_len(std::uint64_t index) const {
-  const std::uint64_t plain = index == 0 ? first_plain_len_ : plain_len_;
-  return direction_ == Direction::encrypt ? plain : plain + kTagLen;
-}
-
-Chunk SegmentJob::chunk(std::uint64_t index, std::uint64_t in_len, bool last) const {
-  check_segment_index(index);
-  const std::uint64_t out = direction_ == Direction::encrypt ? cipher_offset(index) : plain_offset(index);
-  return Chunk{index, in_offset(index), in_len, out, last};
-}
-
-std::size_t SegmentJob::out_capacity(const Chunk& c) const {
-  return static_cast<std::size_t>(c.in_len) + (direction_ == Direction::encrypt ? kTagLen : 0);
-}
-
-std::uint64_t SegmentJob::chunk_count(std::uint64_t input_len) const {
-  std::uint64_t count = 1;
-  if (direction_ == Direction::encrypt) {
-    if (input_len > first_plain_len_) count += (input_len - first_plain_len_ + plain_len_ - 1) / plain_len_;
-  } else {
-    const std::uint64_t first = segment_len_ - header_len_;
-    if (input_len > first) count += (input_len - first + segment_len_ - 1) / segment_len_;
-    if (input_len - cipher_offset(count - 1) < kTagLen) {
-      // Cut short, or bytes added after its end: the length alone can't tell.
-      throw Error("truncated or extended: the last segment is shorter than its authentication tag");
-    }
-  }
-  check_segment_index(count - 1);
-  return count;
-}
-
-std::unique_ptr<ChunkWorker> SegmentJob::make_worker() const {
-  return std::make_unique<SegmentWorker>(*backend_, direction_, segment_key_, prefix_);
-}
-
-BackendChoice SegmentJob::backend() const { return {std::string(backend_->name()), backend_->device_index()}; }
-
-SecretBytes SegmentJob::ticket() const {
-  TicketWriter w;
-  w.start(TicketKind::segments, backend());
-  w.u8(static_cast<std::uint8_t>(direction_));
-  w.u64(segment_len_);
-  w.u8(segment_key_.size());
-  w.raw(segment_key_.data(), segment_key_.size());
-  w.raw(prefix_.data(), prefix_.size());
-  return w.finish();
 }
 
 }  // namespace paes

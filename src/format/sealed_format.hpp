@@ -22,6 +22,7 @@
 
 #include "cipher/kdf.hpp"
 #include "cipher/segment_codec.hpp"
+#include "format/segment_stream.hpp"
 #include "paes/foreign_format.hpp"
 #include "paes/job.hpp"
 #include "paes/mode.hpp"
@@ -105,52 +106,6 @@ struct StreamHeader {
   std::vector<std::uint8_t> encode() const;
   // Throws Error "corrupt header" when the length byte doesn't match key_len.
   static StreamHeader decode(std::span<const std::uint8_t> bytes, std::size_t key_len);
-};
-
-// The segments of a sealed body as a Job: sealing takes plaintext segments
-// (segment 0 shorter by the header) to ciphertext segments; opening the
-// reverse. Offsets are relative to the body's first segment (just after the
-// header) on the ciphertext side. The job keeps its own copy of the segment
-// key, and runs on the backend it is given (segment_backend of the caller's
-// choice); each worker has its own SegmentCodec of that backend.
-class SegmentJob final : public Job {
- public:
-  SegmentJob(Direction direction, std::size_t key_len, std::uint32_t segment_len,
-             const SecretBytes& segment_key, const NoncePrefix& prefix, const CipherBackend& backend);
-  // The same on the backend `backend` resolves to (segment_backend).
-  SegmentJob(Direction direction, std::size_t key_len, std::uint32_t segment_len,
-             const SecretBytes& segment_key, const NoncePrefix& prefix, const BackendChoice& backend = {});
-  SegmentJob(SegmentJob&&) = default;
-
-  bool parallel() const override { return true; }
-  std::size_t lookback_len() const override { return 0; }
-  std::uint64_t in_offset(std::uint64_t index) const override;
-  std::uint64_t nominal_in_len(std::uint64_t index) const override;
-  // Throws Error for index 2^32 or more: its nonce would repeat an earlier one.
-  Chunk chunk(std::uint64_t index, std::uint64_t in_len, bool last) const override;
-  std::size_t out_capacity(const Chunk& chunk) const override;
-  // Throws Error for a ciphertext length no sealing makes ("truncated") and
-  // for more than 2^32 segments.
-  std::uint64_t chunk_count(std::uint64_t input_len) const override;
-  std::unique_ptr<ChunkWorker> make_worker() const override;
-  SecretBytes ticket() const override;
-  BackendChoice backend() const override;
-  // Opening: the segment that holds plaintext byte `offset`.
-  std::uint64_t segment_holding(std::uint64_t plain_offset) const;
-
- private:
-  // Plaintext and ciphertext bytes segment `index` starts at.
-  std::uint64_t plain_offset(std::uint64_t index) const;
-  std::uint64_t cipher_offset(std::uint64_t index) const;
-
-  Direction direction_;
-  std::uint32_t segment_len_;
-  std::uint64_t header_len_;
-  std::uint64_t first_plain_len_;  // segment_len - header - tag
-  std::uint64_t plain_len_;        // segment_len - tag
-  SecretBytes segment_key_;
-  NoncePrefix prefix_;
-  const CipherBackend* backend_;
 };
 
 }  // namespace paes

@@ -13,7 +13,7 @@
 
 namespace paes {
 
-enum class TicketKind : std::uint8_t { raw = 1, segments = 2 };
+enum class TicketKind : std::uint8_t { raw = 1, segments = 2, age_chunks = 3 };
 
 // Tickets hold keys, so the writer grows its buffer in secure memory: each
 // buffer it outgrows is wiped as it is released, never freed as it was.

@@ -29,9 +29,12 @@ void append(std::vector<std::uint8_t>& text, std::string_view line) {
 }  // namespace
 
 bool starts_with_armor(std::span<const std::uint8_t> start) {
-  const std::size_t n = kArmorBegin.size();
-  if (start.size() <= n || std::memcmp(start.data(), kArmorBegin.data(), n) != 0) return false;
-  return start[n] == '\n' || (start[n] == '\r' && start.size() > n + 1 && start[n + 1] == '\n');
+  for (const std::string_view begin : {kArmorBegin, kAgeArmorBegin}) {
+    const std::size_t n = begin.size();
+    if (start.size() <= n || std::memcmp(start.data(), begin.data(), n) != 0) continue;
+    return start[n] == '\n' || (start[n] == '\r' && start.size() > n + 1 && start[n + 1] == '\n');
+  }
+  return false;
 }
 
 ArmorEncoder::ArmorEncoder(Armor armor) : armor_(armor), ctx_(new_context()) { EVP_EncodeInit(ctx_); }
@@ -42,6 +45,7 @@ void ArmorEncoder::begin(std::vector<std::uint8_t>& text) {
   if (begun_) return;
   begun_ = true;
   if (armor_ == Armor::paes) append(text, kArmorBegin);
+  if (armor_ == Armor::age) append(text, kAgeArmorBegin);
 }
 
 void ArmorEncoder::encode(std::span<const std::uint8_t> bytes, std::vector<std::uint8_t>& text) {
@@ -69,6 +73,7 @@ void ArmorEncoder::finish(std::vector<std::uint8_t>& text) {
   EVP_EncodeFinal(ctx_, text.data() + at, &written);
   text.resize(at + static_cast<std::size_t>(written));
   if (armor_ == Armor::paes) append(text, kArmorEnd);
+  if (armor_ == Armor::age) append(text, kAgeArmorEnd);
 }
 
 ArmorDecoder::ArmorDecoder(Armor armor, std::string name) : armor_(armor), name_(std::move(name)) {
@@ -129,11 +134,18 @@ void ArmorDecoder::decode(std::span<const std::uint8_t> text, std::vector<std::u
 void ArmorDecoder::paes_line(std::string_view line, std::vector<std::uint8_t>& bytes) {
   const auto where = [&] { return "line " + std::to_string(line_number_); };
   if (state_ == State::begin) {
-    if (line != kArmorBegin) fail("it doesn't start with the line " + std::string(kArmorBegin));
+    if (line == kArmorBegin) {
+      end_line_ = kArmorEnd;
+    } else if (line == kAgeArmorBegin) {
+      end_line_ = kAgeArmorEnd;
+    } else {
+      fail("it doesn't start with the line " + std::string(kArmorBegin) + " (or age's " +
+           std::string(kAgeArmorBegin) + ")");
+    }
     state_ = State::body;
     return;
   }
-  if (line == kArmorEnd) {
+  if (line == end_line_) {
     if (line_number_ == 2) fail("no base64 between the BEGIN and END lines");
     state_ = State::end;
     return;
@@ -184,7 +196,9 @@ void ArmorDecoder::finish(std::vector<std::uint8_t>& bytes) {
     paes_line(line, bytes);
     line_.clear();
   }
-  if (state_ != State::end) fail("it ends before the line " + std::string(kArmorEnd) + " (truncated)");
+  if (state_ != State::end) {
+    fail("it ends before the line " + std::string(end_line_.empty() ? kArmorEnd : end_line_) + " (truncated)");
+  }
 }
 
 }  // namespace paes

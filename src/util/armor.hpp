@@ -17,9 +17,11 @@ namespace paes {
 
 inline constexpr std::string_view kArmorBegin = "-----BEGIN PAES ENCRYPTED FILE-----";
 inline constexpr std::string_view kArmorEnd = "-----END PAES ENCRYPTED FILE-----";
+inline constexpr std::string_view kAgeArmorBegin = "-----BEGIN AGE ENCRYPTED FILE-----";
+inline constexpr std::string_view kAgeArmorEnd = "-----END AGE ENCRYPTED FILE-----";
 
-// Whether `start`, an input's first bytes, is the start of paes' armor: its
-// BEGIN line, then '\n' or "\r\n". Fewer bytes than that are not.
+// Whether `start`, an input's first bytes, is the start of paes' armor or
+// age's: its BEGIN line, then '\n' or "\r\n". Fewer bytes than that are not.
 bool starts_with_armor(std::span<const std::uint8_t> start);
 // How many of an input's first bytes starts_with_armor needs.
 inline constexpr std::size_t kArmorProbeLen = kArmorBegin.size() + 2;
@@ -77,6 +79,7 @@ class ArmorDecoder {
   std::string name_;
   EVP_ENCODE_CTX* ctx_ = nullptr;  // Armor::openssl
   State state_ = State::begin;
+  std::string_view end_line_;  // PEM: the END line that goes with the BEGIN line read
   std::string line_;  // Armor::paes: a line not yet ended
   std::uint64_t line_number_ = 0;
 };

@@ -197,7 +197,7 @@ TEST(CipherBackends, SegmentJobsRunTheChosenBackend) {
     expect_only(chosen, before, selection + ": sealing");
 
     // Segment 0 by hand: the engine's bytes are AES-GCM under the Tink nonce.
-    SegmentCodec codec(chosen, key, prefix, Direction::decrypt);
+    TinkSegmentCodec codec(chosen, key, prefix, Direction::decrypt);
     const std::size_t first = 4096 - StreamHeader::length(32);
     std::vector<std::uint8_t> segment0(first - kTagLen);
     ASSERT_EQ(codec.open(0, false, segment0.data(), body.data(), first), first - kTagLen);

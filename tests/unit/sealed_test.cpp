@@ -150,12 +150,12 @@ TEST(SegmentCodec, DetectsEveryWrongInput) {
   const SecretBytes key = key_of(32, 4);
   NoncePrefix prefix{};
   prefix[0] = 7;
-  SegmentCodec sealer(segment_backend(BackendChoice{}), key, prefix, Direction::encrypt);
+  TinkSegmentCodec sealer(segment_backend(BackendChoice{}), key, prefix, Direction::encrypt);
   const auto plain = test::random_bytes(100, 5);
   std::vector<std::uint8_t> sealed(116);
   ASSERT_EQ(sealer.seal(3, false, sealed.data(), plain.data(), plain.size()), 116u);
 
-  SegmentCodec opener(segment_backend(BackendChoice{}), key, prefix, Direction::decrypt);
+  TinkSegmentCodec opener(segment_backend(BackendChoice{}), key, prefix, Direction::decrypt);
   std::vector<std::uint8_t> out(116);
   ASSERT_EQ(opener.open(3, false, out.data(), sealed.data(), sealed.size()), 100u);
   out.resize(100);
@@ -168,7 +168,7 @@ TEST(SegmentCodec, DetectsEveryWrongInput) {
     bad[at] ^= 1;
     EXPECT_THROW(opener.open(3, false, out.data(), bad.data(), bad.size()), Error) << at;
   }
-  SegmentCodec other_key(segment_backend(BackendChoice{}), key_of(32, 6), prefix, Direction::decrypt);
+  TinkSegmentCodec other_key(segment_backend(BackendChoice{}), key_of(32, 6), prefix, Direction::decrypt);
   EXPECT_THROW(other_key.open(3, false, out.data(), sealed.data(), sealed.size()), Error);
   // In place, as the engines run it.
   auto in_place = sealed;
