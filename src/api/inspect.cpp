@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "format/age_format.hpp"
 #include "format/salted_header.hpp"
 #include "format/scrypt_stanza.hpp"
 #include "format/sealed_format.hpp"
@@ -18,12 +19,6 @@
 namespace paes {
 namespace {
 
-constexpr std::string_view kAgeVersionLine = "age-encryption.org/v1\n";
-// age's STREAM (C2SP age.md, "Payload"): a 16-byte nonce, then chunks of
-// 64 KiB of plaintext and a 16-byte Poly1305 tag.
-constexpr std::uint64_t kAgeNonceLen = 16;
-constexpr std::uint64_t kAgeChunkLen = 64 * 1024 + 16;
-constexpr std::uint64_t kAgeTagLen = 16;
 // Enough for a preamble, the largest version-3 header parse_stanza_header
 // takes and the MAC line after it.
 constexpr std::size_t kPrefixLen = kPreambleLen + kMaxHeaderLen + 128;
@@ -128,7 +123,7 @@ void inspect_paes(SealedFileInfo& info, std::span<const std::uint8_t> prefix, st
   const SecretBytes no_key;
   const SegmentJob job(Direction::decrypt, preamble.key_len, preamble.segment_len, no_key, NoncePrefix{},
                        BackendChoice{});
-  const auto count_chunks = [&](std::uint64_t body) { return job.chunk_count(body); };
+  const auto count_chunks = [&](std::uint64_t body) { return job.segment_count(body); };
   inspect_body(info, size, header, layout, count_chunks, name);
 }
 
@@ -141,17 +136,12 @@ void inspect_age(SealedFileInfo& info, std::span<const std::uint8_t> prefix, std
   if (info.armor) return;
   const auto header = read_stanzas(info, prefix, kAgeVersionLine.size(), name);
   if (!header) return;
-  const BodyLayout layout{kAgeNonceLen, kAgeNonceLen + kAgeTagLen, kAgeTagLen,
+  const BodyLayout layout{kAgePayloadNonceLen, kAgePayloadNonceLen + kTagLen, kTagLen,
                           "the age payload is shorter than its nonce and one tag"};
-  const auto count_chunks = [](std::uint64_t encrypted) {
-    const std::uint64_t chunks = (encrypted + kAgeChunkLen - 1) / kAgeChunkLen;
-    const std::uint64_t last = encrypted - (chunks - 1) * kAgeChunkLen;
-    // Only an empty message ends in an empty chunk.
-    if (last < kAgeTagLen || (chunks > 1 && last == kAgeTagLen)) {
-      throw Error("truncated or extended: the last age chunk is no chunk age writes");
-    }
-    return chunks;
-  };
+  // The payload's geometry as opening reads it (only an empty message ends
+  // in an empty chunk); no key is needed for lengths.
+  const SegmentJob job(Direction::decrypt, std::make_shared<AgeChunks>(SecretBytes()));
+  const auto count_chunks = [&](std::uint64_t encrypted) { return job.segment_count(encrypted); };
   inspect_body(info, size, *header, layout, count_chunks, name);
 }
 

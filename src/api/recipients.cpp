@@ -236,6 +236,17 @@ SecretBytes open_age_stanzas(const SealedSpec& spec, const StanzaHeader& header,
     throw usage_error(name + " is an age file, whose format has no associated data: drop it");
   }
   const SealedKeyKind kind = stanzas_key_kind(header, name);
+  // The wrong kind of secret is age's "no identity matches" (exit 1), not
+  // a usage error as for a paes file, whose preamble says what it takes.
+  if (kind == SealedKeyKind::passphrase && spec.passphrase.empty() && !spec.identities.empty()) {
+    throw Error("no identity matches " + name + ": it was encrypted with a passphrase (its one stanza is scrypt's)",
+                ErrorKind::failure, Remedy::passphrase);
+  }
+  if (kind == SealedKeyKind::identities && !spec.passphrase.empty() && spec.identities.empty()) {
+    throw Error("the passphrase matches no stanza of " + name + ": it was encrypted to recipients, not with a "
+                "passphrase (no scrypt stanza)",
+                ErrorKind::failure, Remedy::identity);
+  }
   require_secret(spec, kind, name);
   SecretBytes file_key;
   if (kind == SealedKeyKind::passphrase) {

@@ -437,7 +437,7 @@ struct SealedReader::State {
     const std::uint8_t* bytes() const { return buffer.bytes.get(); }
   };
   std::unique_ptr<Plain> segments(std::uint64_t first, std::uint64_t count) const {
-    const SegmentWindow window(job, segment_count, first, count);
+    const SegmentWindow window(job, chunk_total, first, count);
     OffsetSource source(in_file(), header.body_offset + job.in_offset(first));
     const auto capacity = static_cast<std::size_t>(output_capacity(window, source.size()));
     auto plain = std::make_unique<Plain>(*this, take_buffer(capacity), job.chunk(first, 0, false).out_offset);
@@ -485,7 +485,7 @@ struct SealedReader::State {
   OpenedHeader header;
   SegmentJob job;
   unsigned threads;
-  std::uint64_t segment_count = 0;
+  std::uint64_t chunk_total = 0;  // the body's chunks (segments; age: 16 chunks each)
   std::uint64_t plain_size = 0;
   mutable std::atomic<std::uint64_t> bytes_read{0};
   mutable std::mutex spare_mutex;
@@ -501,11 +501,10 @@ SealedReader::SealedReader(const SealedSpec& spec, const std::string& path, unsi
   State& s = *state_;
   const std::uint64_t size = s.in.size().value_or(0);
   const std::uint64_t body_len = size - std::min(size, s.header.body_offset);
-  s.segment_count = s.job.chunk_count(body_len);  // throws for a truncated body
-  const Chunk last = chunk_of(s.job, body_len, s.segment_count, s.segment_count - 1);
-  s.plain_size = last.out_offset + last.in_len - kTagLen;  // chunk_count checked in_len >= kTagLen
+  s.chunk_total = s.job.chunk_count(body_len);  // throws for a truncated body
+  s.plain_size = s.job.plaintext_len(body_len);
   s.bytes_read += s.header.body_offset;
-  s.segments(s.segment_count - 1, 1);  // the final segment: a file cut at a boundary fails here
+  s.segments(s.chunk_total - 1, 1);  // the final segment: a file cut at a boundary fails here
 }
 
 SealedReader::~SealedReader() = default;
@@ -523,12 +522,12 @@ bool SealedReader::age() const { return state_->header.age; }
 std::uint64_t SealedReader::input_bytes_of(std::uint64_t offset, std::uint64_t length) const {
   const State& s = *state_;
   const std::uint64_t body_len = s.in.size().value_or(0) - s.header.body_offset;
-  const auto in_len = [&](std::uint64_t segment) { return chunk_of(s.job, body_len, s.segment_count, segment).in_len; };
-  std::uint64_t bytes = s.header.body_offset + in_len(s.segment_count - 1);
+  const auto in_len = [&](std::uint64_t segment) { return chunk_of(s.job, body_len, s.chunk_total, segment).in_len; };
+  std::uint64_t bytes = s.header.body_offset + in_len(s.chunk_total - 1);
   if (offset >= s.plain_size || length == 0) return bytes;
   const std::uint64_t last = s.job.chunk_holding(offset + std::min(length, s.plain_size - offset) - 1);
   for (std::uint64_t segment = s.job.chunk_holding(offset); segment <= last; ++segment) {
-    if (segment + 1 != s.segment_count) bytes += in_len(segment);
+    if (segment + 1 != s.chunk_total) bytes += in_len(segment);
   }
   return bytes;
 }

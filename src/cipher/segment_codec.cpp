@@ -21,17 +21,19 @@ std::size_t SegmentCodec::open(std::uint64_t index, bool last, std::uint8_t* out
   const std::string unit = unit_;
   if (len < kTagLen) throw Error("truncated: " + unit + " " + std::to_string(index) + " is shorter than its tag");
   if (!open_segment(index, last, out, in, len)) {
-    throw SegmentAuthenticationError("authentication failed at " + unit + " " + std::to_string(index) +
-                                         ": wrong key or passphrase, wrong associated data, or the data was "
-                                         "corrupted, truncated or reordered",
-                                     index);
+    throw SegmentAuthenticationError("authentication failed at " + unit + " " + std::to_string(index) + ": " +
+                                         causes_,
+                                     index, remedy_);
   }
   return len - kTagLen;
 }
 
 TinkSegmentCodec::TinkSegmentCodec(const CipherBackend& backend, const SecretBytes& segment_key,
                                    const NoncePrefix& prefix, Direction direction)
-    : SegmentCodec("segment"), prefix_(prefix), aead_(backend.make_segment(segment_key, direction)) {}
+    : SegmentCodec("segment",
+                   "wrong key or passphrase, wrong associated data, or the data was corrupted, truncated or reordered",
+                   Remedy::associated_data),
+      prefix_(prefix), aead_(backend.make_segment(segment_key, direction)) {}
 
 GcmNonce TinkSegmentCodec::nonce(std::uint64_t index, bool last) const {
   GcmNonce nonce;
@@ -60,7 +62,10 @@ struct AgeChunkCodec::Evp {
 };
 
 AgeChunkCodec::AgeChunkCodec(const SecretBytes& payload_key, Direction direction)
-    : SegmentCodec("chunk"), evp_(std::make_unique<Evp>()) {
+    : SegmentCodec("chunk",
+                   "the age file was corrupted, truncated or reordered after its header (whose MAC verified the key)",
+                   Remedy::none),
+      evp_(std::make_unique<Evp>()) {
   if (payload_key.size() != 32) throw Error("internal: age's payload key is 32 bytes");
   const EvpCipherPtr cipher(EVP_CIPHER_fetch(nullptr, "ChaCha20-Poly1305", nullptr));
   if (!cipher) throw_openssl_error("ChaCha20-Poly1305 is not available");

@@ -28,8 +28,8 @@ using NoncePrefix = std::array<std::uint8_t, kNoncePrefixLen>;
 // where the reader is told it).
 class SegmentAuthenticationError : public Error {
  public:
-  SegmentAuthenticationError(const std::string& message, std::uint64_t index)
-      : Error(message, ErrorKind::failure, Remedy::associated_data), index_(index) {}
+  SegmentAuthenticationError(const std::string& message, std::uint64_t index, Remedy remedy)
+      : Error(message, ErrorKind::failure, remedy), index_(index) {}
   std::uint64_t index() const noexcept { return index_; }
 
  private:
@@ -48,8 +48,9 @@ class SegmentCodec {
   std::size_t open(std::uint64_t index, bool last, std::uint8_t* out, const std::uint8_t* in, std::size_t len);
 
  protected:
-  // What the stream calls a segment in messages: "segment", age's "chunk".
-  explicit SegmentCodec(const char* unit) : unit_(unit) {}
+  // What the stream calls a segment in messages ("segment", age's "chunk"),
+  // what a failed tag may mean, and what the user may do about it.
+  SegmentCodec(const char* unit, const char* causes, Remedy remedy) : unit_(unit), causes_(causes), remedy_(remedy) {}
 
  private:
   virtual void seal_segment(std::uint64_t index, bool last, std::uint8_t* out, const std::uint8_t* in,
@@ -57,6 +58,8 @@ class SegmentCodec {
   virtual bool open_segment(std::uint64_t index, bool last, std::uint8_t* out, const std::uint8_t* in,
                             std::size_t len) = 0;
   const char* unit_;
+  const char* causes_;
+  Remedy remedy_;
 };
 
 class TinkSegmentCodec final : public SegmentCodec {

@@ -183,7 +183,7 @@ std::size_t SegmentJob::out_capacity(const Chunk& c) const {
   return static_cast<std::size_t>(c.in_len + per * kTagLen);
 }
 
-std::uint64_t SegmentJob::chunk_count(std::uint64_t input_len) const {
+std::uint64_t SegmentJob::segment_count(std::uint64_t input_len) const {
   const SegmentStream& s = *stream_;
   std::uint64_t segments = 1;
   if (direction_ == Direction::encrypt) {
@@ -205,7 +205,16 @@ std::uint64_t SegmentJob::chunk_count(std::uint64_t input_len) const {
     }
   }
   check_segment_index(s, segments - 1);
-  return (segments + s.segments_per_chunk() - 1) / s.segments_per_chunk();
+  return segments;
+}
+
+std::uint64_t SegmentJob::chunk_count(std::uint64_t input_len) const {
+  const std::uint64_t per = stream_->segments_per_chunk();
+  return (segment_count(input_len) + per - 1) / per;
+}
+
+std::uint64_t SegmentJob::plaintext_len(std::uint64_t ciphertext_len) const {
+  return ciphertext_len - segment_count(ciphertext_len) * kTagLen;
 }
 
 std::unique_ptr<ChunkWorker> SegmentJob::make_worker() const {

@@ -97,6 +97,11 @@ class SegmentJob final : public Job {
   // Throws Error for a ciphertext length no sealing makes ("truncated"), and
   // for more segments than the stream's nonces allow.
   std::uint64_t chunk_count(std::uint64_t input_len) const override;
+  // Opening: the plaintext bytes of a body of `ciphertext_len` bytes (a
+  // length chunk_count takes; it throws as chunk_count for others), and the
+  // segments it holds.
+  std::uint64_t plaintext_len(std::uint64_t ciphertext_len) const;
+  std::uint64_t segment_count(std::uint64_t ciphertext_len) const;
   std::unique_ptr<ChunkWorker> make_worker() const override;
   SecretBytes ticket() const override { return stream_->ticket(direction_); }
   BackendChoice backend() const override { return stream_->backend(); }

@@ -26,9 +26,14 @@ void append(std::vector<std::uint8_t>& text, std::string_view line) {
   text.push_back('\n');
 }
 
+bool is_armor_whitespace(std::uint8_t c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
 }  // namespace
 
 bool starts_with_armor(std::span<const std::uint8_t> start) {
+  std::size_t skip = 0;
+  while (skip < start.size() && skip < kMaxArmorLeadingWhitespace && is_armor_whitespace(start[skip])) ++skip;
+  start = start.subspan(skip);
   for (const std::string_view begin : {kArmorBegin, kAgeArmorBegin}) {
     const std::size_t n = begin.size();
     if (start.size() <= n || std::memcmp(start.data(), begin.data(), n) != 0) continue;
@@ -102,6 +107,12 @@ void ArmorDecoder::decode(std::span<const std::uint8_t> text, std::vector<std::u
       text = text.subspan(piece.size());
     }
     return;
+  }
+  while (state_ == State::begin && line_.empty() && !text.empty() && is_armor_whitespace(text.front())) {
+    if (++leading_whitespace_ > kMaxArmorLeadingWhitespace) {
+      fail("more than " + std::to_string(kMaxArmorLeadingWhitespace) + " bytes of whitespace before the BEGIN line");
+    }
+    text = text.subspan(1);
   }
   while (!text.empty()) {
     if (state_ == State::end) {

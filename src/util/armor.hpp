@@ -20,11 +20,15 @@ inline constexpr std::string_view kArmorEnd = "-----END PAES ENCRYPTED FILE-----
 inline constexpr std::string_view kAgeArmorBegin = "-----BEGIN AGE ENCRYPTED FILE-----";
 inline constexpr std::string_view kAgeArmorEnd = "-----END AGE ENCRYPTED FILE-----";
 
+// Whitespace (space, tab, CR, LF) allowed before the BEGIN line: age.md lets
+// readers skip some, and age skips up to 1024 bytes of it.
+inline constexpr std::size_t kMaxArmorLeadingWhitespace = 1024;
 // Whether `start`, an input's first bytes, is the start of paes' armor or
-// age's: its BEGIN line, then '\n' or "\r\n". Fewer bytes than that are not.
+// age's: leading whitespace, its BEGIN line, then '\n' or "\r\n". Fewer bytes
+// than that are not.
 bool starts_with_armor(std::span<const std::uint8_t> start);
 // How many of an input's first bytes starts_with_armor needs.
-inline constexpr std::size_t kArmorProbeLen = kArmorBegin.size() + 2;
+inline constexpr std::size_t kArmorProbeLen = kMaxArmorLeadingWhitespace + kArmorBegin.size() + 2;
 
 // About how much of an armored text gave `decoded` bytes: lines of 64 base64
 // characters and '\n' (paes' armor and openssl enc -a alike) carry 48 bytes.
@@ -82,6 +86,7 @@ class ArmorDecoder {
   std::string_view end_line_;  // PEM: the END line that goes with the BEGIN line read
   std::string line_;  // Armor::paes: a line not yet ended
   std::uint64_t line_number_ = 0;
+  std::size_t leading_whitespace_ = 0;  // PEM: skipped before the BEGIN line
 };
 
 }  // namespace paes

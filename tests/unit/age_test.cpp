@@ -781,7 +781,14 @@ TEST(CctvVectors, EveryHeaderVectorMeetsItsExpectation) {
   std::vector<fs::path> paths;
   for (const auto& entry : fs::directory_iterator(data_path("age/cctv"))) {
     const std::string name = entry.path().filename().string();
-    if (name != "LICENSE" && name != "README.md") paths.push_back(entry.path());
+    if (name == "LICENSE" || name == "README.md") continue;
+    // The header subset (README.md's selection rule): the other armor
+    // vectors are about the armor, which tests/tink/age_testkit.py runs
+    // through paes decrypt, and hybrid identities are not paes'.
+    const bool armor_only = name.starts_with("armor_") && name != "armor_empty" && name != "armor_header_crlf" &&
+                            name != "armor_scrypt";
+    const bool hybrid = name.starts_with("hybrid") && name != "hybrid_x25519_arg";
+    if (!armor_only && !hybrid) paths.push_back(entry.path());
   }
   std::sort(paths.begin(), paths.end());
   ASSERT_EQ(paths.size(), 96u);  // the README's table
