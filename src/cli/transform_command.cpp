@@ -578,7 +578,7 @@ SealedSpec sealed_spec(Direction direction, const TransformArgs& args, const CLI
                         "a file is sealed either to recipients or with a key or passphrase");
     }
     if (spec.format == SealedFormat::tink) {
-      throw usage_error(what + " need the paes or age format, not --format tink");
+      throw usage_error(what + " need the paes format (or age's), not --format tink");
     }
     refuse(command, "--key-bits", "doesn't go with recipients: their files are always AES-256");
     refuse(command, "--scrypt-log-n", "sets a passphrase's scrypt cost; recipients need none");

@@ -471,21 +471,25 @@ class RecipientsTest(RecipientsCase):
         self.finish()
 
     @unittest.skipUnless(AGE, NO_AGE)
-    def test_age_and_version_2_files_named(self):
+    def test_age_files_open_and_version_2_is_named(self):
         p, rp, _ = self.identity("p.key")
-        plain = write_file(self.path("plain"), b"an age file\n")
+        _, rq, _ = self.identity("q.key")
+        data = b"an age file\n"
+        plain = write_file(self.path("plain"), data)
         out_dir = self.new_dir("out")
         out = os.path.join(out_dir, "x")
         for armor in ([], ["-a"]):
             aged = self.path(f"f{len(armor)}.age")
             proc = subprocess.run([AGE, "-r", rp, *armor, "-o", aged, plain], capture_output=True, timeout=60)
             self.assertEqual(proc.returncode, 0, describe(proc))
-            self.assert_fails(["decrypt", "-i", p, aged, "-o", out], 1, "an age file, not a paes file",
-                              out_dir=out_dir)
-            self.assert_fails(["decrypt", "-i", p, "-o", out], 1, "an age file, not a paes file", out_dir=out_dir,
-                              input_bytes=read_file(aged))
-            self.assert_fails(["rekey", "-i", p, "-r", rp, aged, "-o", out], 1, "an age file, not a paes file",
-                              out_dir=out_dir)
+            # paes reads age's files (issue 41): from a file, from stdin, and re-keyed to another recipient.
+            self.opens(read_file(aged), p, data, f"age{' -a' if armor else ''}")
+            proc = run_paes(["decrypt", "-i", p], read_file(aged))
+            self.check(proc.returncode == 0 and proc.stdout == data, f"age file on stdin: {describe(proc)}")
+            rekeyed = self.path(f"f{len(armor)}.rekeyed.age")
+            proc = run_paes(["rekey", "-i", p, "-r", rq, *armor, aged, "-o", rekeyed])
+            self.check(proc.returncode == 0 and read_file(rekeyed).startswith(read_file(aged)[:20]),
+                       f"rekey of an age file keeps it an age file: {describe(proc)}")
         # Version 2 (never released): a version-1 file with its version byte set to 2 is refused as that.
         key = self.keygen(256)
         v2 = bytearray(self.seal(b"data", ["--key-file", key]))
