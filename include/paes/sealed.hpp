@@ -172,6 +172,18 @@ struct RekeyReport {
 RekeyReport rekey_sealed(const RekeySpec& spec, const std::string& input_path, const std::string& output_path,
                          const TransformOptions& options);
 
+// An age file held in memory, binary or armored (an identity file encrypted
+// with `age -p` is one), opened as run_sealed opens one: its header with
+// spec's passphrase or identities, its MAC, every chunk. The plaintext comes
+// back in wiped memory, and never passes through other buffers. For small
+// files: it runs on the calling thread. Throws Error as run_sealed; "<name>:
+// not an age file" for other bytes.
+SecretBytes open_age_bytes(const SealedSpec& spec, std::span<const std::uint8_t> file, const std::string& name);
+
+// Whether `start`, a file's first bytes, is the start of an age file: its
+// version line, or age's armor (after whitespace).
+bool looks_like_age_file(std::span<const std::uint8_t> start);
+
 // How a paes-format sealed file's key is given, read from its preamble and
 // (version 3) its header's stanzas: a raw key, a passphrase, or X25519
 // identities. For a file

@@ -25,6 +25,7 @@
 #include "paes/endpoint.hpp"
 #include "paes/error.hpp"
 #include "paes/notice.hpp"
+#include "util/armor.hpp"
 #include "util/elapsed.hpp"
 
 namespace paes {
@@ -559,6 +560,42 @@ std::uint64_t SealedReader::read_range(std::uint64_t offset, std::uint64_t lengt
   const std::uint64_t len = std::min(length, s.plain_size - offset);
   s.read_range(offset, len, consume);
   return len;
+}
+
+bool looks_like_age_file(std::span<const std::uint8_t> start) {
+  const auto look = recognize_foreign_format(start);
+  return look && look->format == ForeignFormat::age;
+}
+
+SecretBytes open_age_bytes(const SealedSpec& spec, std::span<const std::uint8_t> file, const std::string& name) {
+  std::vector<std::uint8_t> decoded;
+  if (starts_with_armor(file)) {
+    ArmorDecoder armor(Armor::paes, name);
+    armor.decode(file, decoded);
+    armor.finish(decoded);
+    file = decoded;
+  }
+  const auto version = bytes_of(kAgeVersionLine);
+  if (file.size() < version.size() || !std::equal(version.begin(), version.end(), file.begin())) {
+    throw Error(name + ": not an age file (it doesn't start with age's version line)");
+  }
+  const StanzaHeader header = parse_stanza_header(file.subspan(version.size()), name);
+  const SecretBytes file_key = open_age_stanzas(spec, header, version, name);
+  const auto rest = file.subspan(version.size() + header.length);
+  if (rest.size() < kAgePayloadNonceLen) throw Error(name + ": truncated: the file ends in its payload nonce");
+  const auto payload = rest.subspan(kAgePayloadNonceLen);
+  const SegmentJob job(Direction::decrypt,
+                       std::make_shared<AgeChunks>(age_payload_key(file_key, rest.first(kAgePayloadNonceLen))));
+  const std::uint64_t count = job.chunk_count(payload.size());
+  // Straight into wiped memory, chunk by chunk: no engine buffer holds it.
+  SecretBytes plain(payload.size());
+  std::size_t plain_len = 0;
+  const auto worker = job.make_worker();
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const Chunk chunk = chunk_of(job, payload.size(), count, i);
+    plain_len += worker->transform(chunk, plain.data() + chunk.out_offset, payload.data() + chunk.in_offset);
+  }
+  return SecretBytes(plain.data(), plain_len);
 }
 
 SealedKeyKind sealed_key_kind(const std::string& path) {

@@ -11,11 +11,14 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "cli/passphrase.hpp"
 #include "cli/say.hpp"
+#include "cli/terminal_ui.hpp"
 #include "paes/age_keys.hpp"
 #include "paes/error.hpp"
+#include "paes/sealed.hpp"
 #include "util/hex.hpp"
 
 namespace paes::cli {
@@ -250,12 +253,30 @@ std::optional<std::string> public_key_beside(const std::string& path) {
   return text;
 }
 
+namespace {
+
+// An identity file encrypted with `age -p` (age's own way to keep one
+// safe): opened with its passphrase, asked for on the terminal as age asks.
+SecretBytes open_encrypted_identity_file(const SecretBytes& file, const std::string& name) {
+  std::optional<SecretBytes> passphrase = terminal_ui().request_secret(name, "passphrase of this identity file:");
+  if (!passphrase) {
+    throw Error(name + " is encrypted with a passphrase (age -p), and there is no terminal to ask for it on");
+  }
+  SealedSpec spec;
+  spec.direction = Direction::decrypt;
+  spec.passphrase = std::move(*passphrase);
+  return open_age_bytes(spec, file.view(), name);
+}
+
+}  // namespace
+
 std::vector<Identity> load_identities(const std::vector<std::string>& paths) {
   std::vector<Identity> identities;
   for (const std::string& path : paths) {
     const std::string name = secret_file_name("identity file", "-i", path);
-    const SecretBytes text =
-        read_secret_file(path, kMaxIdentityFileLen, name, "an identity is not typed: give a file or a pipe");
+    SecretBytes text = read_secret_file(path, kMaxIdentityFileLen, name,
+                                        "an identity is not typed: give a file or a pipe", looks_like_age_file);
+    if (looks_like_age_file(text.view())) text = open_encrypted_identity_file(text, name);
     refuse_raw_key_as_identity(text, name);
     for (Identity& key : parse_identity_file(text, name, public_key_beside(path))) {
       identities.push_back(std::move(key));

@@ -223,7 +223,7 @@ std::string secret_file_name(const std::string& noun, const std::string& option,
 }
 
 SecretBytes read_secret_file(const std::string& path, std::size_t max_len, const std::string& what,
-                             const std::string& terminal_hint) {
+                             const std::string& terminal_hint, bool (*sealed)(std::span<const std::uint8_t>)) {
   // A duplicate, so that closing it leaves standard input open, at the
   // offset it shares.
   const FileDescriptor file(path == "-" ? ::fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 0)
@@ -231,10 +231,10 @@ SecretBytes read_secret_file(const std::string& path, std::size_t max_len, const
   if (file.get() < 0) throw system_error(what);
   // A key is not typed, and a passphrase typed here would show as it is.
   if (::isatty(file.get()) != 0) throw usage_error(what + " is a terminal: " + terminal_hint);
-  warn_if_exposed(file.get(), what);
   // One byte over the limit tells an oversized file from one exactly at it.
   SecretBytes content(max_len + 1);
   const std::size_t len = read_into(file.get(), content, false, what);
+  if (sealed == nullptr || !sealed(content.view().first(len))) warn_if_exposed(file.get(), what);
   if (len > max_len) {
     throw usage_error(what + " is larger than " + std::to_string(max_len) + " bytes; it should hold just the secret");
   }

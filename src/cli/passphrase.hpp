@@ -65,9 +65,11 @@ std::string secret_file_name(const std::string& noun, const std::string& option,
 // that another user than the caller or root owns. Throws a usage Error when it
 // is a terminal (a secret typed there would show; `terminal_hint` says what
 // to do instead), and Error naming `what` when it can't be read or holds more
-// than max_len bytes.
+// than max_len bytes. A file whose content `sealed` says is encrypted (an
+// identity file under `age -p`) is no secret as it lies: no warning.
 SecretBytes read_secret_file(const std::string& path, std::size_t max_len, const std::string& what,
-                             const std::string& terminal_hint = "give a file or a pipe");
+                             const std::string& terminal_hint = "give a file or a pipe",
+                             bool (*sealed)(std::span<const std::uint8_t>) = nullptr);
 
 // The warning read_secret_file gives for an exposed file, for the open `fd`
 // named `what` (also an output that receives a secret).

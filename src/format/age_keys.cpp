@@ -303,8 +303,8 @@ std::vector<Identity> parse_identity_file(const SecretBytes& text, const std::st
   }
   const std::string_view all(reinterpret_cast<const char*>(text.data()), text.size());
   if (all.starts_with("age-encryption.org/") || all.starts_with("-----BEGIN AGE ENCRYPTED FILE-----")) {
-    throw usage_error(name + " is an age-encrypted (passphrase-protected) identity file: those are not supported; "
-                "give the identity file age-keygen wrote");
+    // The caller opens one first (paes/sealed.hpp's open_age_bytes, with its passphrase).
+    throw usage_error(name + " is an age-encrypted (passphrase-protected) identity file: decrypt it first");
   }
   std::vector<Identity> identities;
   if (looks_like_ssh_private_key(text.view())) {
