@@ -32,9 +32,10 @@
 #include "util/size.hpp"
 // The benchmark's subjects beside the engines (docs/ARCHITECTURE.md,
 // "Exceptions"): OpenSSL's one-shot transform, the baseline every figure is
-// a ratio to, and the sealed body as a job run in memory (the public API
-// seals only files and streams).
+// a ratio to, and the sealed body and age's payload as jobs run in memory
+// (the public API seals only files and streams).
 #include "cipher/oneshot.hpp"
+#include "format/age_format.hpp"
 #include "format/sealed_format.hpp"
 #include "util/elapsed.hpp"
 
@@ -136,7 +137,7 @@ void add_case_options(CLI::App* cmd, BenchArgs& args) {
       ->type_name("SIZES")
       ->delimiter(',')
       ->check(size_validator());
-  cmd->add_option("--modes", args.modes, "Modes, comma-separated: ecb, cbc, cfb, cfb8, cfb1, ofb, ctr, sealed (default: all)")->type_name("MODES")->delimiter(',');
+  cmd->add_option("--modes", args.modes, "Modes, comma-separated: ecb, cbc, cfb, cfb8, cfb1, ofb, ctr, sealed, age (age's ChaCha20-Poly1305 payload, run with --key-bits 256 only) (default: all)")->type_name("MODES")->delimiter(',');
   cmd->add_option("--key-bits", args.key_bits, "Key sizes, comma-separated: 128, 192, 256 (default all three)")
       ->type_name("BITS")
       ->delimiter(',')
@@ -241,8 +242,10 @@ std::vector<BackendJob> jobs_on_backends(const BenchCase& c, const std::vector<s
   std::vector<BackendJob> jobs;
   for (const std::string& requested : backends) {
     const BackendChoice backend{requested, std::nullopt};
-    const std::string ran =
-        c.spec ? raw_backend_name(backend, c.spec->mode, c.spec->direction) : segment_backend_name(backend);
+    // age's ChaCha20 is OpenSSL's whatever the backend: one row.
+    const std::string ran = c.mode == "age" ? "openssl"
+                            : c.spec       ? raw_backend_name(backend, c.spec->mode, c.spec->direction)
+                                           : segment_backend_name(backend);
     const bool seen = std::any_of(jobs.begin(), jobs.end(), [&](const BackendJob& j) { return j.backend == ran; });
     if (seen) continue;
     BackendJob j{ran, c.make_job(1, backend), {}};
@@ -316,6 +319,43 @@ BenchCase sealed_case(Direction direction, unsigned bits, std::uint64_t size) {
   };
   c.make_job = [direction, &key = *c.key, prefix](unsigned, const BackendChoice& backend) {
     return std::make_unique<SegmentJob>(direction, key.size(), kDefaultSegmentLen, key, prefix, backend);
+  };
+  return c;
+}
+
+// age's payload: 64 KiB ChaCha20-Poly1305 chunks, sixteen to an engine's
+// chunk (no header: in memory there is no file to frame), on OpenSSL's
+// ChaCha20 whatever the backend. The OpenSSL baseline is one-shot
+// ChaCha20-Poly1305 over the buffer, as one chunk as long as it.
+BenchCase age_case(Direction direction, std::uint64_t size) {
+  BenchCase c;
+  c.mode = "age";
+  c.direction = direction;
+  c.key_bits = kAgePayloadKeyLen * 8;
+  c.key = std::make_unique<SecretBytes>(kAgePayloadKeyLen);
+  random_bytes({c.key->data(), c.key->size()});
+  c.input = bench_input(size);
+  std::vector<std::uint8_t> oneshot = c.input;
+  if (direction == Direction::decrypt) {
+    oneshot.resize(size + kTagLen);
+    AgeChunkCodec(*c.key, Direction::encrypt).seal(0, true, oneshot.data(), c.input.data(), c.input.size());
+    const SegmentJob seal(Direction::encrypt, std::make_shared<AgeChunks>(*c.key));
+    std::vector<std::uint8_t> sealed(output_capacity(seal, c.input.size()));
+    MemorySource source(c.input);
+    MemorySink sink(sealed);
+    sealed.resize(make_engine(EngineKind::serial)->run(seal, source, sink));
+    c.input = std::move(sealed);
+  }
+  auto codec = std::make_shared<AgeChunkCodec>(*c.key, direction);
+  c.openssl = [codec, direction, one = std::move(oneshot)](std::uint8_t* out) {
+    if (direction == Direction::encrypt) {
+      codec->seal(0, true, out, one.data(), one.size());
+    } else {
+      codec->open(0, true, out, one.data(), one.size());
+    }
+  };
+  c.make_job = [direction, &key = *c.key](unsigned, const BackendChoice&) {
+    return std::make_unique<SegmentJob>(direction, std::make_shared<AgeChunks>(key));
   };
   return c;
 }
@@ -615,9 +655,10 @@ std::vector<std::string> bench_modes(const BenchArgs& args) {
   if (modes.empty()) {
     for (const Mode mode : kAllModes) modes.emplace_back(mode_name(mode));
     modes.emplace_back("sealed");
+    modes.emplace_back("age");
   }
   for (const auto& name : modes) {
-    if (name != "sealed" && !parse_mode(name)) throw usage_error("unknown mode '" + name + "' in --modes");
+    if (name != "sealed" && name != "age" && !parse_mode(name)) throw usage_error("unknown mode '" + name + "' in --modes");
     if (name == "sealed" && std::count(args.key_bits.begin(), args.key_bits.end(), 192u) != 0 && args.modes.size() != 0) {
       throw usage_error("the sealed format takes 128- or 256-bit keys: drop 192 from --key-bits");
     }
@@ -713,9 +754,9 @@ void print_case_rows(const BenchCase& c, const std::string& direction_text, unsi
 void bench_case(nlohmann::json& records, const BenchArgs& args, const std::string& name, unsigned bits,
                 const std::string& direction_text, std::uint64_t requested, const std::vector<unsigned>& thread_counts) {
   const Direction direction = direction_text == "encrypt" ? Direction::encrypt : Direction::decrypt;
-  const BenchCase c = name == "sealed"
-                          ? sealed_case(direction, bits, requested)
-                          : raw_case(*parse_mode(name), direction, bits, size_for(*parse_mode(name), requested),
+  const BenchCase c = name == "sealed" ? sealed_case(direction, bits, requested)
+                      : name == "age"  ? age_case(direction, requested)
+                                       : raw_case(*parse_mode(name), direction, bits, size_for(*parse_mode(name), requested),
                                      args.chunk_len);
   const std::vector<BackendJob> jobs = jobs_on_backends(c, args.backends, thread_counts);
   std::vector<std::uint8_t> output(std::max<std::uint64_t>(output_capacity(*jobs[0].serial, c.input.size()),
@@ -744,6 +785,7 @@ int run_bench(const BenchArgs& args) {
     for (const auto& name : modes) {
       for (const unsigned bits : args.key_bits) {
         if (name == "sealed" && bits == 192) continue;  // Tink's derived keys are 16 or 32 bytes
+        if (name == "age" && bits != 256) continue;     // ChaCha20's key is 256 bits
         for (const auto& direction_text : args.directions) {
           bench_case(records, args, name, bits, direction_text, requested, thread_counts);
         }
