@@ -4,7 +4,8 @@
 Valid inputs come from the real tools, so each fuzzer starts inside its
 format: sealed files from the paes binary (with the fixed key of
 fuzz_segment_decoder.cpp), "Salted__" files from openssl enc -pbkdf2 -iter 1
-(the passphrase of fuzz_salted_header.cpp), ssh public key lines from
+(the passphrase of fuzz_salted_header.cpp), age files from paes and age (to
+the identity of fuzz_age_file.cpp), ssh public key lines from
 ssh-keygen, and paes command lines from the documentation. Edge cases (empty, truncated, one byte changed) are added by
 hand. Regression inputs (regression-*) and what scripts/fuzz.sh merged in
 (sha1 names) are kept. Usage:
@@ -15,11 +16,14 @@ import argparse
 import base64
 import os
 import re
+import shutil
 import subprocess
+import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KEY = bytes(range(32))  # kKey in fuzz_segment_decoder.cpp
+AGE_IDENTITY = bytes(range(32, 64))  # kIdentity in fuzz_age_file.cpp
 PASSPHRASE = "fuzz"     # kPassphrase in fuzz_salted_header.cpp
 TINK_SEGMENT_LENS = [41, 57, 64, 100, 256, 1024, 4096, 1 << 20]  # kTinkSegmentLens
 MODES = ["ecb", "cbc", "cfb", "cfb8", "cfb1", "ofb", "ctr"]      # paes::kAllModes order
@@ -254,16 +258,54 @@ def plugin_seeds():
     return {f"{name}-{first}": bytes([first]) + data for name, data in sessions.items() for first in (0, 63)}
 
 
+def age_seeds(m, age):
+    """age files to AGE_IDENTITY's recipient, from paes and (when installed) age: sizes around
+    the 64 KiB chunk and the 1 MiB group of chunks, binary and armored, each read both ways
+    (first byte 0: run_sealed; 1: open_age_bytes); and a few cut or changed."""
+    sys.path.insert(0, os.path.join(HERE, "..", "tests"))
+    from harness.bech32 import bech32_encode  # noqa: E402
+    identity = os.path.join(m.scratch, "age-identity")
+    with open(os.open(identity, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
+        f.write(bech32_encode("age-secret-key-", AGE_IDENTITY).upper() + "\n")
+    recipient = subprocess.run([m.paes, "keygen", "-y", identity], check=True, capture_output=True,
+                               text=True).stdout.strip()
+    seeds = {}
+    for size in (0, 1, 65535, 65536, 65537, 2 * 65536 + 100):
+        source = os.path.join(m.scratch, f"age-plain-{size}")
+        with open(source, "wb") as f:
+            f.write(plaintext(size))
+        for armor in ([], ["-a"]) if size <= 65537 else ([],):
+            tools = [("paes", [m.paes, "encrypt", "--format", "age", "-r", recipient, *armor])]
+            if age and size <= 65537:
+                tools.append(("age", [age, "-r", recipient, *armor]))
+            for tool, cmd in tools:
+                out = os.path.join(m.scratch, "age-out")
+                subprocess.run([*cmd, "-o", out, source], check=True, capture_output=True)
+                with open(out, "rb") as f:
+                    sealed = f.read()
+                os.unlink(out)
+                name = f"{tool}-{size}{'-armor' if armor else ''}"
+                for first in (0, 1):
+                    seeds[f"{name}-{first}"] = bytes([first]) + sealed
+                if not armor and size == 65537:
+                    seeds[f"{name}-cut-chunk-0"] = b"\x00" + sealed[:-2]
+                    seeds[f"{name}-cut-header-1"] = b"\x01" + sealed[:sealed.index(b"---") + 10]
+                    seeds[f"{name}-flipped-0"] = b"\x00" + sealed[:-20] + bytes([sealed[-20] ^ 1]) + sealed[-19:]
+    return seeds
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--paes", required=True, help="a built paes binary")
     parser.add_argument("--openssl", default="openssl")
     parser.add_argument("--ssh-keygen", default="ssh-keygen")
+    parser.add_argument("--age", default=shutil.which("age"), help="age, for seeds age wrote (default: on PATH)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         m = Maker(os.path.abspath(args.paes), args.openssl, scratch)
         write_corpus("fuzz_sealed_header", header_seeds(m))
         write_corpus("fuzz_segment_decoder", segment_seeds(m))
+        write_corpus("fuzz_age_file", age_seeds(m, args.age))
         write_corpus("fuzz_salted_header", salted_seeds(m))
         write_corpus("fuzz_ssh_key_line", ssh_key_line_seeds(args.ssh_keygen, scratch))
     write_corpus("fuzz_plugin_protocol", plugin_seeds())

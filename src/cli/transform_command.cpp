@@ -51,6 +51,9 @@ constexpr const char* kEncryptFooter = R"TXT(Examples:
   paes encrypt -r age1... -r age1... data.tar -o data.tar.paes
   paes encrypt -R recipients.txt data.tar -o data.tar.paes   # one recipient a line, '#' comments
   paes rekey -i alice.key --add -r age1... data.tar.paes -o data.tar.paes -f   # one more, body untouched
+  # age's own format, on every core: 'age -d' and rage read it (no --aad or key file there)
+  paes encrypt --format age -r age1... data.tar -o data.tar.age
+  paes encrypt --format age -a --passphrase-file pass.txt notes.txt -o notes.txt.age
   # A bare Tink stream that Tink's StreamingAead reads:
   paes encrypt --format tink --key-file tink.key --aad "backup 2026" in -o out.tink
   # Raw AES-256-CTR, byte-identical to 'openssl enc -aes-256-ctr -K .. -iv ..':
@@ -72,6 +75,8 @@ constexpr const char* kDecryptFooter = R"TXT(Examples:
   paes decrypt --passphrase-file pass.txt < dir.tar.paes | tar x
   paes decrypt -i alice.key data.tar.paes -o data.tar      # sealed to recipients (-r); age-keygen's keys too
   pass show alice-identity | paes decrypt -i - data.tar.paes -o data.tar   # the identity on stdin
+  paes decrypt -i alice.key data.tar.age -o data.tar       # age's files (binary or armored) by themselves
+  paes decrypt -i alice.key.age data.tar.age -o data.tar   # an identity file age -p encrypted: asks its passphrase
   paes decrypt --format tink --key-file tink.key --aad-file context.bin in.tink -o in.bin
   paes decrypt --mode ctr --key-file aes256.key --iv 00112233445566778899aabbccddeeff big.ctr -o big.bin
   openssl enc -aes-256-ctr -pbkdf2 -pass env:PASS -in a -out a.enc
@@ -82,7 +87,7 @@ constexpr const char* kDecryptFooter = R"TXT(Examples:
 
 Input and output may be '-' or left out for stdin and stdout. A key, passphrase,
 identity or --aad-file '-' reads stdin, once: the input is then a file.
-Sealed input is verified segment by segment. To a file, nothing appears under
+Sealed input (and age's) is verified segment by segment. To a file, nothing appears under
 the output name unless every segment verified. To a pipe, each segment is
 written only after it verified; on a failure paes stops, exits 1, and what it
 wrote before is verified but incomplete: check the exit status.

@@ -162,7 +162,7 @@ class BashCompletion(unittest.TestCase):
     def test_choices(self):
         self.assertEqual(self.complete("paes", "encrypt", "--mode", ""), MODES)
         self.assertEqual(self.complete("paes", "decrypt", "-m", "cf"), ["cfb", "cfb8", "cfb1"])
-        self.assertEqual(self.complete("paes", "encrypt", "--format", ""), ["paes", "tink"])
+        self.assertEqual(self.complete("paes", "encrypt", "--format", ""), ["paes", "age", "tink"])
         self.assertIn("threads", self.complete("paes", "encrypt", "--engine", ""))
         self.assertIn("openssl", self.complete("paes", "decrypt", "--backend", ""))
         self.assertEqual(self.complete("paes", "keygen", "--key-bits", ""), ["128", "192", "256"])
