@@ -10,7 +10,9 @@ decrypted back and compared with the input:
     from a named pipe (as a stream);
   - ECB both ways, CBC and CFB decryption (of zero bytes taken as ciphertext);
   - the sealed format both ways, and a byte flipped past 2^32 refused;
-  - the mpi engine (2 ranks) on the same CTR job, when it is built.
+  - the mpi engine (2 ranks) on the same CTR job, when it is built;
+  - age v1 files: --range on age's own 4 GiB file against `age -d | dd`, and each tool
+    opening the other's 4 GiB file.
 The sealed format's 2^32-segment limit is refused up front with a clear error,
 on encryption (a sparse input of ~176 GB) and on decryption (a sealed file
 extended to the same size), leaving no output.
@@ -217,6 +219,73 @@ class HugeFiles(HugeFilesCase):
         proc = self.assert_exit(["decrypt", "--key-file", self.key, sealed, "-o", back], code=1, timeout=None)
         self.assertIn(b"2^32 segments", proc.stderr, describe(proc))
         self.assertFalse(os.path.exists(back), "refused input left output")
+
+
+def patterned_file(path, length):
+    """`length` bytes that differ at every offset that matters: 1 MiB of random bytes repeated,
+    each repetition starting with its index (8 bytes), so that a window read from the wrong
+    place, even a whole MiB off, can't match."""
+    block = bytearray(os.urandom(MIB))
+    with open(path, "wb") as f:
+        for index in range((length + MIB - 1) // MIB):
+            block[:8] = index.to_bytes(8, "big")
+            f.write(block[:min(MIB, length - index * MIB)])
+    return path
+
+
+class HugeAgeFiles(HugeFilesCase):
+    """age v1 files past 4 GiB (issue 41): paes --range on age's own file returns what
+    `age -d | dd` gives, at offsets across chunk boundaries, across 2^32 and from the end;
+    the whole file opens through a pipe; paes' age file of the same input opens in age."""
+    ctest_labels = ("huge", "slow", "threads")
+
+    def setUp(self):
+        super().setUp()
+        self.age, self.age_keygen = shutil.which("age"), shutil.which("age-keygen")
+        if not self.age or not self.age_keygen:
+            self.skipTest("SKIPPED: age and age-keygen are not installed (scripts/setup.sh installs them)")
+
+    def age_d_window(self, identity, path, offset, length):
+        """Bytes [offset, offset + length) of `age -d`'s output, cut by dd from the pipe."""
+        proc = subprocess.run(f'"{self.age}" -d -i "{identity}" "{path}" | dd iflag=fullblock,skip_bytes,count_bytes '
+                              f'skip={offset} count={length} bs=1M status=none', shell=True, capture_output=True)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        return proc.stdout
+
+    def test_range_on_a_4_gib_age_file_and_both_tools_open_each_others(self):
+        identity = self.shared_path("age.key")
+        subprocess.run([self.age_keygen, "-o", identity], check=True, capture_output=True)
+        recipient = subprocess.run([self.age_keygen, "-y", identity], check=True, capture_output=True,
+                                   text=True).stdout.strip()
+        plain = patterned_file(self.shared_path("plain.bin"), BIG_ODD)
+        by_age = self.shared_path("by-age.age")
+        subprocess.run([self.age, "-r", recipient, "-o", by_age, plain], check=True, capture_output=True)
+        chunk = 64 * 1024
+        # (offset or -from_end, length): chunk boundaries, a 1 MiB group of sixteen chunks, 2^32, the end.
+        ranges = [(0, 100), (chunk - 10, 20), (16 * chunk - 1, 2), (16 * chunk * 5 + 3, 3 * chunk),
+                  ((1 << 32) - 7, 14), ((1 << 32) + chunk * 7 - 5, 100000), (-1, None), (-(chunk + 1), None),
+                  (-(MIB + 100), 100)]
+        out = self.shared_path("range.out")
+        for number, (offset, length) in enumerate(ranges):
+            spec = f"{offset}" + (f":{length}" if length is not None else "")
+            self.assert_exit(["decrypt", "-i", identity, "--range", spec, by_age, "-o", out, "-f"], timeout=None)
+            start = offset if offset >= 0 else BIG_ODD + offset
+            end = BIG_ODD if length is None else min(BIG_ODD, start + length)
+            got = read_at(out, 0, end - start + 1)
+            self.assertEqual(got, read_at(plain, start, end - start), f"--range {spec}: not the input's bytes")
+            if number in (4, 6):  # age's own output, cut by dd, at 2^32 and at the end
+                self.assertEqual(got, self.age_d_window(identity, by_age, start, end - start),
+                                 f"--range {spec}: not what age -d | dd gives")
+        # The whole file, through a pipe, on every core.
+        proc = subprocess.run(f'"{PAES}" decrypt -i "{identity}" < "{by_age}" | cmp - "{plain}"', shell=True,
+                              capture_output=True)
+        self.assertEqual(proc.returncode, 0, f"paes decrypt of age's 4 GiB file: {describe(proc)}")
+        os.remove(by_age)
+        by_paes = self.shared_path("by-paes.age")
+        self.assert_exit(["encrypt", "--format", "age", "-r", recipient, plain, "-o", by_paes], timeout=None)
+        proc = subprocess.run(f'"{self.age}" -d -i "{identity}" "{by_paes}" | cmp - "{plain}"', shell=True,
+                              capture_output=True)
+        self.assertEqual(proc.returncode, 0, f"age -d of paes' 4 GiB age file: {describe(proc)}")
 
 
 class HugeFilesUnderMpi(HugeFilesCase):
