@@ -39,7 +39,9 @@ struct SealedFileInfo {
   std::vector<std::string> stanza_types;  // a version-3 or binary age header's, in order
   unsigned key_bits = 0;                  // AES key size; 0 where unknown
   std::uint32_t segment_size = 0;         // ciphertext segment size; 0 where unknown
-  std::optional<std::uint64_t> file_size;  // bytes read (a stream: to its end)
+  std::optional<std::uint64_t> file_size;  // bytes read (a stream: to its end; armor: the bytes it decodes to)
+  // An armored file's own size, its text's bytes (not known for a stream).
+  std::optional<std::uint64_t> armored_size;
   // The bytes before the encryption: the preamble and a version-3 header;
   // age's version line and header (age-inspect's "header").
   std::optional<std::uint64_t> header_size;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -226,7 +227,10 @@ SealedFileInfo inspect_sealed_file(const std::string& path) {
   } else {
     info.problem = in.name() + ": not a format paes knows";
   }
-  if (in.armored()) info.armor = true;
+  if (in.armored()) {
+    info.armor = true;
+    if (!names_stdio(path) && !names_stream(path)) info.armored_size = std::filesystem::file_size(path);
+  }
   return info;
 }
 

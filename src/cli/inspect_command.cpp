@@ -57,10 +57,19 @@ std::string postquantum(const SealedFileInfo& info) {
   return verdict;
 }
 
-// Where the header of stanzas was read: a version-3 file's, a binary age
-// file's (an armored one's is base64, not decoded here).
+// Where the header of stanzas was read: a version-3 file's, an age file's
+// (armored ones decoded first).
 bool lists_recipients(const SealedFileInfo& info) {
-  return info.key_source == InspectedKeySource::recipients || (info.format == InspectedFormat::age && !info.armor);
+  return info.key_source == InspectedKeySource::recipients ||
+         (info.format == InspectedFormat::age && info.header_size.has_value());
+}
+
+// age-inspect's sizes.armor: the bytes the armor adds (0 for a binary file;
+// unknown for armor read from a stream).
+nlohmann::json armor_size(const SealedFileInfo& info) {
+  if (!info.armor) return 0;
+  if (!info.armored_size || !info.file_size) return nullptr;
+  return *info.armored_size - *info.file_size;
 }
 
 nlohmann::json to_json(const SealedFileInfo& info) {
@@ -74,7 +83,7 @@ nlohmann::json to_json(const SealedFileInfo& info) {
       {"stanza_types", info.stanza_types},
       {"sizes",
        {{"header", optional_size(info.header_size)},
-        {"armor", info.armor ? nlohmann::json(nullptr) : nlohmann::json(0)},
+        {"armor", armor_size(info)},
         {"overhead", optional_size(info.overhead)},
         {"min_payload", optional_size(info.plaintext_size)},
         {"max_payload", optional_size(info.plaintext_size)},
