@@ -14,6 +14,7 @@
 #include "paes/error.hpp"
 #include "paes/notice.hpp"
 #include "paes/sealed.hpp"
+#include "paes/x25519_key.hpp"
 #include "paes/secret.hpp"
 #include "test_support.hpp"
 
@@ -86,6 +87,52 @@ TEST_F(SealedReaderTest, EveryRangeAroundSegmentBoundariesEqualsTheWholeDecrypti
       }
     }
   }
+}
+
+// An age file: 64 KiB chunks, sixteen to a read; ranges around chunk and
+// group boundaries, and a chunk damaged far from the range.
+TEST_F(SealedReaderTest, ReadsAnAgeFileAroundChunkAndGroupBoundaries) {
+  constexpr std::uint64_t kChunk = 64 * 1024;
+  plain_.resize(40 * kChunk + 777);
+  random_bytes(plain_);
+  write_bytes(path("plain.bin"), plain_);
+  const SecretBytes identity = x25519_generate_identity();
+  SealedSpec s;
+  s.direction = Direction::encrypt;
+  s.format = SealedFormat::age;
+  s.recipients.emplace_back(x25519_public_key(identity));
+  run_sealed(s, path("plain.bin"), path("sealed.age"), {});
+  SealedSpec opening;
+  opening.identities.emplace_back(identity.clone());
+  const SealedReader reader(opening, path("sealed.age"), 2);
+  ASSERT_EQ(reader.size(), plain_.size());
+  EXPECT_TRUE(reader.age());
+  std::vector<std::uint8_t> got;
+  for (const std::uint64_t edge : {std::uint64_t{0}, kChunk, 15 * kChunk, 16 * kChunk, 17 * kChunk, 32 * kChunk,
+                                   40 * kChunk, plain_.size()}) {
+    for (const std::int64_t shift : {-1, 0, 1}) {
+      const std::int64_t at = static_cast<std::int64_t>(edge) + shift;
+      if (at < 0) continue;
+      const auto offset = static_cast<std::uint64_t>(at);
+      for (const std::size_t len : {std::size_t{1}, std::size_t{kChunk}, std::size_t{17 * kChunk + 3}}) {
+        got.assign(len, 0xee);
+        const std::size_t n = reader.read_at(offset, got);
+        const std::size_t want = offset >= plain_.size() ? 0 : std::min<std::size_t>(len, plain_.size() - offset);
+        ASSERT_EQ(n, want) << "offset " << offset << " length " << len;
+        ASSERT_TRUE(std::equal(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(n),
+                               plain_.begin() + static_cast<std::ptrdiff_t>(std::min<std::uint64_t>(offset, plain_.size()))))
+            << "offset " << offset << " length " << len;
+      }
+    }
+  }
+  // Chunk 20 damaged (in the second group): the first group still reads, the second fails.
+  std::vector<std::uint8_t> sealed = read_bytes(path("sealed.age"));
+  sealed[sealed.size() - 20 * (kChunk + kTag) - 100] ^= 1;
+  write_bytes(path("sealed.age"), sealed);
+  const SealedReader damaged(opening, path("sealed.age"), 2);
+  got.assign(100, 0);
+  EXPECT_EQ(damaged.read_at(5, got), got.size());
+  EXPECT_THROW(damaged.read_at(20 * kChunk + 5, got), Error);
 }
 
 TEST_F(SealedReaderTest, DamageInsideTheRangeFailsAndOutsideItDoesNot) {
