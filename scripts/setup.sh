@@ -40,8 +40,9 @@ $SUDO apt-get install -y --no-install-recommends "${packages[@]}"
 # (ignored by git): Google Tink, the interoperability oracle of the sealed
 # format; cryptography, the independent reader of format version 3 (X25519,
 # HKDF, ChaCha20-Poly1305, HMAC) and the AES-GCM of its key-commitment test;
+# pyrage (rage, the Rust age) for tests/tink/age_files.py's second age peer;
 # and matplotlib for the benchmark suite's plots.
 root="$(cd "$(dirname "$0")/.." && pwd)"
 python3 -m venv "$root/.venv"
 "$root/.venv/bin/pip" install --quiet --disable-pip-version-check tink==1.16.1 cryptography==49.0.0 \
-  matplotlib==3.11.2
+  pyrage==1.4.0 matplotlib==3.11.2
