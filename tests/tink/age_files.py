@@ -445,6 +445,58 @@ class PassphraseTest(AgeFilesTestCase):
         self.assertEqual(self.paes_refusal(data, ["--passphrase-file", wrong], "a wrong passphrase"), [])
 
 
+class EncryptedIdentityTest(AgeFilesTestCase):
+    """An identity file encrypted with `age -p` (binary and armored, the passphrase typed on a
+    pty) is an identity for paes -i: its passphrase asked on the terminal, no warning that the
+    file is readable by others (it is ciphertext), and it opens what age sealed to its recipient.
+    A wrong passphrase or no terminal: exit 1, one line, nothing written; `encrypt -i` takes its
+    recipient, as age -e -i does."""
+
+    X25519_KEYS = 1
+
+    def encrypted_identity(self, armored):
+        path = self.path(self.unique_name("identity-age-"))
+        proc, screen = run_on_terminal([AGE, "-p", *(["-a"] if armored else []), "-o", path, self.x25519[0].path],
+                                       PASSPHRASE, timeout=120)
+        self.assertEqual(proc.returncode, 0, f"age -p of an identity file: {describe(proc)}, terminal {screen!r}")
+        os.chmod(path, 0o644)  # ciphertext: others may read it
+        return path
+
+    def test_opens_with_its_passphrase_on_the_terminal(self):
+        plain = os.urandom(AGE_CHUNK + 3)
+        sealed = write_file(self.path("sealed.age"), self.age_encrypt(plain, ["-r", self.x25519[0].line]))
+        for armored in (False, True):
+            identity = self.encrypted_identity(armored)
+            proc, screen = run_on_terminal([PAES, "decrypt", "-i", identity, "-o", self.out, "-f", sealed],
+                                           PASSPHRASE, timeout=120)
+            what = f"paes decrypt -i of an age -p identity file (armored {armored})"
+            self.assertEqual(proc.returncode, 0, f"{what}: {describe(proc)}, terminal {screen!r}")
+            self.assertEqual(read_file(self.out), plain, what)
+            self.assertIn(b"passphrase", screen.lower(), f"{what}: no prompt")
+            self.assertEqual(proc.stderr, b"", f"{what}: a warning or more on stderr")
+            self.assertNotIn(PASSPHRASE.encode(), proc.stdout + proc.stderr + screen, f"{what}: the passphrase shown")
+        # encrypt -i: the identity's recipient, as age -e -i.
+        proc, screen = run_on_terminal([PAES, "encrypt", "--format", "age", "-i", identity, "-o",
+                                        self.path("to-self.age"), sealed], PASSPHRASE, timeout=120)
+        self.assertEqual(proc.returncode, 0, f"encrypt -i of an age -p identity file: {describe(proc)}")
+        self.assert_age_opens(read_file(self.path("to-self.age")), ["-i", self.x25519[0].path],
+                              read_file(sealed), "a file paes sealed to an age -p identity's recipient")
+
+    def test_wrong_passphrase_and_no_terminal_fail(self):
+        sealed = write_file(self.path("sealed.age"), self.age_encrypt(b"secret", ["-r", self.x25519[0].line]))
+        identity = self.encrypted_identity(False)
+        proc, screen = run_on_terminal([PAES, "decrypt", "-i", identity, "-o", self.out, sealed], "not it",
+                                       timeout=120)
+        self.assertEqual((proc.returncode, len(error_lines(proc.stderr))), (1, 1), f"a wrong passphrase: {describe(proc)}")
+        self.assertIn(b"wrong passphrase", proc.stderr)
+        self.assertEqual(os.listdir(self.out_dir), [], "a wrong passphrase left output")
+        proc = subprocess.run([PAES, "decrypt", "-i", identity, "-o", self.out, sealed], stdin=subprocess.DEVNULL,
+                              capture_output=True, timeout=120, start_new_session=True)
+        self.assertEqual((proc.returncode, len(error_lines(proc.stderr))), (1, 1), f"no terminal: {describe(proc)}")
+        self.assertIn(b"no terminal", proc.stderr)
+        self.assertEqual(os.listdir(self.out_dir), [], "no terminal, yet output")
+
+
 class TamperTest(AgeFilesTestCase):
     """Changed, cut, reordered and extended 3 MiB files: paes refuses each as age does."""
 
