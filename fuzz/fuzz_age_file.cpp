@@ -10,15 +10,11 @@
 //
 // fuzz/make_corpus.py seals the seeds to kIdentity's recipient (paes and age
 // files, binary and armored), so the fuzzer starts from inputs that verify.
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <span>
 #include <string>
 
+#include "memfd_input.hpp"
 #include "paes/error.hpp"
 #include "paes/sealed.hpp"
 
@@ -27,26 +23,6 @@ namespace {
 // The X25519 secret of the seeds' recipient: bytes 32 to 63.
 constexpr std::uint8_t kIdentity[32] = {32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47,
                                         48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63};
-
-int input_fd() {
-  static const int fd = [] {
-    const int created = memfd_create("fuzz_age_file", 0);
-    if (created < 0) {
-      std::perror("memfd_create");
-      std::abort();
-    }
-    return created;
-  }();
-  return fd;
-}
-
-void replace_input(const std::uint8_t* data, std::size_t size) {
-  const int fd = input_fd();
-  if (ftruncate(fd, 0) != 0 || (size != 0 && pwrite(fd, data, size, 0) != static_cast<ssize_t>(size))) {
-    std::perror("memfd write");
-    std::abort();
-  }
-}
 
 }  // namespace
 
@@ -61,11 +37,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if ((variant & 1) != 0) {
       paes::open_age_bytes(spec, std::span(data + 1, size - 1), "fuzz");
     } else {
-      replace_input(data + 1, size - 1);
-      paes::TransformOptions options;
+            paes::TransformOptions options;
       options.engine = paes::EngineKind::serial;
       options.force = true;
-      paes::run_sealed(spec, "/proc/self/fd/" + std::to_string(input_fd()), "/dev/null", options);
+      const std::string input = paes::fuzz::memfd_input("fuzz_age_file", data + 1, size - 1);
+      paes::run_sealed(spec, input, "/dev/null", options);
     }
   } catch (const paes::Error&) {
   }

@@ -14,15 +14,11 @@
 // for a paes file whose preamble says AES-128 (the right key for the file,
 // as a user would give it). fuzz/make_corpus.py seals the seeds with it, so
 // the fuzzer starts from inputs that verify.
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 
 #include "format/sealed_format.hpp"
+#include "memfd_input.hpp"
 #include "paes/error.hpp"
 #include "paes/sealed.hpp"
 
@@ -32,33 +28,11 @@ constexpr std::uint8_t kKey[32] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 1
                                    16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31};
 constexpr std::uint32_t kTinkSegmentLens[] = {41, 57, 64, 100, 256, 1024, 4096, 1u << 20};
 
-// The sealed input as a file: one memfd, rewritten for every input.
-int input_fd() {
-  static const int fd = [] {
-    const int created = memfd_create("fuzz_segment_decoder", 0);
-    if (created < 0) {
-      std::perror("memfd_create");
-      std::abort();
-    }
-    return created;
-  }();
-  return fd;
-}
-
-void replace_input(const std::uint8_t* data, std::size_t size) {
-  const int fd = input_fd();
-  if (ftruncate(fd, 0) != 0 || (size != 0 && pwrite(fd, data, size, 0) != static_cast<ssize_t>(size))) {
-    std::perror("memfd write");
-    std::abort();
-  }
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
   const std::uint8_t variant = data[0];
-  replace_input(data + 1, size - 1);
 
   paes::SealedSpec spec;
   spec.direction = paes::Direction::decrypt;
@@ -76,7 +50,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   options.engine = paes::EngineKind::serial;
   options.force = true;
   try {
-    paes::run_sealed(spec, "/proc/self/fd/" + std::to_string(input_fd()), "/dev/null", options);
+    const std::string input = paes::fuzz::memfd_input("fuzz_segment_decoder", data + 1, size - 1);
+    paes::run_sealed(spec, input, "/dev/null", options);
   } catch (const paes::Error&) {
   }
   return 0;

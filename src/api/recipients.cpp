@@ -230,7 +230,8 @@ OpenedStanzas open_stanzas(const SealedSpec& spec, const Preamble& preamble,
 SecretBytes open_age_stanzas(const SealedSpec& spec, const StanzaHeader& header,
                              std::span<const std::uint8_t> version_line, const std::string& name) {
   if (!spec.key.empty()) {
-    throw usage_error(name + " is an age file: it opens with an identity or a passphrase, not a raw key", Remedy::identity);
+    throw usage_error(name + " is an age file: it opens with an identity or a passphrase, not a raw key",
+                      Remedy::identity);
   }
   if (!spec.aad.empty()) {
     throw usage_error(name + " is an age file, whose format has no associated data: drop it");

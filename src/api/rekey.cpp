@@ -174,8 +174,9 @@ Rekeyed rekey_age(const RekeySpec& spec, InputEndpoint& in) {
 }
 
 // A paes file whose preamble is `preamble_bytes` (`got` of them read).
-Rekeyed rekey_paes(const RekeySpec& spec, InputEndpoint& in, const std::array<std::uint8_t, kPreambleLen>& preamble_bytes,
-                   std::size_t got, const TransformOptions& options) {
+Rekeyed rekey_paes(const RekeySpec& spec, InputEndpoint& in,
+                   const std::array<std::uint8_t, kPreambleLen>& preamble_bytes, std::size_t got,
+                   const TransformOptions& options) {
   const Preamble preamble = Preamble::decode(std::span(preamble_bytes).first(got), in.name());
   if (preamble.key_source != KeySource::recipient_stanzas) {
     refuse_sealed_with(in.name(), preamble.key_source == KeySource::scrypt_passphrase ? "a passphrase" : "a key");

@@ -137,7 +137,11 @@ void add_case_options(CLI::App* cmd, BenchArgs& args) {
       ->type_name("SIZES")
       ->delimiter(',')
       ->check(size_validator());
-  cmd->add_option("--modes", args.modes, "Modes, comma-separated: ecb, cbc, cfb, cfb8, cfb1, ofb, ctr, sealed, age (age's ChaCha20-Poly1305 payload, run with --key-bits 256 only) (default: all)")->type_name("MODES")->delimiter(',');
+  cmd->add_option("--modes", args.modes,
+                  "Modes, comma-separated: ecb, cbc, cfb, cfb8, cfb1, ofb, ctr, sealed, age (age's ChaCha20-Poly1305 "
+                  "payload, run with --key-bits 256 only) (default: all)")
+      ->type_name("MODES")
+      ->delimiter(',');
   cmd->add_option("--key-bits", args.key_bits, "Key sizes, comma-separated: 128, 192, 256 (default all three)")
       ->type_name("BITS")
       ->delimiter(',')
@@ -658,7 +662,9 @@ std::vector<std::string> bench_modes(const BenchArgs& args) {
     modes.emplace_back("age");
   }
   for (const auto& name : modes) {
-    if (name != "sealed" && name != "age" && !parse_mode(name)) throw usage_error("unknown mode '" + name + "' in --modes");
+    if (name != "sealed" && name != "age" && !parse_mode(name)) {
+      throw usage_error("unknown mode '" + name + "' in --modes");
+    }
     if (name == "sealed" && std::count(args.key_bits.begin(), args.key_bits.end(), 192u) != 0 && args.modes.size() != 0) {
       throw usage_error("the sealed format takes 128- or 256-bit keys: drop 192 from --key-bits");
     }
@@ -756,8 +762,8 @@ void bench_case(nlohmann::json& records, const BenchArgs& args, const std::strin
   const Direction direction = direction_text == "encrypt" ? Direction::encrypt : Direction::decrypt;
   const BenchCase c = name == "sealed" ? sealed_case(direction, bits, requested)
                       : name == "age"  ? age_case(direction, requested)
-                                       : raw_case(*parse_mode(name), direction, bits, size_for(*parse_mode(name), requested),
-                                     args.chunk_len);
+                                       : raw_case(*parse_mode(name), direction, bits,
+                                                  size_for(*parse_mode(name), requested), args.chunk_len);
   const std::vector<BackendJob> jobs = jobs_on_backends(c, args.backends, thread_counts);
   std::vector<std::uint8_t> output(std::max<std::uint64_t>(output_capacity(*jobs[0].serial, c.input.size()),
                                                            c.input.size() + kBlockLen));

@@ -776,7 +776,8 @@ void print_summary_line(Direction direction, const JobDescription& description, 
   std::snprintf(rate, sizeof rate, "%.3f s (%.2f GB/s)", report.seconds, gbps(report));
   text << "paes: " << (direction == Direction::encrypt ? "encrypted " : "decrypted ") << format_size(report.bytes_in)
        << " -> " << format_size(report.bytes_out) << " in " << rate << ", " << description.mode
-       << (description.mode == "age" ? " ChaCha20-Poly1305" : " AES-" + std::to_string(description.key_bits)) << ", " << engine_name(report.engine) << " engine, " << report.workers
+       << (description.mode == "age" ? " ChaCha20-Poly1305" : " AES-" + std::to_string(description.key_bits))
+       << ", " << engine_name(report.engine) << " engine, " << report.workers
        << (report.workers == 1 ? " worker" : " workers");
   text << ", " << (report.backend.empty() ? description.backend : report.backend) << '\n';
   if (!report.engine_choice.empty()) text << "paes: " << report.engine_choice << '\n';

@@ -48,9 +48,10 @@ bool opens_openpgp_message(std::span<const std::uint8_t> bytes) {
     case ForeignFormat::age:
       // paes reads age v1 files: this one starts as age's do, but not as v1's.
       throw ForeignFormatError(
-          name + (look->armored ? ": armor that starts as age's, but not with its line -----BEGIN AGE ENCRYPTED FILE-----"
-                                : ": an age file whose first line is not age-encryption.org/v1 (another version, or a "
-                                  "line end other than LF), which paes doesn't read"),
+          name + (look->armored
+                      ? ": armor that starts as age's, but not with its line -----BEGIN AGE ENCRYPTED FILE-----"
+                      : ": an age file whose first line is not age-encryption.org/v1 (another version, or a line end "
+                        "other than LF), which paes doesn't read"),
           ForeignFormat::age);
     case ForeignFormat::openssl_salted:
       throw ForeignFormatError(name + ": an openssl enc file (Salted__), not a paes file (the cipher mode it was "

@@ -59,6 +59,18 @@ class SealedReaderTest : public test::ScratchDirTest {
     return at;
   }
 
+  // read_at(offset, len) of `reader` must give plain_'s bytes there: all of
+  // them, or fewer only where the plaintext ends.
+  void expect_read(const SealedReader& reader, std::uint64_t offset, std::size_t len) const {
+    std::vector<std::uint8_t> got(len, 0xee);
+    const std::size_t n = reader.read_at(offset, got);
+    const std::size_t want = offset >= plain_.size() ? 0 : std::min<std::size_t>(len, plain_.size() - offset);
+    ASSERT_EQ(n, want) << "offset " << offset << " length " << len;
+    const auto from = plain_.begin() + static_cast<std::ptrdiff_t>(std::min<std::uint64_t>(offset, plain_.size()));
+    ASSERT_TRUE(std::equal(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(n), from))
+        << "offset " << offset << " length " << len;
+  }
+
   SecretBytes key_;
   std::vector<std::uint8_t> plain_;
 };
@@ -68,7 +80,6 @@ TEST_F(SealedReaderTest, EveryRangeAroundSegmentBoundariesEqualsTheWholeDecrypti
     const SealedReader reader(spec(format), seal(format), 3);
     ASSERT_EQ(reader.size(), plain_.size());
     const std::size_t header_len = 1 + 32 + 7;  // Tink's header for a 32-byte key
-    std::vector<std::uint8_t> got;
     for (const std::uint64_t edge : boundaries(header_len)) {
       for (const std::int64_t shift : {-17, -16, -1, 0, 1, 15, 16}) {
         const std::int64_t at = static_cast<std::int64_t>(edge) + shift;
@@ -76,13 +87,7 @@ TEST_F(SealedReaderTest, EveryRangeAroundSegmentBoundariesEqualsTheWholeDecrypti
         const auto offset = static_cast<std::uint64_t>(at);
         for (const std::size_t len : {std::size_t{0}, std::size_t{1}, std::size_t{17}, std::size_t{kSegment - 16},
                                       std::size_t{kSegment}, std::size_t{3 * kSegment + 5}, plain_.size()}) {
-          got.assign(len, 0xee);
-          const std::size_t n = reader.read_at(offset, got);
-          const std::size_t want = offset >= plain_.size() ? 0 : std::min<std::size_t>(len, plain_.size() - offset);
-          ASSERT_EQ(n, want) << "offset " << offset << " length " << len;
-          ASSERT_TRUE(std::equal(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(n),
-                                 plain_.begin() + static_cast<std::ptrdiff_t>(std::min<std::uint64_t>(offset, plain_.size()))))
-              << "offset " << offset << " length " << len;
+          expect_read(reader, offset, len);
         }
       }
     }
@@ -107,7 +112,6 @@ TEST_F(SealedReaderTest, ReadsAnAgeFileAroundChunkAndGroupBoundaries) {
   const SealedReader reader(opening, path("sealed.age"), 2);
   ASSERT_EQ(reader.size(), plain_.size());
   EXPECT_TRUE(reader.age());
-  std::vector<std::uint8_t> got;
   for (const std::uint64_t edge : {std::uint64_t{0}, kChunk, 15 * kChunk, 16 * kChunk, 17 * kChunk, 32 * kChunk,
                                    40 * kChunk, plain_.size()}) {
     for (const std::int64_t shift : {-1, 0, 1}) {
@@ -115,13 +119,7 @@ TEST_F(SealedReaderTest, ReadsAnAgeFileAroundChunkAndGroupBoundaries) {
       if (at < 0) continue;
       const auto offset = static_cast<std::uint64_t>(at);
       for (const std::size_t len : {std::size_t{1}, std::size_t{kChunk}, std::size_t{17 * kChunk + 3}}) {
-        got.assign(len, 0xee);
-        const std::size_t n = reader.read_at(offset, got);
-        const std::size_t want = offset >= plain_.size() ? 0 : std::min<std::size_t>(len, plain_.size() - offset);
-        ASSERT_EQ(n, want) << "offset " << offset << " length " << len;
-        ASSERT_TRUE(std::equal(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(n),
-                               plain_.begin() + static_cast<std::ptrdiff_t>(std::min<std::uint64_t>(offset, plain_.size()))))
-            << "offset " << offset << " length " << len;
+        expect_read(reader, offset, len);
       }
     }
   }
@@ -130,7 +128,7 @@ TEST_F(SealedReaderTest, ReadsAnAgeFileAroundChunkAndGroupBoundaries) {
   sealed[sealed.size() - 20 * (kChunk + kTag) - 100] ^= 1;
   write_bytes(path("sealed.age"), sealed);
   const SealedReader damaged(opening, path("sealed.age"), 2);
-  got.assign(100, 0);
+  std::vector<std::uint8_t> got(100);
   EXPECT_EQ(damaged.read_at(5, got), got.size());
   EXPECT_THROW(damaged.read_at(20 * kChunk + 5, got), Error);
 }
