@@ -8,6 +8,7 @@
 
 #include "api/plugin_client.hpp"
 #include "cipher/kdf.hpp"
+#include "format/age_format.hpp"
 #include "format/scrypt_stanza.hpp"
 #include "format/ssh_keys.hpp"
 #include "format/ssh_stanza.hpp"
@@ -161,6 +162,17 @@ void require_secret(const SealedSpec& spec, SealedKeyKind wanted, const std::str
   }
   const std::string other = given_key ? ", not a key" : given_passphrase ? ", not a passphrase" : "";
   throw usage_error(name + " was sealed with a " + secret + other + ": open it with its " + secret, remedy);
+}
+
+FileStart read_file_start(InputEndpoint& in) {
+  FileStart start;
+  const auto version = std::span(start.bytes).first(kAgeVersionLine.size());
+  start.got = in.read_prefix(version);
+  start.age = start.got == version.size() && std::equal(version.begin(), version.end(), kAgeVersionLine.begin());
+  if (!start.age && start.got == version.size()) {
+    start.got += in.read_prefix(std::span(start.bytes).subspan(version.size()));
+  }
+  return start;
 }
 
 StanzaHeader read_v3_header(InputEndpoint& in, std::uint64_t at) {

@@ -1,10 +1,11 @@
-// Version 3 of the sealed format on the opening side, shared by opening
-// (sealed.cpp), re-keying (rekey.cpp) and inspecting: reading the header that
-// follows the preamble, finding its key (a raw key, a passphrase's scrypt
+// Version 3 of the sealed format (and age's header) on the opening side,
+// shared by opening (sealed.cpp), re-keying (rekey.cpp) and inspecting:
+// telling the two apart, reading the header that follows the preamble, finding its key (a raw key, a passphrase's scrypt
 // stanza, or an identity's X25519 stanza), and checking the header's MAC,
 // which covers the associated data, under it.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -21,6 +22,17 @@ namespace paes {
 // Throws a usage Error unless `spec` gives the kind of secret `wanted` (and
 // only one kind), naming the file `name` and what opens it.
 void require_secret(const SealedSpec& spec, SealedKeyKind wanted, const std::string& name);
+
+// A sealed file's first bytes, read from `in`: age's version line (`age`;
+// nothing more is read), or else up to a preamble's 32 bytes (`got` of them:
+// fewer where the input ends first). The version line is shorter than a
+// preamble, so reading it first tells the two apart without reading past it.
+struct FileStart {
+  std::array<std::uint8_t, kPreambleLen> bytes{};
+  std::size_t got = 0;
+  bool age = false;
+};
+FileStart read_file_start(InputEndpoint& in);
 
 // Reads the header at `at` bytes into `in` (just after the preamble) and
 // parses it. Throws Error for a malformed header.

@@ -215,13 +215,9 @@ RekeyReport rekey_sealed(const RekeySpec& spec, const std::string& input_path, c
   // the decoder or encoder (copy_authenticated_stream) instead of being
   // shared in the kernel.
   InputEndpoint in(input_path, true, Armor::paes);
-  // age's version line is shorter than a preamble: read first, it tells them apart.
-  std::array<std::uint8_t, kPreambleLen> preamble_bytes{};
-  const auto version = std::span(preamble_bytes).first(kAgeVersionLine.size());
-  std::size_t got = in.read_prefix(version);
-  const bool age = got == version.size() && std::equal(version.begin(), version.end(), kAgeVersionLine.begin());
-  if (!age && got == version.size()) got += in.read_prefix(std::span(preamble_bytes).subspan(version.size()));
-  const Rekeyed rekeyed = age ? rekey_age(spec, in) : rekey_paes(spec, in, preamble_bytes, got, options);
+  const FileStart file_start = read_file_start(in);
+  const Rekeyed rekeyed = file_start.age ? rekey_age(spec, in)
+                                         : rekey_paes(spec, in, file_start.bytes, file_start.got, options);
   // The prefix (preamble or version line) is at most a few dozen bytes of it.
   if (rekeyed.header.size() > kMaxHeaderLen) {
     throw Error("the re-keyed header would be " + std::to_string(rekeyed.header.size()) + " bytes, past the " +

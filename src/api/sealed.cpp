@@ -244,17 +244,13 @@ OpenedHeader read_header(const SealedSpec& spec, InputEndpoint& in, const Backen
   std::span<const std::uint8_t> bound;  // the preamble: the body's associated data with the aad
   std::uint64_t stanzas_len = 0;
   if (spec.format != SealedFormat::tink) {
-    // The version line is shorter than a preamble: read first, it tells them apart.
-    const auto start = std::span(preamble_bytes).first(kAgeVersionLine.size());
-    std::size_t got = in.read_prefix(start);
-    if (got == start.size() && std::equal(start.begin(), start.end(), bytes_of(kAgeVersionLine).begin())) {
-      return read_age_header(spec, in);
-    }
+    const FileStart start = read_file_start(in);
+    if (start.age) return read_age_header(spec, in);
     if (spec.format == SealedFormat::age) {
       throw Error(in.name() + ": not an age file (it doesn't start with age's version line)");
     }
-    if (got == start.size()) got += in.read_prefix(std::span(preamble_bytes).subspan(start.size()));
-    preamble = Preamble::decode(std::span(preamble_bytes).first(got), in.name());
+    preamble_bytes = start.bytes;
+    preamble = Preamble::decode(std::span(preamble_bytes).first(start.got), in.name());
     bound = preamble_bytes;
     if (preamble.version == kUncommittedFormatVersion) {
       ikm = uncommitted_input_key(spec, preamble, in.name());
@@ -603,14 +599,9 @@ SealedKeyKind sealed_key_kind(const std::string& path) {
     throw usage_error("sealed_key_kind reads a sealed file's preamble, and needs a file, not a pipe or stdin");
   }
   InputEndpoint in(path, false, Armor::paes);
-  std::array<std::uint8_t, kPreambleLen> bytes{};
-  const auto start = std::span(bytes).first(kAgeVersionLine.size());
-  std::size_t got = in.read_prefix(start);
-  if (got == start.size() && std::equal(start.begin(), start.end(), bytes_of(kAgeVersionLine).begin())) {
-    return stanzas_key_kind(read_v3_header(in, start.size()), in.name());
-  }
-  if (got == start.size()) got += in.read_prefix(std::span(bytes).subspan(start.size()));
-  const Preamble preamble = Preamble::decode(std::span(bytes).first(got), in.name());
+  const FileStart start = read_file_start(in);
+  if (start.age) return stanzas_key_kind(read_v3_header(in, kAgeVersionLine.size()), in.name());
+  const Preamble preamble = Preamble::decode(std::span(start.bytes).first(start.got), in.name());
   switch (preamble.key_source) {
     case KeySource::raw_key: return SealedKeyKind::raw_key;
     case KeySource::scrypt_passphrase: return SealedKeyKind::passphrase;
