@@ -460,6 +460,22 @@ class ReportingTest(PaesTestCase):
         self.assertEqual(ctr, set(available), records)
         self.assertEqual(ofb, {"openssl"}, "OFB is OpenSSL's whatever the backend")
 
+    def test_bench_reports_the_age_format(self):
+        # age's payload beside the others (issue 41): one row of OpenSSL's ChaCha20-Poly1305 whatever the
+        # backends asked for, 256-bit only, both directions.
+        info = json.loads(run_paes(["info", "--json"]).stdout)
+        available = [b["name"] for b in info["backends"] if b["available"] and not b["gpu"]]
+        proc = run_paes(["bench", "--size", "2M", "--modes", "sealed,age", "--key-bits", "128,256",
+                         "--thread-counts", "1,2", "--repeat", "1", "--backend", ",".join(available), "--json"],
+                        timeout=120)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        records = json.loads(proc.stdout)
+        age = [r for r in records if r["mode"] == "age"]
+        self.assertEqual({(r["direction"], r["key_bits"]) for r in age}, {("encrypt", 256), ("decrypt", 256)}, age)
+        self.assertEqual({r["backend"] for r in age if r["engine"] != "openssl"}, {"openssl"}, age)
+        self.assertEqual({r["engine"] for r in age}, {"openssl", "serial", "threads"}, age)
+        self.assertTrue(any(r["mode"] == "sealed" for r in records), "no sealed rows beside age's")
+
     def test_bench_json(self):
         args = ["bench", "--size", "1M", "--modes", "ctr", "--key-bits", "128",
                 "--threads", "2", "--json"]

@@ -346,6 +346,14 @@ class AgeToPaesTest(AgeFilesTestCase):
                     self.assert_paes_opens(data, ["-i", key.path], plain,
                                            f"age {args[0]} {key.name}, {size} bytes, armored {armored}")
 
+    def test_every_engine_opens_them(self):
+        """The serial engine, one thread and many (more than the chunks of 1 MiB groups): the same bytes
+        from a file and from a pipe (the mpi engine: tests/mpi/test_mpi.py)."""
+        plain = os.urandom(5 * 1048576 + 3)
+        data = self.age_encrypt(plain, ["-r", self.x25519[0].line])
+        for engine in (["--engine", "serial"], ["--threads", "1"], ["--threads", "7"]):
+            self.assert_paes_opens(data, [*engine, "-i", self.x25519[0].path], plain, " ".join(engine))
+
     def test_another_identity_fails(self):
         keys = self.x25519
         plain = b"for the first two only"
