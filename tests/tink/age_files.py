@@ -505,6 +505,53 @@ class EncryptedIdentityTest(AgeFilesTestCase):
         self.assertEqual(os.listdir(self.out_dir), [], "no terminal, yet output")
 
 
+class RekeyTest(AgeFilesTestCase):
+    """paes rekey on age's own files: the header rewritten under the same file key, the payload
+    (nonce and chunks) byte for byte; age opens the result with the new identity, and with the
+    old one only where --add kept it. From a file and from stdin, binary and armored (-a: age's
+    armor); a damaged chunk is refused with nothing written."""
+
+    X25519_KEYS = 3
+
+    def rekey(self, args, data, piped=False):
+        if piped:
+            proc = run_paes(["rekey", *args], input_bytes=data)
+            self.assertEqual(proc.returncode, 0, f"paes rekey {' '.join(args)} < FILE: {describe(proc)}")
+            return proc.stdout
+        path = write_file(self.path(self.unique_name("to-rekey-")), data)
+        out = self.path(self.unique_name("rekeyed-"))
+        proc = run_paes(["rekey", *args, path, "-o", out])
+        self.assertEqual(proc.returncode, 0, f"paes rekey {' '.join(args)} FILE: {describe(proc)}")
+        return read_file(out)
+
+    def test_add_and_replace_keep_the_payload(self):
+        a, b, c = self.x25519
+        plain = os.urandom(3 * AGE_CHUNK + 5)
+        data = self.age_encrypt(plain, ["-r", a.line])
+        payload = data[payload_start(data):]
+        for piped in (False, True):
+            added = self.rekey(["-i", a.path, "--add", "-r", b.line], data, piped)
+            self.assertEqual(added[payload_start(added):], payload, "--add changed the payload")
+            for key in (a, b):
+                self.assert_age_opens(added, ["-i", key.path], plain, f"--add, -i {key.name}")
+            replaced = self.rekey(["-i", a.path, "-r", c.line], data, piped)
+            self.assertEqual(replaced[payload_start(replaced):], payload, "a new list changed the payload")
+            self.assert_age_opens(replaced, ["-i", c.path], plain, "a new list, the new identity")
+            self.assertNotEqual(self.age_decrypt(replaced, ["-i", a.path]).returncode, 0,
+                                "a recipient left out of the new list still opens the file")
+        armored = self.rekey(["-a", "-i", a.path, "-r", b.line], self.age_encrypt(plain, ["-r", a.line], True))
+        self.assertTrue(armored.startswith(ARMOR_BEGIN), armored[:40])
+        self.assert_age_opens(armored, ["-i", b.path], plain, "rekey -a of age's armored file")
+
+    def test_a_damaged_chunk_is_refused(self):
+        a, b, _ = self.x25519
+        data = self.age_encrypt(os.urandom(2 * AGE_CHUNK), ["-r", a.line])
+        bad = write_file(self.path("bad.age"), flipped(data, len(data) - AGE_CHUNK - 40))
+        proc = run_paes(["rekey", "-i", a.path, "-r", b.line, bad, "-o", self.out])
+        self.assertEqual((proc.returncode, len(error_lines(proc.stderr))), (1, 1), describe(proc))
+        self.assertEqual(os.listdir(self.out_dir), [], "a refused rekey left output")
+
+
 class TamperTest(AgeFilesTestCase):
     """Changed, cut, reordered and extended 3 MiB files: paes refuses each as age does."""
 
