@@ -603,6 +603,24 @@ class PaesToAgeTest(PluginTestCase):
             self.assertEqual(self.age_open(self.key.file, aged), plain, f"{size} bytes")
 
 
+class AgeFilesTest(PluginTestCase):
+    """Whole age files with plugin stanzas (issue 41): age's, sealed to the plugin and an X25519
+    key, open in paes through the plugin; paes' --format age file to the plugin opens in age."""
+
+    def test_age_files_both_ways(self):
+        self.need_age()
+        other = Key(self)
+        for size in (0, 70000):
+            plain, src = self.plain(size)
+            aged = self.path(self.unique_name("by-age-"))
+            self.age_ok(["-r", self.key.recipient, "-r", other.recipient, "-o", aged, src])
+            for key in (self.key, other):
+                self.assertEqual(self.paes_open(["-i", key.file], aged), plain, f"age's file, {size} bytes")
+            sealed = self.path(self.unique_name("by-paes-"))
+            self.paes_ok(["encrypt", "--format", "age", "-r", self.key.recipient, src, "-o", sealed])
+            self.assertEqual(self.age_open(self.key.file, sealed), plain, f"paes' age file, {size} bytes")
+
+
 class PaesPluginTest(PluginTestCase):
     """paes' plugin client."""
 
