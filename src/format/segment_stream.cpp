@@ -77,19 +77,28 @@ class SegmentWorker final : public ChunkWorker {
     std::uint64_t index;  // the segment's, in the stream
     std::size_t in_at, in_len, out_at;
   };
-  // The chunk's segments into pieces_; returns the output's length.
+  // The chunk's segments into pieces_; returns the output's length. Never
+  // more than segments_per_chunk() pieces, so the output stays within the
+  // job's out_capacity: a chunk of one segment is that segment, whatever its
+  // length, and a chunk longer than its segments is refused.
   std::size_t cut(const Chunk& c, bool sealing) {
     const auto offset = [&](std::uint64_t s) {
       return sealing ? segment_plain_offset(stream_, s) : segment_cipher_offset(stream_, s);
     };
-    const std::uint64_t first = c.index * stream_.segments_per_chunk();
+    const std::uint64_t per_chunk = stream_.segments_per_chunk();
+    const std::uint64_t first = c.index * per_chunk;
     const std::uint64_t base = offset(first);
     pieces_.clear();
     std::size_t in_at = 0, out_at = 0;
     for (std::uint64_t s = first;; ++s) {
       check_segment_index(stream_, s);
-      const auto end = static_cast<std::size_t>(std::min(offset(s + 1) - base, c.in_len));
+      const bool last_piece = s + 1 == first + per_chunk;
+      const auto end = static_cast<std::size_t>(last_piece ? c.in_len : std::min(offset(s + 1) - base, c.in_len));
       const std::size_t len = end - in_at;
+      if (last_piece && per_chunk > 1 && end > offset(s + 1) - base) {
+        throw Error(std::string("internal: a chunk longer than its ") + std::to_string(per_chunk) + " " +
+                    stream_.unit() + "s");
+      }
       pieces_.push_back({s, in_at, len, out_at});
       out_at += sealing ? len + kTagLen : len - std::min(len, kTagLen);
       in_at = end;

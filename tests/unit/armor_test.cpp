@@ -90,7 +90,11 @@ TEST(Armor, BeginLineRecognised) {
   EXPECT_TRUE(starts_with_armor(span(crlf)));
   EXPECT_FALSE(starts_with_armor(span(other)));
   EXPECT_FALSE(starts_with_armor(span(std::string(kArmorBegin))));
-  EXPECT_FALSE(starts_with_armor(span(" " + lf)));
+  // Whitespace before the BEGIN line, as age's armor reader takes it (up to 1024 bytes), and nothing else.
+  EXPECT_TRUE(starts_with_armor(span(" \r\n\t" + lf)));
+  EXPECT_FALSE(starts_with_armor(span("x" + lf)));
+  EXPECT_FALSE(starts_with_armor(span(std::string(1025, '\n') + lf)));
+  EXPECT_TRUE(starts_with_armor(span(std::string(1024, '\n') + lf)));
 }
 
 TEST(Armor, PaesArmorCutAnywhereFails) {
