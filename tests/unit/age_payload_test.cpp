@@ -55,7 +55,7 @@ std::vector<std::uint8_t> run_job(Direction direction, const SecretBytes& key, c
   for (std::uint64_t i = 0; i < count; ++i) {
     const Chunk c = chunk_of(job, in.size(), count, i);
     std::vector<std::uint8_t> buffer(job.out_capacity(c));
-    std::memcpy(buffer.data(), in.data() + c.in_offset, c.in_len);
+    if (c.in_len != 0) std::memcpy(buffer.data(), in.data() + c.in_offset, c.in_len);  // data() may be null
     const std::size_t n = in_place ? worker->transform(c, buffer.data(), buffer.data())
                                    : worker->transform(c, buffer.data(), in.data() + c.in_offset);
     std::memcpy(out.data() + c.out_offset, buffer.data(), n);
