@@ -20,6 +20,7 @@
 #include "paes/error.hpp"
 #include "paes/sealed.hpp"
 #include "util/elapsed.hpp"
+#include "util/text.hpp"
 
 namespace paes {
 namespace {
@@ -160,8 +161,7 @@ Rekeyed rekey_age(const RekeySpec& spec, InputEndpoint& in) {
   if (stanzas_key_kind(read, in.name()) == SealedKeyKind::passphrase) {
     refuse_sealed_with(in.name(), "a passphrase (its scrypt stanza stands alone, as age.md requires)");
   }
-  const auto version = std::span(reinterpret_cast<const std::uint8_t*>(kAgeVersionLine.data()), kAgeVersionLine.size());
-  const SecretBytes file_key = open_age_stanzas(opening_spec(spec), read, version, in.name());
+  const SecretBytes file_key = open_age_stanzas(opening_spec(spec), read, as_bytes(kAgeVersionLine), in.name());
   const std::vector<Stanza> stanzas = rekeyed_stanzas(spec, read.stanzas, file_key, in.name());
   Rekeyed r;
   r.header = encode_age_header(stanzas, file_key);

@@ -27,6 +27,7 @@
 #include "paes/notice.hpp"
 #include "util/armor.hpp"
 #include "util/elapsed.hpp"
+#include "util/text.hpp"
 
 namespace paes {
 namespace {
@@ -68,10 +69,6 @@ SecretBytes uncommitted_input_key(const SealedSpec& spec, const Preamble& preamb
   return spec.key.clone();
 }
 
-std::span<const std::uint8_t> bytes_of(std::string_view text) {
-  return {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()};
-}
-
 // An age v1 file: a random file key wrapped in one scrypt stanza or to the
 // recipients, the header under its MAC, the payload nonce, then the payload's
 // chunks as a SegmentJob. What age's format has no place for is refused.
@@ -111,7 +108,7 @@ TransformReport seal_age(const SealedSpec& spec, const std::string& input_path, 
 
   OutputEndpoint out(output_path, output_options(options, Direction::encrypt, in), true,
                      options.armor ? Armor::age : Armor::none);
-  out.write_prefix(bytes_of(header));
+  out.write_prefix(as_bytes(header));
   out.write_prefix(nonce);
   TransformReport report;
   report.chunk_len = kAgeChunkPlainLen + kTagLen;
@@ -222,7 +219,7 @@ struct OpenedHeader {
 // and the payload nonce read.
 OpenedHeader read_age_header(const SealedSpec& spec, InputEndpoint& in) {
   const StanzaHeader header = read_v3_header(in, kAgeVersionLine.size());
-  const SecretBytes file_key = open_age_stanzas(spec, header, bytes_of(kAgeVersionLine), in.name());
+  const SecretBytes file_key = open_age_stanzas(spec, header, as_bytes(kAgeVersionLine), in.name());
   std::array<std::uint8_t, kAgePayloadNonceLen> nonce{};
   if (in.read_prefix(nonce) != nonce.size()) throw Error(in.name() + ": truncated: the file ends in its payload nonce");
   OpenedHeader opened;
@@ -571,7 +568,7 @@ SecretBytes open_age_bytes(const SealedSpec& spec, std::span<const std::uint8_t>
     armor.finish(decoded);
     file = decoded;
   }
-  const auto version = bytes_of(kAgeVersionLine);
+  const auto version = as_bytes(kAgeVersionLine);
   if (file.size() < version.size() || !std::equal(version.begin(), version.end(), file.begin())) {
     throw Error(name + ": not an age file (it doesn't start with age's version line)");
   }

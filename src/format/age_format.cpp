@@ -4,19 +4,17 @@
 
 #include "cipher/kdf.hpp"
 #include "job/ticket.hpp"
+#include "util/text.hpp"
 
 namespace paes {
 
 SecretBytes age_payload_key(const SecretBytes& file_key, std::span<const std::uint8_t> nonce) {
-  constexpr std::string_view info = "payload";
-  return hkdf_sha256(file_key, nonce, {reinterpret_cast<const std::uint8_t*>(info.data()), info.size()},
-                     kAgePayloadKeyLen);
+  return hkdf_sha256(file_key, nonce, as_bytes("payload"), kAgePayloadKeyLen);
 }
 
 std::string encode_age_header(const std::vector<Stanza>& stanzas, const SecretBytes& file_key) {
-  const std::span<const std::uint8_t> version(reinterpret_cast<const std::uint8_t*>(kAgeVersionLine.data()),
-                                              kAgeVersionLine.size());
-  return std::string(kAgeVersionLine) + encode_stanza_header(version, stanzas, HeaderMacKey::of_file_key(file_key));
+  return std::string(kAgeVersionLine) +
+         encode_stanza_header(as_bytes(kAgeVersionLine), stanzas, HeaderMacKey::of_file_key(file_key));
 }
 
 Error AgeChunks::too_many_segments() const { return Error("too large for age's format: 2^64 chunks or more"); }

@@ -107,7 +107,6 @@ class SegmentJob final : public Job {
   BackendChoice backend() const override { return stream_->backend(); }
   // Opening: the chunk that holds plaintext byte `offset`.
   std::uint64_t chunk_holding(std::uint64_t plain_offset) const;
-  const SegmentStream& stream() const { return *stream_; }
 
  private:
   // Plaintext and ciphertext bytes chunk `index` starts at.
