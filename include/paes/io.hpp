@@ -3,8 +3,10 @@
 // in-memory job (paes bench, the library API) never copies.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <ctime>
 #include <memory>
 #include <optional>
 #include <span>
@@ -258,6 +260,10 @@ struct OutputOptions {
   // the job would overwrite what it has not read yet. (A file is replaced
   // by rename, so naming the input as the output with force is safe.)
   int input_fd = -1;
+  // The access and modification times to give the output before it takes
+  // its name (a data set's outputs carry their inputs' times, as gzip's do);
+  // none: the time it was written.
+  std::optional<std::array<timespec, 2>> times{};
 };
 
 // Throws Error when `fd` (an output written in place) is the same regular
@@ -307,6 +313,10 @@ void copy_file_bytes(InputFile& in, std::uint64_t in_offset, int out_fd, std::ui
 // signal), or its atexit() hook.
 bool remove_pending_output() noexcept;
 
+// Whether `name` (a file name, no directory) is the temporary an OutputFile
+// writes before it takes its name: ".NAME.paes-XXXXXX".
+bool is_output_temporary_name(const std::string& name);
+
 // Ends the age plugins paes is running (their process groups are sent
 // SIGTERM), and says whether there were any. Async-signal-safe, for the
 // same handlers as remove_pending_output(): a plugin runs in a process group
@@ -320,7 +330,7 @@ bool end_helper_processes() noexcept;
 // temporary is 0600 until commit gives it its final permissions, just before
 // the rename. Until then the temporary is removed by the destructor, and by
 // remove_pending_output() from a signal handler (every OutputFile being
-// written, up to 16 at once). Without `force`, an existing target (a symbolic link
+// written, up to 64 at once). Without `force`, an existing target (a symbolic link
 // included, dangling or not) is refused up front and again, race-free, at the
 // rename. With `force` the target may even be the input: it is replaced only
 // once the new content is complete.

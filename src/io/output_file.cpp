@@ -66,7 +66,7 @@ struct CleanupSlot {
   char path[4096];
 };
 static_assert(std::atomic<unsigned>::is_always_lock_free, "a signal handler reads the slots");
-CleanupSlot g_cleanup[16];
+CleanupSlot g_cleanup[64];
 
 // The slot now holding `path`, or -1 when every slot is taken.
 int arm_cleanup(const std::string& path) {
@@ -151,6 +151,7 @@ bool set_final_attributes(int fd, const std::string& path, const OutputOptions& 
       mode &= ~static_cast<mode_t>(S_IRWXG);
     }
   }
+  if (options.times && ::futimens(fd, options.times->data()) != 0) return false;
   return ::fchmod(fd, mode) == 0;
 }
 
@@ -272,13 +273,6 @@ constexpr int kStaleAfterSeconds = 60;
 constexpr off_t kMostListedDirectoryBytes = off_t{256} << 10;
 
 // Whether `name` is one of paes' temporaries: ".NAME.paes-XXXXXX".
-bool is_temporary_name(const std::string& name) {
-  constexpr std::string_view kMark = ".paes-";
-  const std::size_t mark = name.size() >= 8 + kMark.size() ? name.size() - 6 - kMark.size() : std::string::npos;
-  if (!name.starts_with('.') || mark == std::string::npos || name.compare(mark, kMark.size(), kMark) != 0) return false;
-  return std::all_of(name.end() - 6, name.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)); });
-}
-
 // Removes the temporaries ".NAME.paes-XXXXXX" in `dir` (empty or ending in
 // '/') that no live paes holds: SIGKILL (or a crash, or a lost node) ends a
 // paes before it can remove its own, which stayed, hidden, as large as the
@@ -297,7 +291,7 @@ void remove_stale_temporaries(const std::string& dir, const std::string& own) {
   if (listing == nullptr) return;
   while (const dirent* entry = ::readdir(listing)) {
     const std::string name = entry->d_name;
-    if (!is_temporary_name(name)) continue;
+    if (!is_output_temporary_name(name)) continue;
     const std::string path = dir + name;
     if (path == own) continue;
     const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
@@ -315,6 +309,13 @@ void remove_stale_temporaries(const std::string& dir, const std::string& own) {
 }
 
 }  // namespace
+
+bool is_output_temporary_name(const std::string& name) {
+  constexpr std::string_view kMark = ".paes-";
+  const std::size_t mark = name.size() >= 8 + kMark.size() ? name.size() - 6 - kMark.size() : std::string::npos;
+  if (!name.starts_with('.') || mark == std::string::npos || name.compare(mark, kMark.size(), kMark) != 0) return false;
+  return std::all_of(name.end() - 6, name.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)); });
+}
 
 OutputFile::OutputFile(const std::string& path, const OutputOptions& options) : path_(path), options_(options) {
   if (path.empty()) throw usage_error("an output file needs a name");
