@@ -4,10 +4,14 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <condition_variable>
 #include <cstring>
 #include <initializer_list>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "cipher/openssl/evp.hpp"
@@ -54,6 +58,41 @@ void hmac_sha256_into(std::uint8_t* out, std::span<const std::uint8_t> key,
   std::size_t len = 0;
   if (EVP_MAC_final(ctx.get(), out, &len, kSha256Len) != 1 || len != kSha256Len) throw_openssl_error("HMAC failed");
 }
+
+// scrypt's memory is its cost: files opened or sealed side by side (a data
+// set with a passphrase, 256 MiB each at the default cost) would together
+// take more than the machine has. Running scrypts share half the physical
+// memory; one that finds too little of it left waits for the others, and
+// one alone always runs (its own need is capped by kMaxScryptMemory).
+class ScryptMemoryGate {
+ public:
+  explicit ScryptMemoryGate(std::uint64_t need) : need_(need) {
+    std::unique_lock lock(mutex_);
+    freed_.wait(lock, [this] { return in_use_ == 0 || in_use_ + need_ <= budget(); });
+    in_use_ += need_;
+  }
+  ~ScryptMemoryGate() {
+    {
+      const std::lock_guard lock(mutex_);
+      in_use_ -= need_;
+    }
+    freed_.notify_all();
+  }
+  ScryptMemoryGate(const ScryptMemoryGate&) = delete;
+  ScryptMemoryGate& operator=(const ScryptMemoryGate&) = delete;
+
+ private:
+  static std::uint64_t budget() {
+    const long pages = ::sysconf(_SC_PHYS_PAGES);
+    const long page = ::sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0) return kMaxScryptMemory;
+    return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) / 2;
+  }
+  static inline std::mutex mutex_;
+  static inline std::condition_variable freed_;
+  static inline std::uint64_t in_use_ = 0;
+  const std::uint64_t need_;
+};
 
 }  // namespace
 
@@ -107,6 +146,7 @@ SecretBytes scrypt_key(const SecretBytes& passphrase, std::span<const std::uint8
                 std::to_string(kMaxScryptMemory >> 30) + " GiB paes allows");
   }
   SecretBytes out(out_len);
+  const ScryptMemoryGate gate(memory);
   if (EVP_PBE_scrypt(reinterpret_cast<const char*>(passphrase.data()), passphrase.size(),
                      salt.data(), salt.size(), n, params.r, params.p, kMaxScryptMemory + (1 << 20),
                      out.data(), out.size()) != 1) {
