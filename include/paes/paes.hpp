@@ -11,6 +11,7 @@
 #include "paes/backend.hpp"
 #include "paes/backend_choice.hpp"
 #include "paes/cipher.hpp"
+#include "paes/data_set.hpp"
 #include "paes/endpoint.hpp"
 #include "paes/engine.hpp"
 #include "paes/error.hpp"

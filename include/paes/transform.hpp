@@ -41,6 +41,9 @@ struct TransformOptions {
   // is openssl enc -a's text. A sealed input in paes' armor is recognised
   // and decoded whatever this says.
   bool armor = false;
+  // A file output gets the input file's access and modification times (a
+  // data set's, as gzip gives them); otherwise the time it was written.
+  bool keep_input_times = false;
 };
 
 struct TransformReport {

@@ -1,5 +1,6 @@
 #include "api/job_runner.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "api/auto_backend.hpp"
@@ -54,6 +55,10 @@ OutputOptions output_options(const TransformOptions& options, Direction directio
     output.mode = *options.output_mode;
   } else if (direction == Direction::decrypt) {
     output.mode = 0600 & in.permissions().value_or(0600);
+  }
+  struct stat st {};
+  if (options.keep_input_times && in.fd() >= 0 && ::fstat(in.fd(), &st) == 0 && S_ISREG(st.st_mode)) {
+    output.times = std::array<timespec, 2>{st.st_atim, st.st_mtim};
   }
   return output;
 }
