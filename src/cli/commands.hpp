@@ -50,8 +50,17 @@ struct TransformArgs {
   bool verbose = false;
   bool progress = false;
   bool no_progress = false;
-  std::string input;
+  std::string input;    // the one input (the first of `inputs`), when not a set
+  std::vector<std::string> inputs;  // as named
   std::string output;
+  // A data set (cli/transform_command.cpp, names_a_set): each file's output
+  // beside it, or under output_dir.
+  bool recursive = false;
+  std::string files_from;   // one path a line; '-': stdin
+  std::string files0_from;  // NUL-separated
+  std::string output_dir;
+  std::string suffix;       // empty: the format's (.paes, .age, .tink, .enc)
+  bool remove_inputs = false;  // --rm
   // decrypt --range [-]OFFSET[:LENGTH] of a sealed file
   std::optional<SealedRange> range;
 };
@@ -96,7 +105,7 @@ int run_keygen(const KeygenArgs& args);
 int run_info(const InfoArgs& args);
 
 struct RekeyArgs {
-  std::string input;
+  std::vector<std::string> inputs;
   std::string output;
   std::vector<std::string> identities;
   std::vector<std::string> recipients;
@@ -122,7 +131,7 @@ int run_completion(const DocsArgs& args, CLI::App& app);
 int run_man(CLI::App& app);
 
 struct InspectArgs {
-  std::string input;
+  std::vector<std::string> inputs;
   bool json = false;
 };
 CLI::App* add_inspect_command(CLI::App& app, InspectArgs& args);

@@ -43,29 +43,6 @@ int fail(const std::string& message, int status) {
   return status;
 }
 
-// The library says what went wrong in its own terms; the options that cure it
-// are the CLI's to name.
-std::string in_flags(paes::Remedy remedy) {
-  switch (remedy) {
-    case paes::Remedy::none: return "";
-    case paes::Remedy::force: return " (use -f to overwrite)";
-    case paes::Remedy::output_file: return ": give -o FILE or redirect stdout";
-    case paes::Remedy::files: return " (give INPUT and -o OUTPUT as files)";
-    case paes::Remedy::key: return " (give --key-file or --key-env)";
-    case paes::Remedy::passphrase: return " (give --passphrase-file or --passphrase-env, or type it at the prompt)";
-    case paes::Remedy::identity: return " (give -i IDENTITY-FILE)";
-    case paes::Remedy::associated_data: return " (--aad or --aad-file gives the associated data)";
-    case paes::Remedy::allow_uncommitted: return " (--allow-uncommitted opens it, with a warning)";
-    case paes::Remedy::armored_input: return " (add -a to read base64 text, as openssl enc -a writes it)";
-    case paes::Remedy::no_salt: return " (openssl enc -nosalt writes none: add --nosalt)";
-    case paes::Remedy::pbkdf2_parameters: return " (paes' --md, --iter and --key-bits give them)";
-    case paes::Remedy::write_in_place:
-      return "; to write into the existing file itself, give -o - and redirect: > FILE (not atomic: a failure "
-             "leaves it partly written)";
-  }
-  return "";
-}
-
 // Whether the command line asks for --engine mpi. Checked before parsing,
 // because every rank must initialise MPI before anything else.
 bool mpi_requested(int argc, char** argv) {
@@ -327,7 +304,7 @@ int run_command_line(int argc, char** argv) {
     paes::cli::flush_standard_output();
     return status;
   } catch (const paes::Error& e) {
-    return fail(e.what() + in_flags(e.remedy()), e.kind() == paes::ErrorKind::usage ? 2 : 1);
+    return fail(e.what() + paes::cli::in_flags(e.remedy()), e.kind() == paes::ErrorKind::usage ? 2 : 1);
   } catch (const std::bad_alloc&) {
     return fail("out of memory", 1);
   } catch (const std::exception& e) {

@@ -16,6 +16,8 @@
 #include <string_view>
 #include <utility>
 
+#include "cli/say.hpp"
+
 namespace paes::cli {
 namespace {
 
@@ -196,7 +198,7 @@ void Progress::redraw_until_finished() {
     elapsed = std::chrono::duration<double>(since).count();
     if (elapsed < kQuietSeconds) continue;
     const std::uint64_t done = done_.load(std::memory_order_relaxed);
-    std::string line = label_ + format_progress_line(done, total_, elapsed);
+    std::string line = label_ + files_part() + format_progress_line(done, total_, elapsed);
     if (!terminal) {
       const unsigned tenth = total_ != 0 ? percent_done(done, total_) / 10 : 0;
       const bool due = total_ != 0 ? tenth != plain_tenth : elapsed - plain_at >= kPlainLineSeconds;
@@ -216,15 +218,32 @@ void Progress::redraw_until_finished() {
     }
     g_line_drawn.store(true);  // before the line: a signal in between must clear it
     write_stderr("\r" + line + "\x1b[K");
+    line_on_terminal_ = true;
     drawn = true;
   }
   if (!drawn) return;
   if (terminal) {
     write_stderr("\r\x1b[K");
     g_line_drawn.store(false);
+    line_on_terminal_ = false;
   } else if (const std::uint64_t done = done_.load(std::memory_order_relaxed); done != plain_done) {
-    write_stderr(label_ + format_progress_line(done, total_, elapsed) + "\n");
+    write_stderr(label_ + files_part() + format_progress_line(done, total_, elapsed) + "\n");
   }
+}
+
+std::string Progress::files_part() const {
+  if (files_total_ == 0) return "";
+  return std::to_string(files_done_.load(std::memory_order_relaxed)) + "/" + std::to_string(files_total_) +
+         " files ";
+}
+
+void Progress::say_above(const std::string& text) {
+  const std::lock_guard lock(mutex_);
+  if (line_on_terminal_) {
+    write_stderr("\r\x1b[K");
+    line_on_terminal_ = false;
+  }
+  say(text);
 }
 
 }  // namespace paes::cli

@@ -64,21 +64,35 @@ class Progress {
     if (done < total_) advance(total_ - done);
   }
 
+  // A data set's display counts its files too: "12/1000 files" before the
+  // bytes. Call it before any file is done.
+  void count_files(std::uint64_t total) noexcept { files_total_ = total; }
+  void file_done() noexcept { files_done_.fetch_add(1, std::memory_order_relaxed); }
+
+  // Writes `text` (whole lines) on stderr above the display: a terminal's
+  // line is cleared first, and drawn again at the next redraw. Safe from
+  // any thread.
+  void say_above(const std::string& text);
+
   // Stops the display and clears its line, so what paes prints next starts
   // on a clean line. Idempotent; call it from the thread that owns the object.
   void finish();
 
  private:
   void redraw_until_finished();
+  std::string files_part() const;
 
   const std::uint64_t total_;
   const std::string label_;
   std::atomic<std::uint64_t> done_{0};
+  std::uint64_t files_total_ = 0;  // 0: not a data set
+  std::atomic<std::uint64_t> files_done_{0};
   // When the first bytes came (steady_clock ticks); 0 until then.
   std::atomic<std::chrono::steady_clock::rep> started_{0};
   std::mutex mutex_;
   std::condition_variable wake_;
   bool finishing_ = false;  // guarded by mutex_
+  bool line_on_terminal_ = false;  // guarded by mutex_
   std::thread drawer_;      // not started when the display is off
 };
 

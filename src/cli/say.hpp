@@ -9,7 +9,10 @@
 // split, so a message built first and written once stays one line.
 #pragma once
 
+#include <string>
 #include <string_view>
+
+#include "paes/error.hpp"
 
 namespace paes::cli {
 
@@ -18,5 +21,9 @@ namespace paes::cli {
 // first, so that on a shared terminal the message follows what paes printed
 // before it. A closed or full stderr loses the message, as it would any other.
 void say(std::string_view text) noexcept;
+
+// The options that cure an error the library names in its own terms
+// (Remedy): " (use -f to overwrite)" and the like; "" for none.
+std::string in_flags(Remedy remedy);
 
 }  // namespace paes::cli

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <utility>
 
@@ -23,6 +24,7 @@
 #include "paes/endpoint.hpp"
 #include "paes/age_keys.hpp"
 #include "paes/backend.hpp"
+#include "paes/data_set.hpp"
 #include "paes/engine.hpp"
 #include "paes/error.hpp"
 #include "paes/sealed.hpp"
@@ -60,6 +62,10 @@ constexpr const char* kEncryptFooter = R"TXT(Examples:
   paes encrypt --mode ctr --key-file aes256.key --iv 00112233445566778899aabbccddeeff big.bin -o big.ctr
   # openssl's passphrase format: 'openssl enc -d -aes-256-cbc -pbkdf2' reads it
   paes encrypt --mode cbc --pbkdf2 --passphrase-env PASS notes.txt -o notes.enc
+  # Data sets, files side by side on every core, each output beside its input:
+  paes encrypt -r age1... --recursive photos          # photos/**/F -> F.paes, the originals kept
+  find data -name '*.csv' -print0 | paes encrypt -R team.txt --files0-from -
+  paes encrypt -r age1... *.log --suffix .paes --rm   # also when the glob matches one file
 
 Input and output may be '-' or left out for stdin and stdout. A key, passphrase,
 identity, recipients or --aad-file '-' reads stdin, once: the input is then a file.
@@ -84,6 +90,7 @@ constexpr const char* kDecryptFooter = R"TXT(Examples:
 
   paes decrypt --key-file backup.key --range 2G:1M data.tar.paes -o part.bin
   paes decrypt --key-file backup.key --range -1M data.tar.paes -o tail.bin   # the last MiB
+  paes decrypt -i alice.key --recursive photos --output-dir restored   # restored/photos/**/F
 
 Input and output may be '-' or left out for stdin and stdout. A key, passphrase,
 identity or --aad-file '-' reads stdin, once: the input is then a file.
@@ -98,6 +105,18 @@ less the umask.)TXT";
 
 // What both directions' footers end with.
 constexpr const char* kReplaceFooter = R"TXT(
+One INPUT without -o is written to stdout, as age does. Two or more INPUTs, or
+any of the data set's options, make a set: each output is written beside its
+input (or under --output-dir), never to stdout, so a glob that may match one
+file is made a set with --suffix. Files run side by side, a large one on every
+thread; a file that fails gets one line and the others go on (exit status 1).
+Each sealed file has its own file key; a passphrase costs one scrypt a file
+(a second and 256 MiB each at the default cost; those side by side share half
+the memory). A raw mode with a key refuses a set (every file would share its
+key and IV): --pbkdf2 draws a salt a file. A set's outputs carry their inputs'
+access and modification times, as gzip's do; an interrupted set (Ctrl-C)
+keeps the files finished, removes the ones in flight, and exits 130.
+
 An existing output, or a symbolic link in its place, is replaced only with -f
 (a link is replaced, never followed). Ciphertext keeps the replaced file's mode,
 owner and group; plaintext never does: it is a new, private file of yours.
@@ -401,16 +420,53 @@ void add_report_options(CLI::App& cmd, TransformArgs& args) {
 
 // The input and output paths.
 void add_path_options(CLI::App& cmd, bool enc, TransformArgs& args) {
-  cmd.add_option("input", args.input,
+  cmd.add_option("input", args.inputs,
                  "Input file; '-' or none: stdin. A named pipe, <(...), or a file of /proc or /sys is read as a "
-                 "stream, like stdin")
-      ->type_name("INPUT");
+                 "stream, like stdin. Two or more make a data set (below): each written beside itself")
+      ->type_name("INPUT...");
   cmd.add_option("-o,--output", args.output,
                  enc ? "Output file (written only when complete); '-' or none: stdout. A named pipe, >(...) or "
-                       "/dev/stdout is written as a stream, like stdout"
+                       "/dev/stdout is written as a stream, like stdout. One input only"
                      : "Output file (written only when complete, mode 0600); '-' or none: stdout. A named pipe, "
-                       ">(...) or /dev/stdout is written as a stream, like stdout")
+                       ">(...) or /dev/stdout is written as a stream, like stdout. One input only")
       ->type_name("OUTPUT");
+}
+
+// Many files in one run, as gzip and zstd take them.
+void add_data_set_options(CLI::App& cmd, bool enc, TransformArgs& args) {
+  const char* const group = "Data sets: any of these, or two or more INPUTs, write each file's output beside it";
+  cmd.add_flag("--recursive", args.recursive,
+               enc ? "Encrypt the files in the directories named, and in theirs (symbolic links in them are not "
+                     "followed; FIFOs, devices and sockets are skipped with a note; files already ending in the "
+                     "suffix are skipped)"
+                   : "Decrypt the files in the directories named, and in theirs, that end in the suffix (.paes "
+                     "and .age); others are skipped")
+      ->group(group);
+  cmd.add_option("--files-from", args.files_from,
+                 "Also the files named in this file, one a line (zstd's --filelist); '-': standard input")
+      ->type_name("FILE")
+      ->group(group);
+  cmd.add_option("--files0-from", args.files0_from,
+                 "Also the files named in this file, each ending in a NUL byte (find -print0); '-': standard input")
+      ->type_name("FILE")
+      ->group(group);
+  cmd.add_option("--output-dir", args.output_dir,
+                 "Write the outputs under this directory instead, at each input's path as named (made as needed)")
+      ->type_name("DIR")
+      ->group(group);
+  cmd.add_option("--suffix", args.suffix,
+                 enc ? "What each output's name adds to its input's (default .paes; --format age: .age, tink: "
+                       ".tink; a raw mode: .enc)"
+                     : "What an input's name must end in, removed to name its output (default .paes or .age; "
+                       "--format tink: .tink; a raw mode: .enc)")
+      ->type_name("SUFFIX")
+      ->group(group);
+  cmd.add_flag("--rm", args.remove_inputs,
+               enc ? "Remove each input once its output is complete and durable (an input with other hard links "
+                     "only with -f)"
+                   : "Remove each input once its output is complete, verified and durable (an input with other "
+                     "hard links only with -f)")
+      ->group(group);
 }
 
 }  // namespace
@@ -431,6 +487,7 @@ CLI::App* add_transform_command(CLI::App& app, Direction direction, TransformArg
   add_output_options(*cmd, enc, args);
   add_report_options(*cmd, args);
   add_path_options(*cmd, enc, args);
+  add_data_set_options(*cmd, enc, args);
   return cmd;
 }
 
@@ -711,45 +768,68 @@ void note_age_runs_on_the_cpu(const BackendChoice& asked) {
       "the CPU (openssl)\n");
 }
 
-// Builds the spec the options describe and runs it through its front door.
-TransformReport run_job(Direction direction, const TransformArgs& args, const CLI::App& command,
-                        const TransformOptions& options, JobDescription& description) {
+// The job the options describe, made once (its key read, its passphrase
+// asked), for one file or each file of a set.
+struct PreparedJob {
+  FileJob run;  // input path, output path, options
+  JobDescription description;
+};
+
+// Builds the spec the options describe and binds it to its front door.
+// `args.input` is the input a passphrase prompt is decided by (a set's first).
+PreparedJob prepare_job(Direction direction, const TransformArgs& args, const CLI::App& command,
+                        const TransformOptions& options) {
+  PreparedJob job;
+  JobDescription& description = job.description;
   if (args.mode.empty()) {
-    const SealedSpec spec = sealed_spec(direction, args, command);
-    description.mode = spec.format == SealedFormat::tink ? "tink" : "sealed";
+    const auto spec = std::make_shared<const SealedSpec>(sealed_spec(direction, args, command));
+    description.mode = spec->format == SealedFormat::tink ? "tink" : "sealed";
     description.backend = segment_backend_name(options.backend);
-    if (spec.format == SealedFormat::age) {
+    if (spec->format == SealedFormat::age) {
       note_age_runs_on_the_cpu(options.backend);
     } else {
       note_run_on_the_cpu(options.backend, "the sealed format (AES-GCM)", description.backend);
     }
-    const bool public_key = !spec.recipients.empty() || !spec.identities.empty();  // always AES-256
+    const bool public_key = !spec->recipients.empty() || !spec->identities.empty();  // always AES-256
     description.key_bits =
-        public_key ? 256u : static_cast<unsigned>((spec.passphrase.empty() ? spec.key.size() : spec.key_len) * 8);
+        public_key ? 256u : static_cast<unsigned>((spec->passphrase.empty() ? spec->key.size() : spec->key_len) * 8);
     if (args.range) {
       if (options.engine != EngineKind::threads) {
         throw usage_error("--range runs on the threads engine: drop --engine " +
                           std::string(engine_name(options.engine)));
       }
-      return read_sealed_range(spec, args.input, args.output, *args.range, options);
+      job.run = [spec, range = *args.range](const std::string& in, const std::string& out,
+                                            const TransformOptions& file_options) {
+        return read_sealed_range(*spec, in, out, range, file_options);
+      };
+      return job;
     }
-    return run_sealed(spec, args.input, args.output, options);
+    job.run = [spec](const std::string& in, const std::string& out, const TransformOptions& file_options) {
+      return run_sealed(*spec, in, out, file_options);
+    };
+    return job;
   }
-  CipherSpec spec = raw_spec(direction, args, command, options.engine);
-  description.mode = std::string(mode_name(spec.mode));
-  description.backend = raw_backend_name(options.backend, spec.mode, spec.direction);
+  auto spec = std::make_shared<CipherSpec>(raw_spec(direction, args, command, options.engine));
+  description.mode = std::string(mode_name(spec->mode));
+  description.backend = raw_backend_name(options.backend, spec->mode, spec->direction);
   note_run_on_the_cpu(options.backend,
-                      std::string(mode_name(spec.mode)) +
+                      std::string(mode_name(spec->mode)) +
                           (direction == Direction::encrypt ? " encryption" : " decryption"),
                       description.backend);
   if (args.pbkdf2) {
-    const Pbkdf2Key pbkdf2 = salted_key(direction, args, command);
-    description.key_bits = static_cast<unsigned>(pbkdf2.key_len * 8);
-    return transform_salted(spec, pbkdf2, args.input, args.output, options);
+    const auto pbkdf2 = std::make_shared<const Pbkdf2Key>(salted_key(direction, args, command));
+    description.key_bits = static_cast<unsigned>(pbkdf2->key_len * 8);
+    job.run = [spec, pbkdf2](const std::string& in, const std::string& out, const TransformOptions& file_options) {
+      return transform_salted(*spec, *pbkdf2, in, out, file_options);
+    };
+    return job;
   }
-  add_raw_key(spec, args, command);
-  description.key_bits = spec.key_bits();
-  return transform_file(spec, args.input, args.output, options);
+  add_raw_key(*spec, args, command);
+  description.key_bits = spec->key_bits();
+  job.run = [spec](const std::string& in, const std::string& out, const TransformOptions& file_options) {
+    return transform_file(*spec, in, out, file_options);
+  };
+  return job;
 }
 
 // What paes options read a file given as a paes file that is another
@@ -794,8 +874,8 @@ void print_summary_line(Direction direction, const JobDescription& description, 
   say(text.str());
 }
 
-// --json: one object on stdout, with a list of ranks under MPI.
-void print_json_summary(Direction direction, const JobDescription& description, const TransformReport& report) {
+// --json's object, with a list of ranks under MPI.
+nlohmann::json json_summary(Direction direction, const JobDescription& description, const TransformReport& report) {
   nlohmann::json out = {
       {"mode", description.mode},
       {"key_bits", description.key_bits},
@@ -823,7 +903,12 @@ void print_json_summary(Direction direction, const JobDescription& description, 
       out["ranks"].push_back(std::move(rank));
     }
   }
-  std::cout << out.dump() << '\n';
+  return out;
+}
+
+// --json: one object on stdout.
+void print_json_summary(Direction direction, const JobDescription& description, const TransformReport& report) {
+  std::cout << json_summary(direction, description, report).dump() << '\n';
 }
 
 // A file that grew while it was read (a log still being written) was read to
@@ -840,6 +925,160 @@ void warn_if_input_grew(const InputFile& input, const std::string& path, std::ui
   say("paes: warning: " + printable(path) + " grew while it was read (" + std::to_string(read) +
       " bytes when it was opened, " + std::to_string(size_now) + " now): what came after the first " +
       std::to_string(read) + " bytes is not in the output\n");
+}
+
+
+// Whether the command line names a data set: two or more inputs, or any of
+// the options that only a set takes (so that a glob matching one file, with
+// --suffix or --output-dir, is still written beside itself, not to stdout).
+bool names_a_set(const TransformArgs& args, const CLI::App& command) {
+  return args.inputs.size() >= 2 || args.recursive || !args.files_from.empty() || !args.files0_from.empty() ||
+         !args.output_dir.empty() || command.count("--suffix") != 0 || args.remove_inputs;
+}
+
+// Refuses what a data set can't take, before a key is read or a file opened.
+void check_set_usage(const TransformArgs& args, const CLI::App& command, EngineKind engine) {
+  if (command.count("--output") != 0) {
+    throw usage_error("-o names one output, and this is a data set (several inputs, --recursive, --files-from, "
+                      "--output-dir, --suffix or --rm): each file's output is written beside it, or under "
+                      "--output-dir");
+  }
+  for (const std::string& input : args.inputs) {
+    if (names_stdio(input)) {
+      throw usage_error("'-' (standard input) can't be one of a data set's files: a set's files are named "
+                        "(--files-from - reads their names from standard input)");
+    }
+  }
+  refuse(command, "--range", "reads a part of one file: give one input, without the data set's options");
+  if (engine == EngineKind::mpi) {
+    throw usage_error("--engine mpi runs one file across the ranks: give one input, without the data set's options");
+  }
+  if (!args.mode.empty() && !args.pbkdf2) {
+    throw usage_error("a raw mode with a given key would give every file of the set the same key" +
+                      std::string(args.iv_hex.empty() ? "" : " and IV (the same --iv reuses CTR's, OFB's and CFB's "
+                                                        "keystream across files)") +
+                      ": use the sealed format (a key per file), --pbkdf2 (a salt, key and IV per file), or one "
+                      "input a run");
+  }
+  if (args.pbkdf2 && (args.no_salt || command.count("--salt") != 0)) {
+    throw usage_error("--nosalt and --salt give every file of a set the same key and IV: drop them, so that each "
+                      "file draws its own salt");
+  }
+  if (command.count("--suffix") != 0 && (args.suffix.empty() || args.suffix.find('/') != std::string::npos)) {
+    throw usage_error("--suffix takes a name's ending, without '/', got '" + printable(args.suffix) + "'");
+  }
+}
+
+// The suffixes of a set's outputs (encrypting: the first is added) or inputs
+// (decrypting: any of them is removed).
+std::vector<std::string> set_suffixes(Direction direction, const TransformArgs& args, const CLI::App& command) {
+  if (command.count("--suffix") != 0) return {args.suffix};
+  if (!args.mode.empty()) return {".enc"};
+  if (args.format == "tink") return {".tink"};
+  if (direction == Direction::decrypt) return {".paes", ".age"};
+  return {args.format == "age" ? ".age" : ".paes"};
+}
+
+// The paths a --files-from (or, `separator` NUL, --files0-from) file names.
+std::vector<std::string> listed_paths(const std::string& list, char separator) {
+  std::string text;
+  if (list == "-") {
+    text.assign(std::istreambuf_iterator<char>(std::cin), {});
+    if (std::cin.bad()) throw Error("reading the list of files from standard input failed");
+  } else {
+    std::ifstream in(list, std::ios::binary);
+    if (!in) throw usage_error("cannot read the list of files " + list);
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  std::vector<std::string> paths;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find(separator, start);
+    if (end == std::string::npos) end = text.size();
+    if (end > start) paths.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return paths;
+}
+
+// The line a failed file gets: its message, naming it where the message
+// doesn't.
+std::string failure_line(const DataSetOutcome& outcome) {
+  std::string message = outcome.error->what() + in_flags(outcome.error->remedy());
+  const std::string& input = outcome.file->input;
+  if (message.find(input) == std::string::npos && message.find(outcome.file->output) == std::string::npos) {
+    message = input + ": " + message;
+  }
+  return "paes: " + printable(message) + "\n";
+}
+
+// -v for a set: one line for all of it.
+void print_set_summary(Direction direction, const JobDescription& description, const DataSetReport& report) {
+  char rate[64];
+  std::snprintf(rate, sizeof rate, "%.3f s (%.2f GB/s)", report.seconds,
+                report.seconds > 0 ? static_cast<double>(report.bytes_in) / report.seconds / 1e9 : 0.0);
+  say("paes: " + std::string(direction == Direction::encrypt ? "encrypted " : "decrypted ") +
+      std::to_string(report.done) + (report.done == 1 ? " file, " : " files, ") + format_size(report.bytes_in) +
+      " -> " + format_size(report.bytes_out) + " in " + rate + ", " +
+      (report.failed != 0 ? std::to_string(report.failed) + " failed, " : "") + description.mode + ", " +
+      std::to_string(report.parallel_files) + (report.parallel_files == 1 ? " file" : " files") + " at a time\n");
+}
+
+// A data set: lists its files, then runs them side by side.
+int run_set(Direction direction, TransformArgs& args, const CLI::App& command, TransformOptions options) {
+  std::vector<std::string> roots = args.inputs;
+  if (!args.files_from.empty()) {
+    for (std::string& path : listed_paths(args.files_from, '\n')) roots.push_back(std::move(path));
+  }
+  if (!args.files0_from.empty()) {
+    for (std::string& path : listed_paths(args.files0_from, '\0')) roots.push_back(std::move(path));
+  }
+  if (!args.recursive) {
+    for (const std::string& root : roots) {
+      struct stat st {};
+      if (::stat(root.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+        throw usage_error(root + " is a directory: add --recursive to " + std::string(direction_name(direction)) +
+                          " the files in it");
+      }
+    }
+  }
+  const DataSetNaming naming{direction, set_suffixes(direction, args, command), args.output_dir, args.recursive};
+  const std::vector<DataSetFile> files = list_data_set(roots, naming);
+  const auto runnable = std::find_if(files.begin(), files.end(), [](const DataSetFile& f) { return f.error.empty(); });
+  std::uint64_t total = 0;
+  for (const DataSetFile& file : files) total += file.size;
+  Progress progress(total, progress_mode(args), direction == Direction::encrypt ? "encrypting " : "decrypting ");
+  progress.count_files(files.size());
+  JobDescription description;
+  FileJob job;
+  // No file to run: no key is read, no passphrase asked for.
+  if (runnable != files.end()) {
+    args.input = runnable->input;  // what a passphrase prompt is decided by
+    PreparedJob prepared = prepare_job(direction, args, command, options);
+    description = prepared.description;
+    job = std::move(prepared.run);
+  }
+  DataSetOptions set_options;
+  set_options.transform = options;
+  set_options.transform.progress = [&progress](std::uint64_t bytes) { progress.advance(bytes); };
+  set_options.transform.keep_input_times = true;
+  set_options.remove_inputs = args.remove_inputs;
+  set_options.on_file = [&](const DataSetOutcome& outcome) {
+    progress.file_done();
+    if (outcome.error) progress.say_above(failure_line(outcome));
+    if (!args.json) return;
+    nlohmann::json record = outcome.report ? json_summary(direction, description, *outcome.report)
+                                           : nlohmann::json{{"error", outcome.error->what()}};
+    record["input"] = outcome.file->input;
+    record["output"] = outcome.file->output;
+    if (outcome.report && args.remove_inputs) record["input_removed"] = outcome.input_removed;
+    std::cout << record.dump() << '\n';
+  };
+  const DataSetReport report = run_data_set(files, job, set_options);
+  progress.reach_total();
+  progress.finish();
+  if (args.verbose) print_set_summary(direction, description, report);
+  return report.failed != 0 ? 1 : 0;
 }
 
 }  // namespace
@@ -861,7 +1100,10 @@ void note_a_container(InputFile& input, const TransformArgs& args) {
   }
 }
 
-int run_transform(Direction direction, const TransformArgs& args, const CLI::App& command) {
+int run_transform(Direction direction, const TransformArgs& given, const CLI::App& command) {
+  TransformArgs args = given;
+  const bool set = names_a_set(args, command);
+  if (!set && !args.inputs.empty()) args.input = args.inputs.front();
   if (args.print_key) {
     throw usage_error("-p (openssl enc's, printing the key and IV) is refused: paes never prints a key; with "
                       "--pbkdf2 the salt is in the file's Salted__ header");
@@ -873,14 +1115,21 @@ int run_transform(Direction direction, const TransformArgs& args, const CLI::App
     throw usage_error("--threads " + std::to_string(args.threads) +
                       " doesn't go with --engine serial, which runs one worker: drop one of them");
   }
-  check_transform_usage(args, engine);
+  if (set) {
+    check_set_usage(args, command, engine);
+  } else {
+    check_transform_usage(args, engine);
+  }
   std::vector<SecretFile> secrets{{"--key-file", args.keys.key_file}, {"--passphrase-file", args.keys.passphrase_file}};
   for (const std::string& path : args.identities) secrets.push_back({"-i", path});
   for (const std::string& path : args.recipients_files) secrets.push_back({"-R", path});
   std::vector<SecretFile> stdin_readers = secrets;
   stdin_readers.push_back({"--aad-file", args.aad_file});
-  refuse_reading_standard_input_twice(stdin_readers, args.input, direction_name(direction));
-  refuse_output_over_secrets(args.output, secrets);
+  stdin_readers.push_back({"--files-from", args.files_from});
+  stdin_readers.push_back({"--files0-from", args.files0_from});
+  // A set's files are named, never standard input.
+  refuse_reading_standard_input_twice(stdin_readers, set ? "./" : args.input, direction_name(direction));
+  if (!set) refuse_output_over_secrets(args.output, secrets);
   // A GPU asked for a sealed job (AES-GCM, which runs on the CPU) is a note,
   // not a failure where the machine has no such GPU (PAES_BACKEND=cuda
   // exported on every node of a cluster).
@@ -891,6 +1140,7 @@ int run_transform(Direction direction, const TransformArgs& args, const CLI::App
     check_backend(resolved.backend);
   }
   TransformOptions options = transform_options(args, resolved);
+  if (set) return run_set(direction, args, command, options);
   // An output that exists (without -f) or has no directory is refused now,
   // not after a passphrase was typed twice and scrypt ran.
   if (!names_stdio(args.output) && !names_output_stream(args.output)) {
@@ -910,7 +1160,9 @@ int run_transform(Direction direction, const TransformArgs& args, const CLI::App
   JobDescription description;
   TransformReport report;
   try {
-    report = run_job(direction, args, command, options, description);
+    PreparedJob job = prepare_job(direction, args, command, options);
+    description = job.description;
+    report = job.run(args.input, args.output, options);
     if (report.key_bits != 0) description.key_bits = report.key_bits;  // a sealed file's own
     if (report.age) {
       // Known once the input was read, when decrypting: age's file said so.

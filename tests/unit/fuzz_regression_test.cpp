@@ -114,9 +114,11 @@ TEST(CommandLine, UsageErrorsAreOneLineWithExitTwo) {
 TEST(CommandLine, EmptyWordsAreValuesNotAHang) {
   // fuzz/corpus/fuzz_cli_options/regression-empty-word-hang: CLI11 took the
   // empty word for the name of the key option group and never returned.
+  // Inputs are many now (a data set), and an empty one is refused as any
+  // empty value is.
   const auto extra = parse({"encrypt", "x", "", "-o", "y"});
   EXPECT_EQ(extra.exit_status, 2);
-  EXPECT_NE(extra.error.find("not expected"), std::string::npos) << extra.error;
+  EXPECT_NE(extra.error.find("input is empty"), std::string::npos) << extra.error;
   EXPECT_EQ(parse({"encrypt", "--aad", "", "-o", "y", "x"}).command, cli::Command::encrypt);
   // Empty values elsewhere are refused (an unset variable, not a choice).
   const auto empty_output = parse({"encrypt", "--aad", "", "-o", "", "x"});
