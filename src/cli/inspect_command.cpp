@@ -2,11 +2,15 @@
 // paes/inspect.hpp), one fact a line or as JSON (docs/FORMAT.md section 9).
 #include <iostream>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/say.hpp"
+#include "paes/error.hpp"
 #include "paes/inspect.hpp"
+#include "util/printable.hpp"
 
 namespace paes::cli {
 
@@ -16,15 +20,20 @@ CLI::App* add_inspect_command(CLI::App& app, InspectArgs& args) {
   cmd->footer(R"TXT(Examples:
   paes inspect data.tar.paes
   paes inspect --json data.tar.paes | jq .sizes.min_payload
+  paes inspect backups/*.paes                        # each file under a "file:" line
+  paes inspect --json backups/*.paes | jq -c '{file, key_source}'   # one object a line
 
 A paes file's plaintext size comes from its length and segment size, as if it
 verifies (only the key checks that). age files, openssl 'Salted__' files and
 OpenPGP messages are named; a bare Tink stream, which has no magic, is named
 as likely. Exit status 0 for a file named whole; 1 for an unknown format and
 for a file no sealing makes as it is (truncated, a refused preamble), with
-the facts still printed.)TXT");
-  cmd->add_option("input", args.input, "File to inspect ('-' or none: standard input)")->type_name("INPUT");
-  cmd->add_flag("--json", args.json, "Print one JSON object (age-inspect's fields, and paes' own)");
+the facts still printed. Of several files, each is inspected whatever the
+others are, and the status is 1 if any of them would give 1.)TXT");
+  cmd->add_option("input", args.inputs, "Files to inspect ('-' or none: standard input)")->type_name("INPUT...");
+  cmd->add_flag("--json", args.json,
+                "Print one JSON object (age-inspect's fields, and paes' own); of several files, one a line, each "
+                "with its \"file\"");
   return cmd;
 }
 
@@ -137,14 +146,44 @@ void print_text(const SealedFileInfo& info) {
 }  // namespace
 
 int run_inspect(const InspectArgs& args) {
-  const SealedFileInfo info = inspect_sealed_file(args.input);
-  if (args.json) {
-    // A problem quotes the file's name, which need not be UTF-8.
-    std::cout << to_json(info).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
-  } else {
-    print_text(info);
+  if (args.inputs.size() <= 1) {
+    const SealedFileInfo info = inspect_sealed_file(args.inputs.empty() ? "" : args.inputs.front());
+    if (args.json) {
+      // A problem quotes the file's name, which need not be UTF-8.
+      std::cout << to_json(info).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+    } else {
+      print_text(info);
+    }
+    return info.format == InspectedFormat::unknown || !info.problem.empty() ? 1 : 0;
   }
-  return info.format == InspectedFormat::unknown || !info.problem.empty() ? 1 : 0;
+  // Several: each one's facts, or its one line of failure, and on to the next.
+  int status = 0;
+  bool first = true;
+  for (const std::string& input : args.inputs) {
+    if (!std::exchange(first, false) && !args.json) std::cout << '\n';
+    try {
+      const SealedFileInfo info = inspect_sealed_file(input);
+      if (info.format == InspectedFormat::unknown || !info.problem.empty()) status = 1;
+      if (args.json) {
+        nlohmann::json record = {{"file", input}};
+        record.update(to_json(info));
+        std::cout << record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+      } else {
+        std::cout << "file: " << printable(input) << '\n';
+        print_text(info);
+      }
+    } catch (const Error& e) {
+      status = 1;
+      std::cout.flush();
+      say("paes: " + printable(e.what()) + in_flags(e.remedy()) + '\n');
+      if (args.json) {
+        std::cout << nlohmann::json{{"file", input}, {"error", e.what()}}.dump(-1, ' ', false,
+                                                                               nlohmann::json::error_handler_t::replace)
+                  << '\n';
+      }
+    }
+  }
+  return status;
 }
 
 }  // namespace paes::cli

@@ -1,5 +1,7 @@
 // paes rekey: who can open a file sealed to recipients, changed without
 // re-encrypting it (rekey_sealed, paes/sealed.hpp).
+#include <sys/stat.h>
+
 #include <sstream>
 #include <string>
 
@@ -10,7 +12,9 @@
 #include "cli/terminal_ui.hpp"
 #include "paes/endpoint.hpp"
 #include "paes/error.hpp"
+#include "paes/data_set.hpp"
 #include "paes/sealed.hpp"
+#include "util/printable.hpp"
 
 namespace paes::cli {
 
@@ -34,8 +38,13 @@ Removing a recipient is NOT revocation. Whoever could open the file before
 knows its file key and can still open it, or a copy of its old header. To
 shut someone out, decrypt and encrypt again (a new file key). The output is
 written beside its target and renamed when complete, as every paes output;
-replacing the input itself takes -f.)TXT");
-  cmd->add_option("input", args.input, "Sealed file to re-key ('-' or none: standard input)")->type_name("INPUT");
+replacing the input itself takes -f.
+Several INPUTs are each re-keyed in place, side by side (-f says so; no -o):
+  paes rekey -i alice.key --add -r age1...bob -f backups/*.paes
+one line for each that fails, the others done; the status is 1 if any failed.)TXT");
+  cmd->add_option("input", args.inputs,
+                  "Sealed file to re-key ('-' or none: standard input); several: each replaced in place (-f)")
+      ->type_name("INPUT...");
   cmd->add_option("-o,--output", args.output, "Re-keyed file ('-' or none: standard output)")->type_name("OUTPUT");
   cmd->add_option("-i,--identity", args.identities,
                   "Identity file that opens the input (age-keygen's or 'paes keygen --x25519'); repeatable; "
@@ -61,6 +70,40 @@ replacing the input itself takes -f.)TXT");
   return cmd;
 }
 
+namespace {
+
+// Several files, each re-keyed over itself, side by side (paes/data_set.hpp).
+int rekey_in_place(const RekeySpec& spec, const RekeyArgs& args, const TransformOptions& options) {
+  std::vector<DataSetFile> files;
+  for (const std::string& path : args.inputs) {
+    struct stat st {};
+    const bool found = ::stat(path.c_str(), &st) == 0;
+    files.push_back({path, path, found ? static_cast<std::uint64_t>(st.st_size) : 0,
+                     found ? "" : system_error(path).what()});
+  }
+  DataSetOptions set_options;
+  set_options.transform = options;
+  set_options.on_file = [](const DataSetOutcome& outcome) {
+    if (outcome.error) say("paes: " + printable(outcome.error->what()) + in_flags(outcome.error->remedy()) + '\n');
+  };
+  const auto rekey = [&spec](const std::string& in, const std::string& out, const TransformOptions& file_options) {
+    const RekeyReport rekeyed = rekey_sealed(spec, in, out, file_options);
+    TransformReport report;
+    report.bytes_in = rekeyed.body_bytes;
+    report.bytes_out = rekeyed.body_bytes;
+    report.seconds = rekeyed.seconds;
+    return report;
+  };
+  const DataSetReport report = run_data_set(files, rekey, set_options);
+  if (args.verbose) {
+    say("paes: rekey: " + std::to_string(report.done) + (report.done == 1 ? " file" : " files") + " re-keyed" +
+        (report.failed != 0 ? ", " + std::to_string(report.failed) + " failed" : "") + "\n");
+  }
+  return report.failed != 0 ? 1 : 0;
+}
+
+}  // namespace
+
 int run_rekey(const RekeyArgs& args) {
   if (args.recipients.empty() && args.recipients_files.empty()) {
     throw usage_error("rekey needs the recipients of the output: -r RECIPIENT or -R FILE (with --add: the ones to add)");
@@ -69,7 +112,18 @@ int run_rekey(const RekeyArgs& args) {
   for (const std::string& path : args.identities) secrets.push_back({"-i", path});
   for (const std::string& path : args.recipients_files) secrets.push_back({"-R", path});
   if (!args.aad_file.empty()) secrets.push_back({"--aad-file", args.aad_file});
-  refuse_reading_standard_input_twice(secrets, args.input, "re-key");
+  const bool several = args.inputs.size() > 1;
+  const std::string input = args.inputs.empty() ? "" : args.inputs.front();
+  if (several) {
+    if (!args.output.empty()) {
+      throw usage_error("-o names one output, and several files are each re-keyed in place: drop -o");
+    }
+    if (!args.force) throw usage_error("re-keying several files replaces each of them: add -f to say so");
+    for (const std::string& path : args.inputs) {
+      if (path.empty() || path == "-") throw usage_error("'-' (standard input) can't be one of several files");
+    }
+  }
+  refuse_reading_standard_input_twice(secrets, input, "re-key");
   refuse_output_over_secrets(args.output, secrets);
   RekeySpec spec;
   spec.identities = load_identities(args.identities);
@@ -80,7 +134,8 @@ int run_rekey(const RekeyArgs& args) {
   TransformOptions options;
   options.force = args.force;
   options.armor = args.armor;
-  const RekeyReport report = rekey_sealed(spec, args.input, args.output, options);
+  if (several) return rekey_in_place(spec, args, options);
+  const RekeyReport report = rekey_sealed(spec, input, args.output, options);
   if (args.verbose) {
     std::ostringstream text;
     text << "paes: rekey: " << report.recipients_before << " recipient" << (report.recipients_before == 1 ? "" : "s")
