@@ -101,6 +101,9 @@ class Identity {
 // to ask) every request is refused and messages are dropped.
 class KeyUi {
  public:
+  // What request_secret is asked for an encrypted ssh key's passphrase (from:
+  // the key file), the same for every file the key opens.
+  static constexpr std::string_view kSshPassphraseQuestion = "passphrase of this ssh key:";
   virtual ~KeyUi() = default;
   virtual void message(const std::string& from, std::string_view text) = 0;
   // True for `yes`, false for `no`; nothing when nobody can answer.

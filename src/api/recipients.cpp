@@ -66,7 +66,7 @@ std::optional<SecretBytes> unwrap_with_encrypted_ssh(const Identity& identity, c
   if (!named) return std::nullopt;
   const std::string& file = identity.file_name();
   std::optional<SecretBytes> passphrase;
-  if (ui != nullptr) passphrase = ui->request_secret(file, "passphrase of this ssh key:");
+  if (ui != nullptr) passphrase = ui->request_secret(file, KeyUi::kSshPassphraseQuestion);
   if (!passphrase) {
     throw Error(file + " is passphrase-protected and opens " + name + ", but there is no terminal to ask for its "
                 "passphrase on");
