@@ -128,7 +128,6 @@ class Lister {
   }
 
   void add_file(const std::string& path, const struct stat& st, bool named) {
-    if (!seen_.insert({st.st_dev, st.st_ino}).second) return;
     const std::string* suffix = suffix_of(path);
     std::string output;
     if (naming_.direction == Direction::encrypt) {
@@ -152,6 +151,8 @@ class Lister {
       }
       output = joined(naming_.output_dir, relative.string());
     }
+    // Once, under the first name that gives it an output.
+    if (!seen_.insert({st.st_dev, st.st_ino}).second) return;
     files_.push_back(DataSetFile{path, std::move(output), static_cast<std::uint64_t>(st.st_size), ""});
   }
 

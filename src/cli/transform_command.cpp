@@ -1070,7 +1070,7 @@ int run_set(Direction direction, TransformArgs& args, const CLI::App& command, T
     nlohmann::json record = outcome.report ? json_summary(direction, description, *outcome.report)
                                            : nlohmann::json{{"error", outcome.error->what()}};
     record["input"] = outcome.file->input;
-    record["output"] = outcome.file->output;
+    if (!outcome.file->output.empty()) record["output"] = outcome.file->output;
     if (outcome.report && args.remove_inputs) record["input_removed"] = outcome.input_removed;
     std::cout << record.dump() << '\n';
   };
