@@ -19,6 +19,9 @@
 
 namespace paes {
 
+// What age plugins opened ahead for a data set's files (src/api/recipients.hpp).
+class PluginBatch;
+
 enum class SealedFormat {
   paes,  // the paes preamble, then a Tink AES-GCM-HKDF stream bound to it
   tink,  // a bare Tink AES-GCM-HKDF stream, associated data = aad
@@ -73,6 +76,14 @@ struct SealedSpec {
   // Whom plugins and passphrase-protected ssh keys ask (paes/recipient.hpp);
   // null: nobody, and what needs an answer fails.
   KeyUi* ui = nullptr;
+  // The file keys age plugins unwrapped ahead for many files, one session per
+  // plugin for all of them (run_sealed_data_set makes it, so that a hardware
+  // key is touched once a set, not once a file); a file it holds no key for
+  // runs its own sessions. Null: every file runs its own.
+  std::shared_ptr<const PluginBatch> plugin_batch;
+
+  // A copy (its secrets copied too, to be wiped by each).
+  SealedSpec clone() const;
 };
 
 // Seals or opens input into output. Opening verifies every segment and

@@ -18,6 +18,7 @@
 #include <thread>
 #include <utility>
 
+#include "api/recipients.hpp"
 #include "paes/engine.hpp"
 #include "paes/io.hpp"
 #include "paes/notice.hpp"
@@ -292,12 +293,27 @@ DataSetReport run_data_set(std::span<const DataSetFile> files, const FileJob& jo
 
 DataSetReport run_sealed_data_set(const SealedSpec& spec, std::span<const DataSetFile> files,
                                   const DataSetOptions& options) {
-  return run_data_set(
-      files,
-      [&spec](const std::string& input, const std::string& output, const TransformOptions& file_options) {
-        return run_sealed(spec, input, output, file_options);
-      },
-      options);
+  const auto run = [&files, &options](const SealedSpec& each) {
+    return run_data_set(
+        files,
+        [&each](const std::string& input, const std::string& output, const TransformOptions& file_options) {
+          return run_sealed(each, input, output, file_options);
+        },
+        options);
+  };
+  const bool plugins_open = spec.direction == Direction::decrypt && !spec.plugin_batch &&
+                            std::any_of(spec.identities.begin(), spec.identities.end(),
+                                        [](const Identity& identity) { return identity.type() == KeyType::plugin; });
+  if (!plugins_open || files.size() < 2) return run(spec);
+  // Each plugin's session for every file at once (a hardware key touched
+  // once a set), before the files run side by side.
+  std::vector<std::string> paths;
+  for (const DataSetFile& file : files) {
+    if (file.error.empty()) paths.push_back(file.input);
+  }
+  SealedSpec with_batch = spec.clone();
+  with_batch.plugin_batch = PluginBatch::open_ahead(spec.identities, paths, spec.ui);
+  return run(with_batch);
 }
 
 }  // namespace paes

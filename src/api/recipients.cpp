@@ -79,7 +79,7 @@ std::optional<SecretBytes> unwrap_with_encrypted_ssh(const Identity& identity, c
 }
 
 SecretBytes unwrap_with_identities(const std::vector<Identity>& identities, const StanzaHeader& header, KeyUi* ui,
-                                   const std::string& name) {
+                                   const PluginBatch* batch, const std::string& name) {
   // Keys that need nobody first, in order; then those that may ask for a
   // passphrase or start a program.
   for (const Identity& identity : identities) {
@@ -89,6 +89,9 @@ SecretBytes unwrap_with_identities(const std::vector<Identity>& identities, cons
   for (const Identity& identity : identities) {
     if (!identity.encrypted()) continue;
     if (auto file_key = unwrap_with_encrypted_ssh(identity, header, ui, name)) return std::move(*file_key);
+  }
+  if (batch != nullptr) {
+    if (auto file_key = batch->file_key(header)) return std::move(*file_key);
   }
   for (const auto& [plugin, keys] : by_plugin(identities)) {
     auto file_keys = plugin_unwrap(plugin, keys, {&header.stanzas}, ui);
@@ -209,7 +212,7 @@ OpenedStanzas open_stanzas(const SealedSpec& spec, const Preamble& preamble,
       if (!file_key) throw Error(name + ": wrong passphrase (its scrypt stanza does not open with it)");
       opened.file_key = std::move(*file_key);
     } else {
-      opened.file_key = unwrap_with_identities(spec.identities, opened.header, spec.ui, name);
+      opened.file_key = unwrap_with_identities(spec.identities, opened.header, spec.ui, spec.plugin_batch.get(), name);
     }
     mac_key = HeaderMacKey::of_file_key(opened.file_key);
     opened.body_ikm = body_key(opened.file_key);
@@ -267,7 +270,7 @@ SecretBytes open_age_stanzas(const SealedSpec& spec, const StanzaHeader& header,
     if (!unwrapped) throw Error(name + ": wrong passphrase (its scrypt stanza does not open with it)");
     file_key = std::move(*unwrapped);
   } else {
-    file_key = unwrap_with_identities(spec.identities, header, spec.ui, name);
+    file_key = unwrap_with_identities(spec.identities, header, spec.ui, spec.plugin_batch.get(), name);
   }
   if (!header_mac_matches(HeaderMacKey::of_file_key(file_key), version_line, header)) {
     throw Error(name + ": header MAC mismatch: the header was changed after sealing, or its stanzas don't all wrap "
@@ -313,6 +316,73 @@ std::vector<Stanza> wrap_to_recipients(const std::vector<Recipient>& recipients,
                       std::to_string(stanzas.size()));
   }
   return stanzas;
+}
+
+namespace {
+
+// The stanzas of `path`'s header, where it has them: a paes file sealed to
+// recipients, an age file, binary or armored. Nothing for any other, or one
+// that can't be read: its own opening says why.
+std::optional<StanzaHeader> stanzas_of(const std::string& path) {
+  try {
+    InputEndpoint in(path, true, Armor::paes);
+    const FileStart start = read_file_start(in);
+    if (start.age) return read_v3_header(in, kAgeVersionLine.size());
+    if (start.got != kPreambleLen) return std::nullopt;
+    const Preamble preamble = Preamble::decode(start.bytes, path);
+    if (preamble.version == kUncommittedFormatVersion || preamble.key_source != KeySource::recipient_stanzas) {
+      return std::nullopt;
+    }
+    return read_v3_header(in, kPreambleLen);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<const PluginBatch> PluginBatch::open_ahead(const std::vector<Identity>& identities,
+                                                          const std::vector<std::string>& paths, KeyUi* ui) {
+  auto batch = std::make_shared<PluginBatch>();
+  const auto plugins = by_plugin(identities);
+  if (plugins.empty()) return batch;
+  // The headers no native identity opens: what the plugins would be asked
+  // for file by file.
+  std::vector<StanzaHeader> headers;
+  for (const std::string& path : paths) {
+    std::optional<StanzaHeader> header = stanzas_of(path);
+    if (!header) continue;
+    const bool opened_natively = std::any_of(identities.begin(), identities.end(), [&](const Identity& identity) {
+      try {
+        return identity.type() != KeyType::plugin && !identity.encrypted() &&
+               unwrap_natively(identity, identity.secret(), *header, path).has_value();
+      } catch (const Error&) {
+        return false;  // a stanza of its type that fails: the file's own opening says so
+      }
+    });
+    if (!opened_natively) headers.push_back(std::move(*header));
+  }
+  if (headers.empty()) return batch;
+  std::vector<const std::vector<Stanza>*> files;
+  for (const StanzaHeader& header : headers) files.push_back(&header.stanzas);
+  for (const auto& [plugin, keys] : plugins) {
+    std::vector<std::optional<SecretBytes>> file_keys;
+    try {
+      file_keys = plugin_unwrap(plugin, keys, files, ui);
+    } catch (const Error&) {
+      continue;  // each file's own session fails, and says why, for that file
+    }
+    for (std::size_t i = 0; i < headers.size(); ++i) {
+      if (file_keys[i]) batch->file_keys_.try_emplace(headers[i].mac_input, std::move(*file_keys[i]));
+    }
+  }
+  return batch;
+}
+
+std::optional<SecretBytes> PluginBatch::file_key(const StanzaHeader& header) const {
+  const auto found = file_keys_.find(header.mac_input);
+  if (found == file_keys_.end()) return std::nullopt;
+  return found->second.clone();
 }
 
 SecretBytes body_key(const SecretBytes& file_key) {

@@ -7,6 +7,9 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -75,6 +78,25 @@ SecretBytes open_age_stanzas(const SealedSpec& spec, const StanzaHeader& header,
 // kMaxStanzas stanzas.
 std::vector<Stanza> wrap_to_recipients(const std::vector<Recipient>& recipients, const SecretBytes& file_key,
                                        KeyUi* ui);
+
+// The file keys age plugins unwrapped ahead for many files (SealedSpec's
+// plugin_batch), by their headers' stanzas: a file changed since gets none,
+// and its own sessions then open it (or not).
+class PluginBatch {
+ public:
+  // Reads the header of each of `paths` (paes files sealed to recipients, and
+  // age files; others, and those native identities open, are left out) and
+  // runs one identity-v1 session per plugin of `identities` for all of them.
+  // A plugin that fails gives none: each file's own session says why.
+  static std::shared_ptr<const PluginBatch> open_ahead(const std::vector<Identity>& identities,
+                                                       const std::vector<std::string>& paths, KeyUi* ui);
+  // The file key a plugin gave for a header of these stanzas, if any.
+  std::optional<SecretBytes> file_key(const StanzaHeader& header) const;
+  std::size_t size() const { return file_keys_.size(); }
+
+ private:
+  std::map<std::string, SecretBytes> file_keys_;  // by the header's mac_input: its stanzas' text
+};
 
 // The body's input key: the file key under a label of paes' own, so that it
 // is neither age's payload key nor its header MAC key.

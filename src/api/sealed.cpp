@@ -362,6 +362,24 @@ class SegmentWindow final : public Job {
 
 std::uint64_t max_scrypt_memory() { return kMaxScryptMemory; }
 
+SealedSpec SealedSpec::clone() const {
+  SealedSpec copy;
+  copy.direction = direction;
+  copy.format = format;
+  copy.key = key.clone();
+  copy.passphrase = passphrase.clone();
+  copy.key_len = key_len;
+  copy.scrypt_log2_n = scrypt_log2_n;
+  copy.aad = aad;
+  copy.allow_uncommitted = allow_uncommitted;
+  copy.segment_len = segment_len;
+  copy.recipients = recipients;
+  for (const Identity& identity : identities) copy.identities.push_back(identity.clone());
+  copy.ui = ui;
+  copy.plugin_batch = plugin_batch;
+  return copy;
+}
+
 TransformReport run_sealed(const SealedSpec& spec, const std::string& input_path,
                            const std::string& output_path, const TransformOptions& options) {
   return spec.direction == Direction::encrypt ? seal(spec, input_path, output_path, options)

@@ -773,6 +773,9 @@ void note_age_runs_on_the_cpu(const BackendChoice& asked) {
 struct PreparedJob {
   FileJob run;  // input path, output path, options
   JobDescription description;
+  // A whole sealed file's spec, for run_sealed_data_set (which opens a set's
+  // files with one session per age plugin); null for the others.
+  std::shared_ptr<const SealedSpec> sealed;
 };
 
 // Builds the spec the options describe and binds it to its front door.
@@ -807,6 +810,7 @@ PreparedJob prepare_job(Direction direction, const TransformArgs& args, const CL
     job.run = [spec](const std::string& in, const std::string& out, const TransformOptions& file_options) {
       return run_sealed(*spec, in, out, file_options);
     };
+    job.sealed = spec;
     return job;
   }
   auto spec = std::make_shared<CipherSpec>(raw_spec(direction, args, command, options.engine));
@@ -1049,14 +1053,12 @@ int run_set(Direction direction, TransformArgs& args, const CLI::App& command, T
   for (const DataSetFile& file : files) total += file.size;
   Progress progress(total, progress_mode(args), direction == Direction::encrypt ? "encrypting " : "decrypting ");
   progress.count_files(files.size());
-  JobDescription description;
-  FileJob job;
+  PreparedJob job;
+  const JobDescription& description = job.description;
   // No file to run: no key is read, no passphrase asked for.
   if (runnable != files.end()) {
     args.input = runnable->input;  // what a passphrase prompt is decided by
-    PreparedJob prepared = prepare_job(direction, args, command, options);
-    description = prepared.description;
-    job = std::move(prepared.run);
+    job = prepare_job(direction, args, command, options);
   }
   DataSetOptions set_options;
   set_options.transform = options;
@@ -1074,7 +1076,8 @@ int run_set(Direction direction, TransformArgs& args, const CLI::App& command, T
     if (outcome.report && args.remove_inputs) record["input_removed"] = outcome.input_removed;
     std::cout << record.dump() << '\n';
   };
-  const DataSetReport report = run_data_set(files, job, set_options);
+  const DataSetReport report = job.sealed ? run_sealed_data_set(*job.sealed, files, set_options)
+                                         : run_data_set(files, job.run, set_options);
   progress.reach_total();
   progress.finish();
   if (args.verbose) print_set_summary(direction, description, report);

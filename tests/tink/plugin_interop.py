@@ -621,6 +621,39 @@ class AgeFilesTest(PluginTestCase):
             self.assertEqual(self.age_open(self.key.file, sealed), plain, f"paes' age file, {size} bytes")
 
 
+class DataSetTest(PluginTestCase):
+    """A data set opened with a plugin identity (issue 42): one identity-v1 session for all its
+    files, so that a hardware key is touched once a set; a PIN asked once; a file no plugin
+    opens (sealed to another key) fails alone, with its own session saying why."""
+
+    def test_one_session_opens_the_set(self):
+        tree = self.new_dir("tree")
+        plains = {}
+        for i in range(5):
+            plains[f"f{i}"] = os.urandom(1000 * i)
+            write_file(os.path.join(tree, f"f{i}"), plains[f"f{i}"])
+        # age's file beside paes' files: the batch opens both formats.
+        x_text, x_recipient = x25519_keys()
+        self.paes_ok(["encrypt", "-r", self.key.recipient, "--recursive", tree])
+        self.paes_ok(["encrypt", "--format", "age", "-r", self.key.recipient, os.path.join(tree, "f1"),
+                      "-o", os.path.join(tree, "g.age")])
+        plains["g"] = plains["f1"]
+        other = Key(self)
+        stranger = write_file(os.path.join(tree, "h"), b"not for this key")
+        self.paes_ok(["encrypt", "-r", other.recipient, "-r", x_recipient, stranger, "-o", stranger + ".paes"])
+        self.sessions()  # sealing's: one a file
+        proc = self.paes(["decrypt", "-i", self.key.file, "--recursive", tree, "--output-dir", self.out_dir])
+        self.assertEqual(proc.returncode, 1, describe(proc))
+        lines = proc.stderr.decode().splitlines()
+        self.assertEqual(len(lines), 1, lines)
+        self.assertIn("h.paes", lines[0])
+        opened = {name: read_file(os.path.join(self.out_dir, tree.lstrip("/"), name)) for name in plains}
+        self.assertEqual(opened, plains)
+        machines = [machine for machine, _, _ in self.sessions()]
+        # One for the set, then h's own (which opens nothing and says so).
+        self.assertEqual(machines, ["identity-v1", "identity-v1"])
+
+
 class PaesPluginTest(PluginTestCase):
     """paes' plugin client."""
 
