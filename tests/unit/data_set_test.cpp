@@ -93,20 +93,26 @@ TEST_F(DataSetTest, DecryptingRemovesTheSuffixAndRefusesANamedFileWithout) {
 
 TEST_F(DataSetTest, AnOutputDirectoryMirrorsThePathsAsNamed) {
   make_file("tree/sub/b");
+  make_file("tree/c");
   const std::string out = path("out");
   // Relative to the current directory, as named: run from the scratch directory.
   const auto here = std::filesystem::current_path();
   std::filesystem::current_path(dir_);
-  auto files = list_data_set({"tree", "../" + dir_.filename().string() + "/tree/sub/b"},
-                        {Direction::encrypt, {".paes"}, out, true});
+  const std::string climbing = "../" + dir_.filename().string() + "/tree/sub/b";
+  const auto files = list_data_set({climbing, "tree", "tree/c", path("tree/c")},
+                                   {Direction::encrypt, {".paes"}, out, true});
   std::filesystem::current_path(here);
-  ASSERT_EQ(files.size(), 1u);  // the second names the same file
-  EXPECT_EQ(files[0].output, out + "/tree/sub/b.paes");
-  std::filesystem::current_path(dir_);
-  files = list_data_set({"../" + dir_.filename().string() + "/tree/sub/b"}, {Direction::encrypt, {".paes"}, out, false});
-  std::filesystem::current_path(here);
-  ASSERT_EQ(files.size(), 1u);
+  // A path that climbs can't be mirrored, and fails; the same file under a
+  // name that can is taken there, once, as is c under its first name. An
+  // absolute path is mirrored without its leading '/'.
+  ASSERT_EQ(files.size(), 3u);
+  EXPECT_EQ(files[0].input, climbing);
   EXPECT_NE(files[0].error.find("'..'"), std::string::npos) << files[0].error;
+  EXPECT_EQ(files[1].output, out + "/tree/c.paes");
+  EXPECT_EQ(files[2].output, out + "/tree/sub/b.paes");
+  const auto absolute = list_data_set({path("tree/c")}, {Direction::encrypt, {".paes"}, out, false});
+  ASSERT_EQ(absolute.size(), 1u);
+  EXPECT_EQ(absolute[0].output, out + "/" + std::filesystem::path(path("tree/c.paes")).relative_path().string());
 }
 
 // Every file is run once; a failed one is reported and the others complete.
