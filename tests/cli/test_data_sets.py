@@ -688,24 +688,28 @@ class InspectAndRekey(SetTestCase):
 class Interrupt(SetTestCase):
     """S: Ctrl-C in the middle of a set."""
 
+    def interrupt(self, args, ready, what):
+        """Runs paes encrypt `args`, sends SIGINT once `ready()` holds, and checks it died of it."""
+        proc = subprocess.Popen([PAES, "encrypt", *args], cwd=self.work, env={**os.environ, **PW_ENV},
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        with killed_unless_finished(proc):
+            wait_for(ready, what,
+                     lambda: f"paes ended first, exit {proc.returncode} (files too small to be interrupted?)"
+                     if proc.poll() is not None else None, timeout=120)
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=120)
+        self.assertEqual(proc.returncode, -signal.SIGINT,
+                         f"expected death by SIGINT (a shell's 130), got exit {proc.returncode}: {err!r}")
+
     def test_sigint_removes_the_temporary_in_flight_and_keeps_finished_outputs(self):
         # cfb1 runs one AES a bit (~5 MB/s on one thread): 2 MiB keeps each file in flight
         # for about 0.4 s, long enough to see the next one's temporary and signal.
         plain = {f"f{i}": os.urandom(2 << 20) for i in range(4)}
         names = self.files(plain)
         cfb1 = ["--mode", "cfb1", "--pbkdf2", "--iter", "1", "--passphrase-env", "PW"]
-        cmd = [PAES, "encrypt", *cfb1, "--threads", "1", "--rm", *names]
-        proc = subprocess.Popen(cmd, cwd=self.work, env={**os.environ, **PW_ENV}, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        with killed_unless_finished(proc):
-            wait_for(lambda: os.path.exists(self.w("f0.enc")) and glob.glob(self.w(".f1.enc.paes-*")),
-                     "f0.enc written and f1's temporary in flight",
-                     lambda: f"paes ended first, exit {proc.returncode} (files too small to be interrupted?)"
-                     if proc.poll() is not None else None, timeout=120)
-            proc.send_signal(signal.SIGINT)
-            out, err = proc.communicate(timeout=120)
-        self.assertEqual(proc.returncode, -signal.SIGINT,
-                         f"expected death by SIGINT (a shell's 130), got exit {proc.returncode}: {err!r}")
+        self.interrupt([*cfb1, "--threads", "1", "--rm", *names],
+                       lambda: os.path.exists(self.w("f0.enc")) and glob.glob(self.w(".f1.enc.paes-*")),
+                       "f0.enc written and f1's temporary in flight")
         self.assertEqual(temporaries(self.work), [], "a temporary survived SIGINT")
         finished = sorted(n for n in names if os.path.exists(self.w(n + ".enc")))
         self.assertIn("f0", finished)
@@ -722,16 +726,8 @@ class Interrupt(SetTestCase):
         plain = {f"g{i}": os.urandom(1 << 20) for i in range(5)}
         names = self.files(plain)
         cfb1 = ["--mode", "cfb1", "--pbkdf2", "--iter", "1", "--passphrase-env", "PW"]
-        cmd = [PAES, "encrypt", *cfb1, "--threads", "3", "--rm", *names]
-        proc = subprocess.Popen(cmd, cwd=self.work, env={**os.environ, **PW_ENV}, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        with killed_unless_finished(proc):
-            wait_for(lambda: len(temporaries(self.work)) >= 3, "three files in flight at once",
-                     lambda: f"paes ended first, exit {proc.returncode}" if proc.poll() is not None else None,
-                     timeout=120)
-            proc.send_signal(signal.SIGINT)
-            _, err = proc.communicate(timeout=120)
-        self.assertEqual(proc.returncode, -signal.SIGINT, f"exit {proc.returncode}: {err!r}")
+        self.interrupt([*cfb1, "--threads", "3", "--rm", *names], lambda: len(temporaries(self.work)) >= 3,
+                       "three files in flight at once")
         self.assertEqual(temporaries(self.work), [], "a temporary of a file in flight survived SIGINT")
         finished = sorted(n for n in names if os.path.exists(self.w(n + ".enc")))
         for name in names:
