@@ -6,7 +6,9 @@ Run as:  python3 tests/cli/test_sealed_damage.py --paes build/release/paes --ope
 
 One of the test_sealed_*.py files (the ctests cli_sealed.<class>); their shared helpers are
 in tests/harness (sealed_cases, sealed_format, pipes). Covers:
-  3. Tamper detection: one bit flipped at every byte of a small multi-segment file;
+  3. Tamper detection (the damaged files through a file decrypted in one run, as a data set:
+     each must fail alone, with its one line; those through stdin one process each):
+     one bit flipped at every byte of a small multi-segment file;
      sampled flips of a 2 MiB file; truncation at every segment boundary and +-1, inside
      the preamble and header; appended bytes; swapped, duplicated and dropped segments;
      the messages (bad magic, unsupported version, header MAC mismatch, truncated,
@@ -68,23 +70,42 @@ class TamperTest(SealedTestCase):
     """3: any change, truncation, extension or reordering fails cleanly."""
     ctest_labels = ("threads",)
 
-    def expect_damage(self, index, sealed, key, what, words=DAMAGE_WORDS, via_stdin=False,
-                      out_dir=None):
-        """Decrypts damaged `sealed`; returns a problem description or None."""
+    def expect_damage(self, index, sealed, key, what, words, out_dir):
+        """Decrypts damaged `sealed` from stdin; returns a problem description or None."""
         out = os.path.join(out_dir, f"plain-{index}")
-        if via_stdin:
-            proc = run_paes(["decrypt", "--key-file", key, "-", "-o", out], input_bytes=bytes(sealed))
-        else:
-            inp = write_file(os.path.join(self.tmp, f"damaged-{index}"), sealed)
-            proc = run_paes(["decrypt", "--key-file", key, inp, "-o", out])
-            os.remove(inp)
-        how = "stdin" if via_stdin else "file"
+        proc = run_paes(["decrypt", "--key-file", key, "-", "-o", out], input_bytes=bytes(sealed))
         if os.path.exists(out):
             os.remove(out)
-            return f"{what} ({how}): output file left behind ({describe(proc)})"
+            return f"{what} (stdin): output file left behind ({describe(proc)})"
         if proc.stdout:
-            return f"{what} ({how}): wrote on stdout"
-        return self.check_error(proc, 1, words, f"{what} ({how})")
+            return f"{what} (stdin): wrote on stdout"
+        return self.check_error(proc, 1, words, f"{what} (stdin)")
+
+    def expect_damage_as_a_set(self, cases, key, out_dir):
+        """Decrypts every damaged file of `cases` ([(what, bytes, words)]) in one run, as a data set
+        (issue 42): each must fail with exactly one line naming it and holding one of its words,
+        and leave no output; exit 1. Returns the problems found."""
+        files_dir = self.new_dir("damaged")
+        for index, (_, damaged, _) in enumerate(cases):
+            write_file(os.path.join(files_dir, f"damaged-{index}.paes"), damaged)
+        proc = run_paes(["decrypt", "--key-file", key, "--recursive", files_dir, "--output-dir", out_dir])
+        problems = [] if proc.returncode == 1 else [f"the set: expected exit 1, got {describe(proc)}"]
+        if proc.stdout:
+            problems.append(f"the set wrote on stdout: {proc.stdout[:200]!r}")
+        lines = {}
+        for line in error_lines(proc.stderr):
+            named = re.search(r"damaged-(\d+)\.paes", line)
+            if not named or not line.startswith("paes: ") or int(named.group(1)) in lines:
+                problems.append(f"the set: a line naming no damaged file, or one named twice: {line!r}")
+                continue
+            lines[int(named.group(1))] = line
+        for index, (what, _, words) in enumerate(cases):
+            line = lines.get(index)
+            if line is None:
+                problems.append(f"{what} (file): no line for it on stderr")
+            elif not any(w.lower() in line.lower() for w in words):
+                problems.append(f"{what} (file): stderr {line!r} mentions none of {words}")
+        return problems
 
     def words_for(self, pos, bit):
         """What bit `bit` of byte `pos` of a raw-key (version 3) file flipped is refused as."""
@@ -108,14 +129,17 @@ class TamperTest(SealedTestCase):
         return DAMAGE_WORDS
 
     def check_damage_cases(self, cases, key):
-        """cases: [(what, damaged bytes, words, via_stdin)], run side by side."""
+        """cases: [(what, damaged bytes, words, via_stdin)]: those through a file decrypted in one
+        run, as a data set; those through stdin one process each, side by side."""
         out_dir = self.new_dir("out")
-        results = POOL.map(lambda ic: self.expect_damage(ic[0], ic[1][1], key, ic[1][0],
-                                                         ic[1][2], ic[1][3], out_dir),
-                           enumerate(cases))
-        for problem in results:
+        on_stdin = [case for case in cases if case[3]]
+        problems = self.expect_damage_as_a_set([case[:3] for case in cases if not case[3]], key, out_dir)
+        problems += POOL.map(lambda ic: self.expect_damage(ic[0], ic[1][1], key, ic[1][0], ic[1][2], out_dir),
+                             enumerate(on_stdin))
+        for problem in problems:
             self.check(problem is None, problem)
-        self.check(not os.listdir(out_dir), f"leftovers: {os.listdir(out_dir)}")
+        leftovers = [os.path.join(root, name) for root, _, names in os.walk(out_dir) for name in names]
+        self.check(not leftovers, f"leftovers: {leftovers}")
 
     def test_flip_every_byte_small(self):
         """One bit flipped at every byte of a 4-segment file; every one must fail."""
@@ -236,7 +260,6 @@ class TamperTest(SealedTestCase):
         key = self.keygen(256)
         sealed = bytearray(self.seal(os.urandom(3000), ["--key-file", key],
                                      ["--segment-size", 1024]))
-        out_dir = self.new_dir("out")
         cases = []
         cases.append(("bad magic", changed(sealed, 0, b"PAEX"), "not a paes file"))
         cases.append(("openssl-looking input", b"Salted__" + bytes(sealed[8:]), "not a paes file"))
@@ -260,10 +283,8 @@ class TamperTest(SealedTestCase):
         cases.append(("salt changed", changed(sealed, 16, sealed[16] ^ 1), "header MAC mismatch"))
         cases.append(("reserved byte set", changed(sealed, 11, 1), "corrupt"))
         cases.append(("unknown key source", changed(sealed, 5, 9), "corrupt"))
-        for i, (what, damaged, word) in enumerate(cases):
-            for via_stdin in (False, True):
-                problem = self.expect_damage(i, damaged, key, what, (word,), via_stdin, out_dir)
-                self.check(problem is None, problem)
+        self.check_damage_cases([(what, damaged, (word,), via_stdin) for what, damaged, word in cases
+                                 for via_stdin in (False, True)], key)
         self.finish()
 
 
