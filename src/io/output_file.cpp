@@ -345,7 +345,8 @@ OutputFile::OutputFile(const std::string& path, const OutputOptions& options) : 
   constexpr std::size_t kLongestBase = 255 - 13;
   if (base.size() > kLongestBase) base.resize(kLongestBase);
   std::string temp = (slash == std::string::npos ? "" : dir_) + "." + base + ".paes-XXXXXX";
-  fd_ = ::mkstemp(temp.data());
+  // Close-on-exec from the start: another thread may start a plugin meanwhile.
+  fd_ = ::mkostemp(temp.data(), O_CLOEXEC);
   if (fd_ < 0) {
     // A file the user may write in a directory they may not: the temporary
     // beside it is what fails, which the bare errno did not say.
@@ -357,18 +358,19 @@ OutputFile::OutputFile(const std::string& path, const OutputOptions& options) : 
     if (!writable_in_place) throw error;
     throw Error(error.what(), ErrorKind::failure, Remedy::write_in_place);
   }
-  ::fcntl(fd_, F_SETFD, FD_CLOEXEC);
-  // Held while this process lives: what tells a later run that the
-  // temporary is being written, not left behind.
-  ::flock(fd_, LOCK_EX | LOCK_NB);
   temp_path_ = temp;
-  remove_stale_temporaries(slash == std::string::npos ? "" : dir_, temp_path_);
+  // Armed at once: a signal that ends paes (a set's Ctrl-C lands while
+  // other files are starting) removes every temporary that exists by then.
   try {
     cleanup_slot_ = arm_cleanup(temp_path_);
   } catch (...) {
     discard();
     throw;
   }
+  // Held while this process lives: what tells a later run that the
+  // temporary is being written, not left behind.
+  ::flock(fd_, LOCK_EX | LOCK_NB);
+  remove_stale_temporaries(slash == std::string::npos ? "" : dir_, temp_path_);
 }
 
 OutputFile::~OutputFile() {
@@ -464,11 +466,15 @@ void OutputFile::commit() {
     }
     return;
   }
-  if (!set_final_attributes(fd_, path_, options_) || ::fsync(fd_) != 0 || ::close(std::exchange(fd_, -1)) != 0) {
+  if (!set_final_attributes(fd_, path_, options_) || ::fsync(fd_) != 0) {
     const Error error = system_error("writing " + path_);
     discard();
     throw error;
   }
+  // Renamed while still open, and so still locked: closed first, the
+  // temporary lay unlocked for a moment, and with the old times a data set
+  // gives it (its input's), another output's first look at the directory
+  // took it for a killed paes's and removed it (remove_stale_temporaries).
   const int renamed = options_.force ? ::rename(temp_path_.c_str(), path_.c_str())
                                      : rename_noreplace(temp_path_.c_str(), path_.c_str());
   if (renamed != 0) {
@@ -479,6 +485,9 @@ void OutputFile::commit() {
   disarm_cleanup(cleanup_slot_);
   temp_path_.clear();
   committed_ = true;
+  if (::close(std::exchange(fd_, -1)) != 0) {
+    throw system_error(path_ + " is in place, but closing it failed, so its data may not all be stored");
+  }
   if (sync_directory(dir_) != 0) {
     throw system_error(path_ + " is complete, but syncing its directory failed, so a crash may undo the rename");
   }
