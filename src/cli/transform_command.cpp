@@ -878,6 +878,17 @@ void print_summary_line(Direction direction, const JobDescription& description, 
   say(text.str());
 }
 
+// What a job is named by once its file was read: a sealed file's own key
+// size, and age's format for an age file.
+JobDescription described_by_the_file(JobDescription description, const TransformReport& report) {
+  if (report.key_bits != 0) description.key_bits = report.key_bits;
+  if (report.age) {
+    description.mode = "age";
+    description.backend = "openssl";
+  }
+  return description;
+}
+
 // --json's object, with a list of ranks under MPI.
 nlohmann::json json_summary(Direction direction, const JobDescription& description, const TransformReport& report) {
   nlohmann::json out = {
@@ -1069,8 +1080,9 @@ int run_set(Direction direction, TransformArgs& args, const CLI::App& command, T
     progress.file_done();
     if (outcome.error) progress.say_above(failure_line(outcome));
     if (!args.json) return;
-    nlohmann::json record = outcome.report ? json_summary(direction, description, *outcome.report)
-                                           : nlohmann::json{{"error", outcome.error->what()}};
+    nlohmann::json record =
+        outcome.report ? json_summary(direction, described_by_the_file(description, *outcome.report), *outcome.report)
+                       : nlohmann::json{{"error", outcome.error->what()}};
     record["input"] = outcome.file->input;
     if (!outcome.file->output.empty()) record["output"] = outcome.file->output;
     if (outcome.report && args.remove_inputs) record["input_removed"] = outcome.input_removed;
@@ -1164,14 +1176,11 @@ int run_transform(Direction direction, const TransformArgs& given, const CLI::Ap
   TransformReport report;
   try {
     PreparedJob job = prepare_job(direction, args, command, options);
-    description = job.description;
     report = job.run(args.input, args.output, options);
-    if (report.key_bits != 0) description.key_bits = report.key_bits;  // a sealed file's own
-    if (report.age) {
-      // Known once the input was read, when decrypting: age's file said so.
-      if (direction == Direction::decrypt && args.format != "age") note_age_runs_on_the_cpu(options.backend);
-      description.mode = "age";
-      description.backend = "openssl";
+    description = described_by_the_file(job.description, report);
+    // Known once the input was read, when decrypting: age's file said so.
+    if (report.age && direction == Direction::decrypt && args.format != "age") {
+      note_age_runs_on_the_cpu(options.backend);
     }
   } catch (const ForeignFormatError& e) {
     progress.finish();
