@@ -96,8 +96,10 @@ def measure(cands, runs):
     candidate per round, so that a drift of the (shared) machine weighs on all of them alike. Outputs are
     deleted and `sync` runs before every run, outside the timing; the inputs are read once beforehand.
     A candidate is a dict: argv, src (the input to warm), out (deleted between runs), parse_json (read
-    paes' --json line), stdout (where the command's output goes) and rec (the record to fill in).
-    Returns the records, in the order of the candidates."""
+    paes' --json line), stdout (where the command's output goes) and rec (the record to fill in); and,
+    optionally, prepare: a callable run before each of its runs (and after the last), outside the timing,
+    for outputs that one path does not name (a data set's files). Returns the records, in the order of
+    the candidates."""
     warm(*{str(c["src"]) for c in cands})
     times = [[] for _ in cands]
     reported = [[] for _ in cands]
@@ -105,6 +107,8 @@ def measure(cands, runs):
     for i in range(runs + 1):
         for k, c in enumerate(cands):
             unlink(c["out"])
+            if c.get("prepare"):
+                c["prepare"]()
             os.sync()
             t0 = time.perf_counter()
             r = run_checked(c["argv"], stdout=subprocess.PIPE if c["parse_json"] else c["stdout"],
@@ -122,6 +126,8 @@ def measure(cands, runs):
     out = []
     for k, c in enumerate(cands):
         unlink(c["out"])
+        if c.get("prepare"):
+            c["prepare"]()
         rec = c["rec"]
         rec.update(summarize(times[k]))
         rec["gbps"] = rec["bytes"] / rec["seconds"] / 1e9
