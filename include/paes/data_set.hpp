@@ -54,7 +54,8 @@ struct DataSetFile {
 
 // Lists the files named by `roots` (files, and directories to walk) in the
 // order named, each directory's entries sorted by name. The same file named
-// twice (its device and inode) is listed once. Throws only for what fails the
+// twice (its device and inode) is listed once; a second input whose output
+// is another's (x.paes and x.age, decrypting) fails. Throws only for what fails the
 // whole set; each file's own trouble is its `error`.
 std::vector<DataSetFile> list_data_set(const std::vector<std::string>& roots, const DataSetNaming& naming);
 

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -154,12 +155,20 @@ class Lister {
     }
     // Once, under the first name that gives it an output.
     if (!seen_.insert({st.st_dev, st.st_ino}).second) return;
+    // Two inputs of one output (x.paes and x.age, decrypting): the second
+    // fails, or with force it would replace the first's (and under removal
+    // both inputs would go, one of them lost).
+    if (const auto [taken, fresh] = outputs_.try_emplace(output, path); !fresh) {
+      fail(path, path + ": its output " + output + " is already " + taken->second + "'s");
+      return;
+    }
     files_.push_back(DataSetFile{path, std::move(output), static_cast<std::uint64_t>(st.st_size), ""});
   }
 
   const DataSetNaming& naming_;
   std::vector<DataSetFile> files_;
   std::set<std::pair<dev_t, ino_t>> seen_;
+  std::map<std::string, std::string> outputs_;  // output -> the input that names it
 };
 
 // How many files run side by side: the threads, within the descriptors and

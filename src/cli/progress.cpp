@@ -232,9 +232,9 @@ void Progress::redraw_until_finished() {
 }
 
 std::string Progress::files_part() const {
-  if (files_total_ == 0) return "";
-  return std::to_string(files_done_.load(std::memory_order_relaxed)) + "/" + std::to_string(files_total_) +
-         " files ";
+  const std::uint64_t total = files_total_.load(std::memory_order_relaxed);
+  if (total == 0) return "";
+  return std::to_string(files_done_.load(std::memory_order_relaxed)) + "/" + std::to_string(total) + " files ";
 }
 
 void Progress::say_above(const std::string& text) {

@@ -66,7 +66,7 @@ class Progress {
 
   // A data set's display counts its files too: "12/1000 files" before the
   // bytes. Call it before any file is done.
-  void count_files(std::uint64_t total) noexcept { files_total_ = total; }
+  void count_files(std::uint64_t total) noexcept { files_total_.store(total, std::memory_order_relaxed); }
   void file_done() noexcept { files_done_.fetch_add(1, std::memory_order_relaxed); }
 
   // Writes `text` (whole lines) on stderr above the display: a terminal's
@@ -85,7 +85,7 @@ class Progress {
   const std::uint64_t total_;
   const std::string label_;
   std::atomic<std::uint64_t> done_{0};
-  std::uint64_t files_total_ = 0;  // 0: not a data set
+  std::atomic<std::uint64_t> files_total_{0};  // 0: not a data set (the drawer reads it)
   std::atomic<std::uint64_t> files_done_{0};
   // When the first bytes came (steady_clock ticks); 0 until then.
   std::atomic<std::chrono::steady_clock::rep> started_{0};

@@ -449,6 +449,22 @@ class Failures(SetTestCase):
         self.failed_lines(proc, ["a"])
         self.assertEqual(read_file(self.w("b")), b"B")
 
+    def test_two_inputs_of_one_output_never_both_run(self):
+        """x.paes and x.age both decrypt to x: the second fails, even under -f --rm, so that
+        neither replaces the other's plaintext and no input is lost."""
+        ident, recipient = self.identity()
+        self.files({"x": b"paes's x"})
+        self.paes(["encrypt", "-r", recipient, "x", "-o", "x.paes"])
+        write_file(self.w("x"), b"age's x")
+        self.paes(["encrypt", "--format", "age", "-r", recipient, "x", "-o", "x.age"])
+        os.remove(self.w("x"))
+        proc = self.paes(["decrypt", "-i", ident, "-f", "--rm", "--recursive", "."], 1)
+        self.failed_lines(proc, ["x.paes"])
+        self.assertIn("x.age", error_lines(proc.stderr)[0])
+        self.assertEqual(read_file(self.w("x")), b"age's x")
+        self.assertFalse(os.path.exists(self.w("x.age")))
+        self.assertTrue(os.path.exists(self.w("x.paes")))
+
     def test_json_prints_one_object_a_file(self):
         self.files({"a": b"A" * 100, "b": b"B" * 7})
         proc = self.paes(["encrypt", "--key-file", self.key, "--json", "a", "missing", "b"], 1)

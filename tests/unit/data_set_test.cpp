@@ -84,10 +84,13 @@ TEST_F(DataSetTest, DecryptingRemovesTheSuffixAndRefusesANamedFileWithout) {
   make_file("tree/b.age");
   make_file("tree/notes.txt");
   make_file("plain");
+  make_file("tree/b.paes");
   const DataSetNaming naming{Direction::decrypt, {".paes", ".age"}, "", true};
+  // b.paes and b.age would both be b: the second listed fails.
   EXPECT_EQ(by_input(list_data_set({path("tree"), path("plain")}, naming)),
             (std::map<std::string, std::string>{{path("tree/a.paes"), path("tree/a")},
                                                 {path("tree/b.age"), path("tree/b")},
+                                                {path("tree/b.paes"), "error"},
                                                 {path("plain"), "error"}}));
 }
 
