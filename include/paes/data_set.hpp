@@ -80,7 +80,7 @@ struct DataSetOptions {
   // kept, with a warning.
   bool remove_inputs = false;
   // Called once for each file, failed ones included, from the worker that
-  // ran it, one call at a time.
+  // ran it, one call at a time. It must not throw.
   std::function<void(const DataSetOutcome&)> on_file;
 };
 

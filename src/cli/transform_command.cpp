@@ -1086,7 +1086,8 @@ int run_set(Direction direction, TransformArgs& args, const CLI::App& command, T
     record["input"] = outcome.file->input;
     if (!outcome.file->output.empty()) record["output"] = outcome.file->output;
     if (outcome.report && args.remove_inputs) record["input_removed"] = outcome.input_removed;
-    std::cout << record.dump() << '\n';
+    // A name need not be UTF-8: replaced, not thrown (a worker's callback must not throw).
+    std::cout << record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   };
   const DataSetReport report = job.sealed ? run_sealed_data_set(*job.sealed, files, set_options)
                                          : run_data_set(files, job.run, set_options);
