@@ -36,8 +36,8 @@ struct DataSetNaming {
   std::string output_dir;
   // Named directories are walked: their regular files are taken; symbolic
   // links in them are not followed, and they, FIFOs, devices and sockets are
-  // skipped with a note (a named link is followed). Without it a named
-  // directory fails.
+  // skipped with a note (a named link is followed), as is the output
+  // directory where a tree holds it. Without it a named directory fails.
   bool recursive = false;
 };
 

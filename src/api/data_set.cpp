@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 #include <utility>
@@ -58,6 +59,10 @@ class Lister {
   explicit Lister(const DataSetNaming& naming) : naming_(naming) {
     if (naming_.suffixes.empty() || naming_.suffixes.front().empty()) {
       throw usage_error("a data set's outputs need a suffix to tell them from their inputs");
+    }
+    struct stat st {};
+    if (!naming_.output_dir.empty() && ::stat(naming_.output_dir.c_str(), &st) == 0) {
+      output_dir_ = {st.st_dev, st.st_ino};
     }
   }
 
@@ -110,7 +115,13 @@ class Lister {
       if (::lstat(path.c_str(), &st) != 0) {
         fail(path, system_error(path).what());  // gone since it was listed
       } else if (S_ISDIR(st.st_mode)) {
-        walk(path);
+        // The output directory inside a tree holds an earlier run's outputs,
+        // not data: walked, a second run would nest them in it again.
+        if (output_dir_ == std::pair{st.st_dev, st.st_ino}) {
+          notify(NoticeLevel::note, "skipped " + path + ": the output directory");
+        } else {
+          walk(path);
+        }
       } else if (S_ISREG(st.st_mode)) {
         // Another paes's output being written (or one killed's): not data.
         if (!is_output_temporary_name(name)) add_file(path, st, false);
@@ -169,6 +180,7 @@ class Lister {
   std::vector<DataSetFile> files_;
   std::set<std::pair<dev_t, ino_t>> seen_;
   std::map<std::string, std::string> outputs_;  // output -> the input that names it
+  std::optional<std::pair<dev_t, ino_t>> output_dir_;  // where it exists when listing starts
 };
 
 // How many files run side by side: the threads, within the descriptors and

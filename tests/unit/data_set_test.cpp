@@ -113,6 +113,14 @@ TEST_F(DataSetTest, AnOutputDirectoryMirrorsThePathsAsNamed) {
   EXPECT_NE(files[0].error.find("'..'"), std::string::npos) << files[0].error;
   EXPECT_EQ(files[1].output, out + "/tree/c.paes");
   EXPECT_EQ(files[2].output, out + "/tree/sub/b.paes");
+  // Inside the tree, the output directory holds an earlier run's outputs (and
+  // whatever else was put there): not walked.
+  make_file("tree/out/tree/c.paes");
+  make_file("tree/out/stray");
+  const auto again = list_data_set({path("tree")}, {Direction::encrypt, {".paes"}, path("tree/out"), true});
+  ASSERT_EQ(again.size(), 2u);
+  EXPECT_EQ(again[0].input, path("tree/c"));
+  EXPECT_EQ(again[1].input, path("tree/sub/b"));
   const auto absolute = list_data_set({path("tree/c")}, {Direction::encrypt, {".paes"}, out, false});
   ASSERT_EQ(absolute.size(), 1u);
   EXPECT_EQ(absolute[0].output, out + "/" + std::filesystem::path(path("tree/c.paes")).relative_path().string());
