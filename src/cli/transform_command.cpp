@@ -1039,6 +1039,23 @@ void print_set_summary(Direction direction, const JobDescription& description, c
       std::to_string(report.parallel_files) + (report.parallel_files == 1 ? " file" : " files") + " at a time\n");
 }
 
+// The file whose header a passphrase prompt is decided by (sealed_spec): the
+// first that says what opens it, so that a damaged first file doesn't end
+// the set before it began; `runnable`'s when none does.
+std::string file_that_tells_its_key(const std::vector<DataSetFile>& files,
+                                    std::vector<DataSetFile>::const_iterator runnable) {
+  for (auto file = runnable; file != files.end(); ++file) {
+    if (!file->error.empty()) continue;
+    try {
+      sealed_key_kind(file->input);
+      return file->input;
+    } catch (const Error&) {
+      continue;  // its own opening says what is wrong with it
+    }
+  }
+  return runnable->input;
+}
+
 // A data set: lists its files, then runs them side by side.
 int run_set(Direction direction, TransformArgs& args, const CLI::App& command, TransformOptions options) {
   std::vector<std::string> roots = args.inputs;
@@ -1068,7 +1085,7 @@ int run_set(Direction direction, TransformArgs& args, const CLI::App& command, T
   const JobDescription& description = job.description;
   // No file to run: no key is read, no passphrase asked for.
   if (runnable != files.end()) {
-    args.input = runnable->input;  // what a passphrase prompt is decided by
+    args.input = file_that_tells_its_key(files, runnable);  // what a passphrase prompt is decided by
     job = prepare_job(direction, args, command, options);
   }
   DataSetOptions set_options;

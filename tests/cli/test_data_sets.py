@@ -61,6 +61,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from harness.terminal import run_on_terminal  # noqa: E402
 from harness import (ScratchTestCase, describe, error_lines, killed_unless_finished, read_file, run_paes,  # noqa: E402
                      run_unittest, tool_paths, wait_for, write_file)
 
@@ -638,6 +639,21 @@ class FreshKeys(SetTestCase):
         self.failed_lines(proc, ["a.paes", "b.paes"])
         self.assertEqual(temporaries(self.work), [])
         self.assertFalse(os.path.exists(self.w("wrong/a")) or os.path.exists(self.w("wrong/b")))
+
+    def test_the_passphrase_is_asked_once_whatever_the_first_file_is(self):
+        """No key given: the set asks for the passphrase on the terminal once, decided by the first
+        file that says what opens it; a damaged file listed first fails alone, after."""
+        plain = {"b": os.urandom(100), "c": os.urandom(200)}
+        names = self.files(plain)
+        self.paes(["encrypt", "--passphrase-env", "PW", *FAST_SCRYPT, *names], env=PW_ENV)
+        write_file(self.w("a.paes"), b"not a paes file at all")
+        proc, screen = run_on_terminal([PAES, "decrypt", "--recursive", self.work, "--output-dir", self.w("out")],
+                                       PASSPHRASE)
+        self.assertEqual(proc.returncode, 1, describe(proc))
+        self.assertEqual(screen.lower().count(b"passphrase"), 1, screen)
+        self.failed_lines(proc, [self.w("a.paes")])
+        for name, data in plain.items():
+            self.assertEqual(read_file(self.w("out", self.work.lstrip("/"), name)), data, name)
 
 
 # --------------------------------------------------------------------------- I. inspect and rekey

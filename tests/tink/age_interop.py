@@ -1,25 +1,20 @@
 """age's payload and paes' version-3 files built around stanzas, for the interop scripts that move
-a stanza between an age file and a paes file (scrypt_interop, ssh_interop, plugin_interop), and a
-pseudo-terminal for the tools that read secrets from /dev/tty only.
+a stanza between an age file and a paes file (scrypt_interop, ssh_interop, plugin_interop), and
+(from harness.terminal) a pseudo-terminal for the tools that read secrets from /dev/tty only.
 
 Needs the Python packages `tink` and `cryptography`: a script imports this after checking them.
 """
 
 import base64
 import collections
-import fcntl
 import os
-import select
-import subprocess
-import tempfile
-import termios
-import time
 
 from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 
 from recipients_commit import body_ikm, mac_line
 from tink_raw_key import tink_encrypt, tink_streaming_aead
 from harness.sealed_format import hkdf_sha256
+from harness.terminal import run_on_terminal  # noqa: F401 (age_files and plugin_interop take it from here)
 
 AGE_VERSION_LINE = b"age-encryption.org/v1\n"
 AGE_CHUNK = 64 << 10
@@ -94,45 +89,5 @@ def paes_file(stanzas, file_key, plain, aad=b""):
     return header + mac_line(header + aad, file_key) + body
 
 
-def run_on_terminal(cmd, passphrase, timeout=120, prompt="passphrase", env=None):
-    """Runs `cmd` with a new pseudo-terminal as its controlling terminal (age opens /dev/tty),
-    typing `passphrase` at every prompt that asks for one (each time the word `prompt`, in any
-    case, appears once more on the terminal); stdin /dev/null, stdout and stderr to files (a
-    pipe would fill while the terminal is served); `env`, when given, is its environment.
-    Returns (a CompletedProcess with stdout and stderr, what the terminal showed)."""
-    word = prompt.lower().encode()
-    master, slave = os.openpty()
-
-    def take_terminal():
-        os.setsid()
-        fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
-
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                preexec_fn=take_terminal, pass_fds=(slave,), env=env)
-        os.close(slave)
-        screen, typed = b"", 0
-        deadline = time.monotonic() + timeout
-        try:
-            while proc.poll() is None and time.monotonic() < deadline:
-                if not select.select([master], [], [], 0.05)[0]:
-                    continue
-                try:
-                    chunk = os.read(master, 4096)
-                except OSError:  # EIO: the terminal's last user is gone
-                    break
-                screen += chunk
-                while screen.lower().count(word) > typed:
-                    os.write(master, passphrase.encode() + b"\n")
-                    typed += 1
-            proc.wait(timeout=max(1, deadline - time.monotonic()))
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-            os.close(master)
-        out.seek(0)
-        err.seek(0)
-        return subprocess.CompletedProcess(cmd, proc.returncode, out.read(), err.read()), screen
 
 
