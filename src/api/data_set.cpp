@@ -220,6 +220,7 @@ class SetRun {
       if (options_.remove_inputs) outcome.input_removed = remove_input(file.input, before);
     } catch (const Error& e) {
       outcome.error = e;
+      outcome.cause = std::current_exception();
     } catch (const std::bad_alloc&) {
       outcome.error = Error("out of memory");
     } catch (const std::exception& e) {
@@ -322,18 +323,28 @@ DataSetReport run_sealed_data_set(const SealedSpec& spec, std::span<const DataSe
         },
         options);
   };
-  const bool plugins_open = spec.direction == Direction::decrypt && !spec.plugin_batch &&
-                            std::any_of(spec.identities.begin(), spec.identities.end(),
-                                        [](const Identity& identity) { return identity.type() == KeyType::plugin; });
-  if (!plugins_open || files.size() < 2) return run(spec);
-  // Each plugin's session for every file at once (a hardware key touched
-  // once a set), before the files run side by side.
+  const auto is_plugin = [](const auto& key) { return key.type() == KeyType::plugin; };
+  const bool plugins_open = spec.direction == Direction::decrypt &&
+                            std::any_of(spec.identities.begin(), spec.identities.end(), is_plugin);
+  const bool plugins_wrap = spec.direction == Direction::encrypt &&
+                            std::any_of(spec.recipients.begin(), spec.recipients.end(), is_plugin);
   std::vector<std::string> paths;
   for (const DataSetFile& file : files) {
     if (file.error.empty()) paths.push_back(file.input);
   }
+  if (spec.plugin_batch || (!plugins_open && !plugins_wrap) || paths.size() < 2) return run(spec);
+  // Each plugin's session for every file at once (a hardware key touched
+  // once a set), before the files run side by side.
   SealedSpec with_batch = spec.clone();
-  with_batch.plugin_batch = PluginBatch::open_ahead(spec.identities, paths, spec.ui);
+  if (plugins_open) {
+    with_batch.plugin_batch = PluginBatch::open_ahead(spec.identities, paths, spec.ui);
+  } else {
+    try {
+      with_batch.plugin_batch = PluginBatch::wrap_ahead(spec.recipients, paths.size(), spec.ui);
+    } catch (const Error&) {
+      // Each file's own session fails, and says why, for that file.
+    }
+  }
   return run(with_batch);
 }
 

@@ -279,8 +279,13 @@ SecretBytes open_age_stanzas(const SealedSpec& spec, const StanzaHeader& header,
   return file_key;
 }
 
-std::vector<Stanza> wrap_to_recipients(const std::vector<Recipient>& recipients, const SecretBytes& file_key,
-                                       KeyUi* ui) {
+namespace {
+
+// The stanzas wrapping `file_key` to `recipients`: X25519 and ssh made here,
+// each plugin's from `plugin_stanzas` (its name -> what its session gave for
+// this key), or from a session now when it has none.
+std::vector<Stanza> wrap_with(const std::vector<Recipient>& recipients, const SecretBytes& file_key, KeyUi* ui,
+                              std::vector<std::pair<std::string, PluginWrapped>> plugin_stanzas) {
   std::vector<Stanza> stanzas;
   for (const Recipient& recipient : recipients) {
     if (recipient.type() == KeyType::x25519) stanzas.push_back(wrap_x25519(file_key, recipient.x25519()));
@@ -295,7 +300,10 @@ std::vector<Stanza> wrap_to_recipients(const std::vector<Recipient>& recipients,
   std::string labelled_by = "the X25519 and ssh recipients' stanzas";
   if (!stanzas.empty()) labels.emplace();
   for (const auto& [plugin, keys] : by_plugin(recipients)) {
-    PluginWrapped wrapped = plugin_wrap(plugin, keys, {&file_key}, ui);
+    const auto ahead = std::find_if(plugin_stanzas.begin(), plugin_stanzas.end(),
+                                    [&](const auto& given) { return given.first == plugin; });
+    PluginWrapped wrapped = ahead != plugin_stanzas.end() ? std::move(ahead->second)
+                                                          : plugin_wrap(plugin, keys, {&file_key}, ui);
     if (labels && *labels != wrapped.labels) {
       const auto list = [](const std::vector<std::string>& set) {
         std::string text;
@@ -316,6 +324,55 @@ std::vector<Stanza> wrap_to_recipients(const std::vector<Recipient>& recipients,
                       std::to_string(stanzas.size()));
   }
   return stanzas;
+}
+
+}  // namespace
+
+std::vector<Stanza> wrap_to_recipients(const std::vector<Recipient>& recipients, const SecretBytes& file_key,
+                                       KeyUi* ui) {
+  return wrap_with(recipients, file_key, ui, {});
+}
+
+NewFileKey new_file_key(const SealedSpec& spec) {
+  if (spec.plugin_batch) {
+    if (std::optional<PluginBatch::Wrapped> ahead = spec.plugin_batch->take_wrapped()) {
+      std::vector<Stanza> stanzas = wrap_with(spec.recipients, ahead->file_key, spec.ui, std::move(ahead->by_plugin));
+      return {std::move(ahead->file_key), std::move(stanzas)};
+    }
+  }
+  SecretBytes file_key(kFileKeyLen);
+  random_bytes({file_key.data(), file_key.size()});
+  std::vector<Stanza> stanzas = wrap_to_recipients(spec.recipients, file_key, spec.ui);
+  return {std::move(file_key), std::move(stanzas)};
+}
+
+std::shared_ptr<const PluginBatch> PluginBatch::wrap_ahead(const std::vector<Recipient>& recipients,
+                                                          std::size_t files, KeyUi* ui) {
+  auto batch = std::make_shared<PluginBatch>();
+  const auto plugins = by_plugin(recipients);
+  if (plugins.empty() || files == 0) return batch;
+  batch->wrapped_.resize(files);
+  std::vector<const SecretBytes*> keys;
+  for (Wrapped& wrapped : batch->wrapped_) {
+    wrapped.file_key = SecretBytes(kFileKeyLen);
+    random_bytes({wrapped.file_key.data(), wrapped.file_key.size()});
+    keys.push_back(&wrapped.file_key);
+  }
+  for (const auto& [plugin, plugin_recipients] : plugins) {
+    PluginWrapped all = plugin_wrap(plugin, plugin_recipients, keys, ui);
+    for (std::size_t i = 0; i < files; ++i) {
+      batch->wrapped_[i].by_plugin.emplace_back(plugin, PluginWrapped{{std::move(all.stanzas[i])}, all.labels});
+    }
+  }
+  return batch;
+}
+
+std::optional<PluginBatch::Wrapped> PluginBatch::take_wrapped() const {
+  const std::lock_guard lock(wrapped_mutex_);
+  if (wrapped_.empty()) return std::nullopt;
+  Wrapped taken = std::move(wrapped_.back());
+  wrapped_.pop_back();
+  return taken;
 }
 
 namespace {

@@ -9,11 +9,13 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "api/plugin_client.hpp"
 #include "format/sealed_format.hpp"
 #include "format/stanza_header.hpp"
 #include "paes/endpoint.hpp"
@@ -84,6 +86,11 @@ std::vector<Stanza> wrap_to_recipients(const std::vector<Recipient>& recipients,
 // and its own sessions then open it (or not).
 class PluginBatch {
  public:
+  // File keys made ahead for `files` files sealed to `recipients`, each
+  // wrapped by one recipient-v1 session per plugin among them for all the
+  // files. Throws Error as wrap_to_recipients does.
+  static std::shared_ptr<const PluginBatch> wrap_ahead(const std::vector<Recipient>& recipients, std::size_t files,
+                                                       KeyUi* ui);
   // Reads the header of each of `paths` (paes files sealed to recipients, and
   // age files; others, and those native identities open, are left out) and
   // runs one identity-v1 session per plugin of `identities` for all of them.
@@ -94,9 +101,28 @@ class PluginBatch {
   std::optional<SecretBytes> file_key(const StanzaHeader& header) const;
   std::size_t size() const { return file_keys_.size(); }
 
+  // A file key the plugins wrapped ahead, and each plugin's stanzas for it;
+  // each is handed out once, nothing once they are all taken.
+  struct Wrapped {
+    SecretBytes file_key;
+    std::vector<std::pair<std::string, PluginWrapped>> by_plugin;  // plugin name, its stanzas for this key
+  };
+  std::optional<Wrapped> take_wrapped() const;
+
  private:
   std::map<std::string, SecretBytes> file_keys_;  // by the header's mac_input: its stanzas' text
+  mutable std::mutex wrapped_mutex_;
+  mutable std::vector<Wrapped> wrapped_;  // taken from the back
 };
+
+// A new file key and its stanzas for spec.recipients: one the spec's plugin
+// batch wrapped ahead where it has one left (its X25519 and ssh stanzas made
+// here), else a random one wrapped by wrap_to_recipients.
+struct NewFileKey {
+  SecretBytes file_key;
+  std::vector<Stanza> stanzas;
+};
+NewFileKey new_file_key(const SealedSpec& spec);
 
 // The body's input key: the file key under a label of paes' own, so that it
 // is neither age's payload key nor its header MAC key.

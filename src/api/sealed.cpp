@@ -94,12 +94,17 @@ TransformReport seal_age(const SealedSpec& spec, const std::string& input_path, 
   }
   JobRunner runner(options);
   InputEndpoint in(input_path, false);
-  SecretBytes file_key(kFileKeyLen);
-  random_bytes({file_key.data(), file_key.size()});
-  const std::vector<Stanza> stanzas = with_passphrase
-                                          ? std::vector<Stanza>{wrap_scrypt(file_key, spec.passphrase,
-                                                                            spec.scrypt_log2_n)}
-                                          : wrap_to_recipients(spec.recipients, file_key, spec.ui);
+  SecretBytes file_key;
+  std::vector<Stanza> stanzas;
+  if (with_passphrase) {
+    file_key = SecretBytes(kFileKeyLen);
+    random_bytes({file_key.data(), file_key.size()});
+    stanzas.push_back(wrap_scrypt(file_key, spec.passphrase, spec.scrypt_log2_n));
+  } else {
+    NewFileKey fresh = new_file_key(spec);
+    file_key = std::move(fresh.file_key);
+    stanzas = std::move(fresh.stanzas);
+  }
   const std::string header = encode_age_header(stanzas, file_key);
   std::array<std::uint8_t, kAgePayloadNonceLen> nonce{};
   random_bytes(nonce);
@@ -172,12 +177,13 @@ TransformReport seal(const SealedSpec& spec, const std::string& input_path,
   SecretBytes ikm;
   std::string stanza_header;
   if (key_in_stanzas) {
-    SecretBytes file_key(kFileKeyLen);
-    random_bytes({file_key.data(), file_key.size()});
+    // A passphrase's file (one scrypt stanza, no recipients) or recipients'.
+    NewFileKey fresh = new_file_key(spec);
+    const SecretBytes& file_key = fresh.file_key;
     std::vector<Stanza> stanzas;
     if (with_passphrase) stanzas.push_back(wrap_scrypt(file_key, spec.passphrase, spec.scrypt_log2_n));
-    std::vector<Stanza> wrapped = wrap_to_recipients(spec.recipients, file_key, spec.ui);
-    stanzas.insert(stanzas.end(), std::make_move_iterator(wrapped.begin()), std::make_move_iterator(wrapped.end()));
+    stanzas.insert(stanzas.end(), std::make_move_iterator(fresh.stanzas.begin()),
+                   std::make_move_iterator(fresh.stanzas.end()));
     stanza_header = encode_stanza_header(preamble_bytes, stanzas, HeaderMacKey::of_file_key(file_key), spec.aad);
     ikm = body_key(file_key);
   } else {

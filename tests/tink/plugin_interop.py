@@ -622,9 +622,10 @@ class AgeFilesTest(PluginTestCase):
 
 
 class DataSetTest(PluginTestCase):
-    """A data set opened with a plugin identity (issue 42): one identity-v1 session for all its
-    files, so that a hardware key is touched once a set; a PIN asked once; a file no plugin
-    opens (sealed to another key) fails alone, with its own session saying why."""
+    """A data set sealed to a plugin recipient and opened with its identity (issue 42): one
+    recipient-v1 session wraps every file's own key, one identity-v1 session opens all the
+    files, so that a hardware key is touched once a set; a file no plugin opens (sealed to
+    another key) fails alone, with its own session saying why."""
 
     def test_one_session_opens_the_set(self):
         tree = self.new_dir("tree")
@@ -634,7 +635,13 @@ class DataSetTest(PluginTestCase):
             write_file(os.path.join(tree, f"f{i}"), plains[f"f{i}"])
         # age's file beside paes' files: the batch opens both formats.
         x_text, x_recipient = x25519_keys()
-        self.paes_ok(["encrypt", "-r", self.key.recipient, "--recursive", tree])
+        # Sealing the set to the plugin and an X25519 key: one recipient-v1 session wraps the
+        # five files' keys; each file has its own key all the same.
+        self.paes_ok(["encrypt", "-r", self.key.recipient, "-r", x_recipient, "--recursive", tree])
+        self.assertEqual([machine for machine, _, _ in self.sessions()], ["recipient-v1"])
+        file_keys = {open_test_stanza(stanza_of_type(self.paes_header(read_file(os.path.join(tree, f"f{i}.paes")))[0],
+                                                     "test"), self.key.private) for i in range(5)}
+        self.assertEqual(len(file_keys), 5)
         self.paes_ok(["encrypt", "--format", "age", "-r", self.key.recipient, os.path.join(tree, "f1"),
                       "-o", os.path.join(tree, "g.age")])
         plains["g"] = plains["f1"]
