@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <optional>
 #include <span>
@@ -64,6 +65,7 @@ struct DataSetOutcome {
   const DataSetFile* file = nullptr;
   std::optional<TransformReport> report;  // done: its output is complete and durable
   std::optional<Error> error;             // failed: nothing is under its output's name
+  std::exception_ptr cause;               // the failure as thrown, for its type (a ForeignFormatError)
   bool input_removed = false;             // DataSetOptions::remove_inputs did so
 };
 

@@ -1020,6 +1020,12 @@ std::vector<std::string> listed_paths(const std::string& list, char separator) {
 // doesn't.
 std::string failure_line(const DataSetOutcome& outcome) {
   std::string message = outcome.error->what() + in_flags(outcome.error->remedy());
+  try {
+    if (outcome.cause) std::rethrow_exception(outcome.cause);
+  } catch (const ForeignFormatError& e) {
+    message += how_to_read(e.format());  // as the one-file path says it
+  } catch (...) {
+  }
   const std::string& input = outcome.file->input;
   if (message.find(input) == std::string::npos && message.find(outcome.file->output) == std::string::npos) {
     message = input + ": " + message;

@@ -450,6 +450,15 @@ class Failures(SetTestCase):
         self.failed_lines(proc, ["a"])
         self.assertEqual(read_file(self.w("b")), b"B")
 
+    def test_another_tools_file_is_named_with_the_options_that_read_it(self):
+        """As the one-file path says it: an openssl enc file given as a paes file."""
+        self.files({"a.paes": b"Salted__" + os.urandom(40), "b": b"B"})
+        self.paes(["encrypt", "--key-file", self.key, "b", "-o", "b.paes"])
+        proc = self.paes(["decrypt", "--key-file", self.key, "--output-dir", "out", "a.paes", "b.paes"], 1)
+        self.failed_lines(proc, ["a.paes"])
+        self.assertIn("--mode <mode> --pbkdf2", error_lines(proc.stderr)[0])
+        self.assertEqual(read_file(self.w("out", "b")), b"B")
+
     def test_two_inputs_of_one_output_never_both_run(self):
         """x.paes and x.age both decrypt to x: the second fails, even under -f --rm, so that
         neither replaces the other's plaintext and no input is lost."""
