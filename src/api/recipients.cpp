@@ -300,8 +300,9 @@ std::vector<Stanza> wrap_with(const std::vector<Recipient>& recipients, const Se
   std::string labelled_by = "the X25519 and ssh recipients' stanzas";
   if (!stanzas.empty()) labels.emplace();
   for (const auto& [plugin, keys] : by_plugin(recipients)) {
+    const std::string& name = plugin;  // a structured binding, which clang's lambdas can't capture
     const auto ahead = std::find_if(plugin_stanzas.begin(), plugin_stanzas.end(),
-                                    [&](const auto& given) { return given.first == plugin; });
+                                    [&name](const auto& given) { return given.first == name; });
     PluginWrapped wrapped = ahead != plugin_stanzas.end() ? std::move(ahead->second)
                                                           : plugin_wrap(plugin, keys, {&file_key}, ui);
     if (labels && *labels != wrapped.labels) {
