@@ -1,10 +1,13 @@
 # Debian packages, made by `cpack -G DEB` in a build tree (never by the
 # build): paes (the tool, its man page and completions) and, where the mpi
 # engine was built, paes-mpi (paes-mpi, which `paes --engine mpi` runs).
-# dpkg-shlibdeps writes what each depends on from what its binary loads:
-# OpenSSL, the OpenCL loader, ipsec-mb, and for paes-mpi the MPI it was built
-# with; the CUDA runtime is linked in (CUDA::cudart_static), so no CUDA
-# package is needed. The library (component dev) is not packaged: its
+# dpkg-shlibdeps writes what each depends on from what its binary links:
+# OpenSSL, and for paes-mpi the MPI it was built with; the CUDA runtime and
+# paes' libstdc++ are linked in (CUDA::cudart_static, -static-libstdc++), so
+# no package is needed for them. What paes opens at run time (dlopen: libssh
+# and libsodium for ssh keys, ipsec-mb, the OpenCL loader) dpkg-shlibdeps
+# can't see: PAES_TOOL_RUNTIME_DEPENDS names those packages, at the versions
+# of their shlibs files (Debian 12), and CPack adds what it found. The library (component dev) is not packaged: its
 # consumers need the -dev packages of all of those and the CUDA toolkit's
 # static runtime, which Debian does not ship.
 set(PAES_PACKAGE_MAINTAINER "paes maintainers <maintainers@users.noreply.a-seed-8df63809.example>"
@@ -23,6 +26,15 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_ENABLE_COMPONENT_DEPENDS ON)
+
+set(PAES_TOOL_RUNTIME_DEPENDS "libssh-4 (>= 0.10.6)" "libsodium23")
+if(PAES_HAVE_IPSEC_MB)
+  list(APPEND PAES_TOOL_RUNTIME_DEPENDS "libipsec-mb1 (>= 1.3)")
+endif()
+if(OpenCL_FOUND)
+  list(APPEND PAES_TOOL_RUNTIME_DEPENDS "ocl-icd-libopencl1 (>= 2.3.1) | libopencl1")
+endif()
+list(JOIN PAES_TOOL_RUNTIME_DEPENDS ", " CPACK_DEBIAN_TOOL_PACKAGE_DEPENDS)
 
 # CPack opens both packages' Description with the project's DESCRIPTION.
 set(CPACK_DEBIAN_TOOL_PACKAGE_NAME paes)

@@ -18,6 +18,7 @@
 
 #include "cipher/openssl/evp.hpp"
 #include "paes/error.hpp"
+#include "util/shared_library.hpp"
 
 namespace paes {
 namespace {
@@ -46,13 +47,26 @@ using BignumPtr = std::unique_ptr<BIGNUM, BignumFree>;
 using ParamBuildPtr = std::unique_ptr<OSSL_PARAM_BLD, ParamBuildFree>;
 using ParamsPtr = std::unique_ptr<OSSL_PARAM, ParamsFree>;
 
-// libsodium picks its implementations once; sodium_init is safe to call from
-// several threads, but once is enough.
-void ensure_sodium() {
-  static std::once_flag once;
-  std::call_once(once, [] {
+// libsodium's functions, from libsodium.so.23 opened at the first Ed25519
+// ssh key, and initialised there: it picks its implementations once
+// (sodium_init is safe to call from several threads, but once is enough).
+// Throws Error where it is missing.
+struct SodiumFunctions {
+  static const SharedLibrary& library() {
+    static const SharedLibrary lib("libsodium.so.23", "Ed25519 ssh keys are converted with libsodium");
+    return lib;
+  }
+  SodiumFunctions() {
     if (sodium_init() < 0) throw Error("libsodium failed to initialise");
-  });
+  }
+  PAES_LIBRARY_MEMBER(sodium_init);
+  PAES_LIBRARY_MEMBER(crypto_sign_ed25519_pk_to_curve25519);
+  PAES_LIBRARY_MEMBER(crypto_sign_ed25519_sk_to_curve25519);
+};
+
+const SodiumFunctions& sodium() {
+  static const SodiumFunctions functions;  // a throw leaves it for the next call to try again
+  return functions;
 }
 
 // A number in secure memory, computed in constant time, for the private
@@ -116,9 +130,8 @@ SecretBytes checked_pkcs8_der(EVP_PKEY* key) {
 }  // namespace
 
 X25519PublicKey ed25519_public_to_x25519(std::span<const std::uint8_t, kEd25519PublicKeyLen> public_key) {
-  ensure_sodium();
   X25519PublicKey out{};
-  if (crypto_sign_ed25519_pk_to_curve25519(out.data(), public_key.data()) != 0) {
+  if (sodium().crypto_sign_ed25519_pk_to_curve25519(out.data(), public_key.data()) != 0) {
     throw Error("not a usable Ed25519 public key (not a point of the curve's prime-order group)");
   }
   return out;
@@ -126,9 +139,8 @@ X25519PublicKey ed25519_public_to_x25519(std::span<const std::uint8_t, kEd25519P
 
 SecretBytes ed25519_secret_to_x25519(const SecretBytes& secret_key) {
   if (secret_key.size() != kEd25519SecretKeyLen) throw Error("internal: an Ed25519 secret key is 64 bytes");
-  ensure_sodium();
   SecretBytes out(crypto_scalarmult_curve25519_BYTES);
-  if (crypto_sign_ed25519_sk_to_curve25519(out.data(), secret_key.data()) != 0) {
+  if (sodium().crypto_sign_ed25519_sk_to_curve25519(out.data(), secret_key.data()) != 0) {
     throw Error("libsodium: Ed25519 to X25519 conversion failed");
   }
   return out;

@@ -12,6 +12,7 @@
 #include "cipher/kdf.hpp"
 #include "paes/error.hpp"
 #include "util/base64.hpp"
+#include "util/shared_library.hpp"
 #include "util/text.hpp"
 
 namespace paes {
@@ -27,8 +28,37 @@ constexpr std::string_view kOpensshMagic{"openssh-key-v1\0", 15};
 constexpr std::string_view kOpensshNoCipher = "none";
 constexpr std::string_view kKeyTypes = "ssh-ed25519 and ssh-rsa";
 
+// libssh's functions, from libssh.so.4 opened at the first ssh key: it and
+// what it loads (Kerberos' five libraries, zlib) cost every run 0.3 ms of
+// start-up when linked. Throws Error where it is missing.
+struct LibsshFunctions {
+  static const SharedLibrary& library() {
+    static const SharedLibrary lib("libssh.so.4", "ssh keys are read with libssh");
+    return lib;
+  }
+  PAES_LIBRARY_MEMBER(ssh_init);
+  PAES_LIBRARY_MEMBER(ssh_key_free);
+  PAES_LIBRARY_MEMBER(ssh_key_is_private);
+  PAES_LIBRARY_MEMBER(ssh_key_type);
+  PAES_LIBRARY_MEMBER(ssh_key_type_from_name);
+  PAES_LIBRARY_MEMBER(ssh_key_type_to_char);
+  PAES_LIBRARY_MEMBER(ssh_pki_export_privkey_base64);
+  PAES_LIBRARY_MEMBER(ssh_pki_export_privkey_to_pubkey);
+  PAES_LIBRARY_MEMBER(ssh_pki_export_pubkey_base64);
+  PAES_LIBRARY_MEMBER(ssh_pki_import_privkey_base64);
+  PAES_LIBRARY_MEMBER(ssh_pki_import_pubkey_base64);
+  PAES_LIBRARY_MEMBER(ssh_set_log_callback);
+  PAES_LIBRARY_MEMBER(ssh_set_log_level);
+  PAES_LIBRARY_MEMBER(ssh_string_free_char);
+};
+
+const LibsshFunctions& libssh() {
+  static const LibsshFunctions functions;  // a throw leaves it for the next call to try again
+  return functions;
+}
+
 struct SshKeyFree {
-  void operator()(ssh_key key) const { ssh_key_free(key); }
+  void operator()(ssh_key key) const { libssh().ssh_key_free(key); }
 };
 using SshKeyPtr = std::unique_ptr<std::remove_pointer_t<ssh_key>, SshKeyFree>;
 
@@ -38,8 +68,9 @@ class LibsshText {
  public:
   LibsshText() = default;
   ~LibsshText() {
-    if (text_ != nullptr) wipe({reinterpret_cast<std::uint8_t*>(text_), std::strlen(text_)});
-    ssh_string_free_char(text_);
+    if (text_ == nullptr) return;
+    wipe({reinterpret_cast<std::uint8_t*>(text_), std::strlen(text_)});
+    libssh().ssh_string_free_char(text_);
   }
   LibsshText(const LibsshText&) = delete;
   LibsshText& operator=(const LibsshText&) = delete;
@@ -58,12 +89,12 @@ void discard_libssh_log(int, const char*, const char*, void*) {}
 void quiet_libssh() {
   static std::once_flag once;
   std::call_once(once, [] {
-    if (ssh_init() != SSH_OK) throw Error("libssh failed to initialise");
+    if (libssh().ssh_init() != SSH_OK) throw Error("libssh failed to initialise");
   });
   thread_local bool quiet = false;
   if (!quiet) {
-    ssh_set_log_level(SSH_LOG_NOLOG);
-    ssh_set_log_callback(discard_libssh_log);
+    libssh().ssh_set_log_level(SSH_LOG_NOLOG);
+    libssh().ssh_set_log_callback(discard_libssh_log);
     quiet = true;
   }
 }
@@ -139,24 +170,26 @@ std::optional<std::string_view> blob_type(std::span<const std::uint8_t> blob) {
 // their shortest form and a blob of another type are refused so. Null when
 // libssh refuses it, or doesn't know the type.
 SshKeyPtr import_public_key(std::string_view type, const std::string& base64) {
-  const enum ssh_keytypes_e libssh_type = ssh_key_type_from_name(std::string(type).c_str());
+  const enum ssh_keytypes_e libssh_type = libssh().ssh_key_type_from_name(std::string(type).c_str());
   if (libssh_type == SSH_KEYTYPE_UNKNOWN) return nullptr;
   ssh_key raw = nullptr;
-  if (ssh_pki_import_pubkey_base64(base64.c_str(), libssh_type, &raw) != SSH_OK) return nullptr;
+  if (libssh().ssh_pki_import_pubkey_base64(base64.c_str(), libssh_type, &raw) != SSH_OK) return nullptr;
   SshKeyPtr key(raw);
-  if (std::string_view(ssh_key_type_to_char(ssh_key_type(key.get()))) != type) return nullptr;
+  if (std::string_view(libssh().ssh_key_type_to_char(libssh().ssh_key_type(key.get()))) != type) return nullptr;
   LibsshText written;
-  if (ssh_pki_export_pubkey_base64(key.get(), written.out()) != SSH_OK || written.view() != base64) return nullptr;
+  if (libssh().ssh_pki_export_pubkey_base64(key.get(), written.out()) != SSH_OK || written.view() != base64) {
+    return nullptr;
+  }
   return key;
 }
 
 std::string type_name_of(ssh_key key) {
-  const char* name = ssh_key_type_to_char(ssh_key_type(key));
+  const char* name = libssh().ssh_key_type_to_char(libssh().ssh_key_type(key));
   return name == nullptr ? "unknown" : name;
 }
 
 std::optional<SshKeyType> supported_type(ssh_key key) {
-  switch (ssh_key_type(key)) {
+  switch (libssh().ssh_key_type(key)) {
     case SSH_KEYTYPE_ED25519: return SshKeyType::ed25519;
     case SSH_KEYTYPE_RSA: return SshKeyType::rsa;
     default: return std::nullopt;
@@ -173,12 +206,12 @@ SshPublicKey public_key_of(ssh_key key, const std::string& name) {
   const auto type = supported_type(key);
   if (!type) refuse_key_type(name, type_name_of(key));
   ssh_key raw = nullptr;
-  if (ssh_key_is_private(key) == 1 && ssh_pki_export_privkey_to_pubkey(key, &raw) != SSH_OK) {
+  if (libssh().ssh_key_is_private(key) == 1 && libssh().ssh_pki_export_privkey_to_pubkey(key, &raw) != SSH_OK) {
     throw Error(name + ": libssh could not give the key's public half");
   }
   const SshKeyPtr public_only(raw);
   LibsshText base64;
-  if (ssh_pki_export_pubkey_base64(public_only ? public_only.get() : key, base64.out()) != SSH_OK) {
+  if (libssh().ssh_pki_export_pubkey_base64(public_only ? public_only.get() : key, base64.out()) != SSH_OK) {
     throw Error(name + ": libssh could not write the public key");
   }
   const auto wire = decode_padded_base64(base64.view());
@@ -246,7 +279,7 @@ bool same_bytes(std::span<const std::uint8_t> a, std::span<const std::uint8_t> b
 // container libssh exports it in (its only export of an Ed25519 key).
 SecretBytes ed25519_secret_of(ssh_key key, const SshPublicKey& public_key, const std::string& name) {
   LibsshText exported;
-  if (ssh_pki_export_privkey_base64(key, nullptr, nullptr, nullptr, exported.out()) != SSH_OK) {
+  if (libssh().ssh_pki_export_privkey_base64(key, nullptr, nullptr, nullptr, exported.out()) != SSH_OK) {
     throw Error(name + ": libssh could not export the Ed25519 key");
   }
   const auto bytes = openssh_container_bytes(exported.view());
@@ -306,7 +339,7 @@ SshPrivateKey private_key_of(ssh_key key, std::string_view text, const std::stri
     return SshPrivateKey{std::move(public_key), std::move(secret)};
   }
   LibsshText pem;
-  if (ssh_pki_export_privkey_base64(key, nullptr, nullptr, nullptr, pem.out()) != SSH_OK) {
+  if (libssh().ssh_pki_export_privkey_base64(key, nullptr, nullptr, nullptr, pem.out()) != SSH_OK) {
     throw Error(name + ": libssh could not export the RSA key");
   }
   SecretBytes secret = rsa_private_key_from_pem(SecretBytes(as_bytes(pem.view()).data(), pem.view().size()));
@@ -450,7 +483,8 @@ SshIdentityFile read_ssh_identity(const SecretBytes& text, const std::string& na
   quiet_libssh();
   bool asked = false;
   ssh_key raw = nullptr;
-  const int status = ssh_pki_import_privkey_base64(c_str(*libssh_text), nullptr, note_passphrase_asked, &asked, &raw);
+  const int status =
+      libssh().ssh_pki_import_privkey_base64(c_str(*libssh_text), nullptr, note_passphrase_asked, &asked, &raw);
   const SshKeyPtr key(raw);
   if (status == SSH_OK) {
     SshPrivateKey private_key = private_key_of(key.get(), as_text(text.view()), name);
@@ -481,7 +515,7 @@ SshPrivateKey decrypt_ssh_identity(const SecretBytes& text, const SecretBytes& p
   quiet_libssh();
   ssh_key raw = nullptr;
   const int status =
-      ssh_pki_import_privkey_base64(c_str(*libssh_text), c_str(*libssh_passphrase), nullptr, nullptr, &raw);
+      libssh().ssh_pki_import_privkey_base64(c_str(*libssh_text), c_str(*libssh_passphrase), nullptr, nullptr, &raw);
   const SshKeyPtr key(raw);
   if (status != SSH_OK) throw Error(name + ": wrong passphrase (or the key file is damaged)");
   SshPrivateKey private_key = private_key_of(key.get(), as_text(text.view()), name);

@@ -3,12 +3,11 @@
 # into a scratch directory, then each .deb's control fields (dpkg-deb -f) and
 # files (dpkg-deb -c), and the tools run from an extracted copy (dpkg-deb -x);
 # lintian (when installed) finds no error or warning in either. paes depends
-# on what dpkg-shlibdeps found (OpenSSL's libssl3, the OpenCL loader,
-# ipsec-mb, libssh, libsodium) and never on a CUDA library (the runtime is
-# linked in statically); paes-mpi on the MPI library it links and on paes of
-# its version. (dpkg-shlibdeps names the OpenCL loader twice, once with the
-# alternatives of its OpenCL 1.1 symbols: the first implies the second, and
-# lintian takes it.)
+# on what dpkg-shlibdeps found (OpenSSL's libssl3) and on what it opens at run
+# time, named by cmake/PaesPackage.cmake (the OpenCL loader, ipsec-mb,
+# libssh, libsodium), and never on a CUDA library (the runtime is linked in
+# statically); paes-mpi on the MPI library it links and on paes of its
+# version.
 #
 #   test_package.sh <cpack> <build dir> <version> <opencl ON|OFF> <ipsec-mb ON|OFF> <mpi ON|OFF>
 set -euo pipefail
@@ -46,6 +45,9 @@ dpkg-deb -I "$deb"
 [[ $(field "$deb" Version) == "$version" ]] || fail "paes' version is not $version (CMake's)"
 [[ $(field "$deb" Architecture) == "$arch" ]] || fail "paes is not for $arch"
 depends_on "$deb" libssl3 || fail "paes does not depend on libssl3 (libcrypto)"
+# Opened at run time (dlopen), so named by hand: dpkg-shlibdeps can't see them.
+depends_on "$deb" libssh-4 || fail "paes does not depend on libssh-4 (ssh keys)"
+depends_on "$deb" libsodium23 || fail "paes does not depend on libsodium23 (Ed25519 ssh keys)"
 if [[ $opencl == ON ]]; then
   depends_on "$deb" ocl-icd-libopencl1 || depends_on "$deb" libopencl1 \
     || fail "paes does not depend on the OpenCL loader"

@@ -30,31 +30,53 @@
 
 #include "cipher/ecb_keystream.hpp"
 #include "paes/error.hpp"
+#include "util/shared_library.hpp"
 
 namespace paes {
 namespace {
+
+// The library's own functions (the ciphers are reached through a manager's
+// pointers), from libIPSec_MB.so.1 opened at first use: a job auto gives to
+// OpenSSL never maps its 12 MB. Throws Error where the library is missing.
+struct IpsecMbLibrary {
+  static const SharedLibrary& library() {
+    static const SharedLibrary lib("libIPSec_MB.so.1", "the ipsec-mb backend runs Intel's ipsec-mb");
+    return lib;
+  }
+  PAES_LIBRARY_MEMBER(alloc_mb_mgr);
+  PAES_LIBRARY_MEMBER(free_mb_mgr);
+  PAES_LIBRARY_MEMBER(init_mb_mgr_auto);
+  PAES_LIBRARY_MEMBER(imb_get_errno);
+  PAES_LIBRARY_MEMBER(imb_get_strerror);
+};
+
+const IpsecMbLibrary& ipsec_mb() {
+  static const IpsecMbLibrary functions;  // a throw leaves it for the next call to try again
+  return functions;
+}
 
 constexpr std::size_t kMaxJobLen = std::size_t{1} << 24;  // CTR and CBC pieces
 constexpr std::size_t kMaxEcbJobLen = 65534 / kBlockLen * kBlockLen;
 constexpr std::uint64_t kCounterWrapBlocks = std::uint64_t{1} << 32;
 
 struct ManagerFree {
-  void operator()(IMB_MGR* manager) const { free_mb_mgr(manager); }
+  void operator()(IMB_MGR* manager) const { ipsec_mb().free_mb_mgr(manager); }
 };
 using ManagerPtr = std::unique_ptr<IMB_MGR, ManagerFree>;
 
 [[noreturn]] void throw_ipsec_mb_error(const char* what, int err) {
-  throw Error(std::string("ipsec-mb: ") + what + ": " + imb_get_strerror(err));
+  throw Error(std::string("ipsec-mb: ") + what + ": " + ipsec_mb().imb_get_strerror(err));
 }
 
 // A manager on the best code path for this CPU; init_mb_mgr_auto runs the
 // library's self-test, whose failure shows in imb_get_errno.
 ManagerPtr new_manager(IMB_ARCH* arch_out = nullptr) {
-  ManagerPtr manager(alloc_mb_mgr(0));
+  const IpsecMbLibrary& imb = ipsec_mb();
+  ManagerPtr manager(imb.alloc_mb_mgr(0));
   if (!manager) throw Error("ipsec-mb: out of memory for a manager");
   IMB_ARCH arch = IMB_ARCH_NONE;
-  init_mb_mgr_auto(manager.get(), &arch);
-  if (const int err = imb_get_errno(manager.get()); err != 0) throw_ipsec_mb_error("set-up failed", err);
+  imb.init_mb_mgr_auto(manager.get(), &arch);
+  if (const int err = imb.imb_get_errno(manager.get()); err != 0) throw_ipsec_mb_error("set-up failed", err);
   if (arch_out != nullptr) *arch_out = arch;
   return manager;
 }
@@ -193,10 +215,10 @@ class ImbAesKey {
     job = IMB_SUBMIT_JOB(manager);
     // The one job in flight completes on submission or, at the latest, on a flush.
     while (job == nullptr) {
-      if (const int err = imb_get_errno(manager); err != 0) throw_ipsec_mb_error("job refused", err);
+      if (const int err = ipsec_mb().imb_get_errno(manager); err != 0) throw_ipsec_mb_error("job refused", err);
       job = IMB_FLUSH_JOB(manager);
     }
-    if (job->status != IMB_STATUS_COMPLETED) throw_ipsec_mb_error("job failed", imb_get_errno(manager));
+    if (job->status != IMB_STATUS_COMPLETED) throw_ipsec_mb_error("job failed", ipsec_mb().imb_get_errno(manager));
   }
 
  private:
@@ -362,7 +384,7 @@ class ImbGcm final : public SegmentAead {
 
  private:
   void check(const char* what) const {
-    if (const int err = imb_get_errno(manager_.get()); err != 0) throw_ipsec_mb_error(what, err);
+    if (const int err = ipsec_mb().imb_get_errno(manager_.get()); err != 0) throw_ipsec_mb_error(what, err);
   }
 
   ManagerLease manager_;
