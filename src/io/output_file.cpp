@@ -61,24 +61,27 @@ namespace {
 enum CleanupPhase : unsigned { kFree, kFilling, kArmed };
 constexpr unsigned kPhaseBits = 2;
 constexpr unsigned phase_of(unsigned word) { return word & ((1u << kPhaseBits) - 1); }
-struct CleanupSlot {
-  std::atomic<unsigned> word{kFree};
-  char path[4096];
-};
 static_assert(std::atomic<unsigned>::is_always_lock_free, "a signal handler reads the slots");
-CleanupSlot g_cleanup[64];
+static_assert(kFree == 0, "a table of zeros is free");
+// The words apart from the paths, and all zeros before any code runs: a scan
+// for a free or an armed slot reads one cache line, and no page of the 256 KiB
+// of paths is touched until a slot is used. (Slots of a word and a path each,
+// set at start-up, cost every run 64 page faults, and the exit's scan 64 more.)
+constexpr std::size_t kCleanupSlots = 64;
+constinit std::atomic<unsigned> g_cleanup_word[kCleanupSlots]{};
+constinit char g_cleanup_path[kCleanupSlots][4096]{};
 
 // The slot now holding `path`, or -1 when every slot is taken.
 int arm_cleanup(const std::string& path) {
-  if (path.size() >= sizeof g_cleanup[0].path) throw Error(path + ": path too long");
-  for (std::size_t i = 0; i < std::size(g_cleanup); ++i) {
-    CleanupSlot& slot = g_cleanup[i];
-    unsigned word = slot.word.load();
+  if (path.size() >= sizeof g_cleanup_path[0]) throw Error(path + ": path too long");
+  for (std::size_t i = 0; i < kCleanupSlots; ++i) {
+    std::atomic<unsigned>& slot_word = g_cleanup_word[i];
+    unsigned word = slot_word.load();
     if (phase_of(word) != kFree) continue;
     const unsigned generation = (word >> kPhaseBits) + 1;
-    if (!slot.word.compare_exchange_strong(word, generation << kPhaseBits | kFilling)) continue;
-    std::memcpy(slot.path, path.c_str(), path.size() + 1);
-    slot.word.store(generation << kPhaseBits | kArmed, std::memory_order_release);
+    if (!slot_word.compare_exchange_strong(word, generation << kPhaseBits | kFilling)) continue;
+    std::memcpy(g_cleanup_path[i], path.c_str(), path.size() + 1);
+    slot_word.store(generation << kPhaseBits | kArmed, std::memory_order_release);
     return static_cast<int>(i);
   }
   return -1;
@@ -86,7 +89,7 @@ int arm_cleanup(const std::string& path) {
 
 void disarm_cleanup(int& slot) {
   if (slot < 0) return;
-  std::atomic<unsigned>& word = g_cleanup[slot].word;
+  std::atomic<unsigned>& word = g_cleanup_word[slot];
   word.store(word.load() >> kPhaseBits << kPhaseBits | kFree, std::memory_order_release);
   slot = -1;
 }
@@ -204,15 +207,16 @@ std::string directory_of(const std::string& path) {
 
 bool remove_pending_output() noexcept {
   bool removed = false;
-  for (CleanupSlot& slot : g_cleanup) {
-    const unsigned word = slot.word.load(std::memory_order_acquire);
+  for (std::size_t slot = 0; slot < kCleanupSlots; ++slot) {
+    const unsigned word = g_cleanup_word[slot].load(std::memory_order_acquire);
     if (phase_of(word) != kArmed) continue;
-    char path[sizeof slot.path];
+    const char* armed = g_cleanup_path[slot];
+    char path[sizeof g_cleanup_path[slot]];
     std::size_t i = 0;
-    for (; i + 1 < sizeof path && slot.path[i] != '\0'; ++i) path[i] = slot.path[i];  // no library call: a handler
+    for (; i + 1 < sizeof path && armed[i] != '\0'; ++i) path[i] = armed[i];  // no library call: a handler
     path[i] = '\0';
     std::atomic_thread_fence(std::memory_order_acquire);
-    if (slot.word.load(std::memory_order_relaxed) != word) continue;  // let go, maybe rewritten, meanwhile
+    if (g_cleanup_word[slot].load(std::memory_order_relaxed) != word) continue;  // let go, maybe rewritten, meanwhile
     ::unlink(path);
     removed = true;
   }
