@@ -28,6 +28,14 @@ X25519PublicKey x25519_public_of(const SecretBytes& private_key);
 // is a low-order point, and the secret would be one anybody can predict.
 SecretBytes x25519_shared_secret(const SecretBytes& private_key, const X25519PublicKey& peer);
 
+// Whether `point`, a canonical u-coordinate (below 2^255 - 19), is one of
+// the points of small order, with which every X25519 result is zero: 0, 1,
+// 2^255 - 20 and the two points of order 8 (RFC 7748 section 7; libsodium's
+// list). A comparison, where asking X25519 for a secret to check costs a
+// key generation and a multiplication per recipient; the wrap's all-zero
+// check (x25519_shared_secret) still stands behind it.
+bool is_low_order_point(const X25519PublicKey& point);
+
 // ChaCha20-Poly1305 with a 32-byte key, a 12-byte nonce and no associated
 // data: ciphertext || tag.
 std::vector<std::uint8_t> chacha20_poly1305_seal(const SecretBytes& key, std::span<const std::uint8_t, 12> nonce,

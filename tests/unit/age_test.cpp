@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cipher/x25519.hpp"
 #include "format/scrypt_stanza.hpp"
 #include "format/stanza_header.hpp"
 #include "format/x25519_stanza.hpp"
@@ -442,6 +443,22 @@ TEST(AgeKeys, RecipientRefusalsAreUsageErrorsThatNeverQuoteTheText) {
   }
   // The edges of those refusals: p - 2 is a canonical key of large order.
   EXPECT_EQ(parse_age_recipient(format_age_recipient(p_plus(-2)), "recipient"), p_plus(-2));
+
+  // The low-order refusal is a comparison with a table (is_low_order_point);
+  // OpenSSL's X25519, which the wrap runs, refuses the same points, and
+  // takes a point beside each.
+  const std::vector<X25519PublicKey> low_order = {p_plus(-1), X25519PublicKey{},
+                                                  key_of_hex("01" + std::string(62, '0')), key_of_hex(order8_a),
+                                                  key_of_hex(order8_b)};
+  const SecretBytes scalar = x25519_generate_identity();
+  for (X25519PublicKey point : low_order) {
+    SCOPED_TRACE(encode_hex(point));
+    EXPECT_TRUE(is_low_order_point(point));
+    EXPECT_THROW(x25519_shared_secret(scalar, point), Error);
+    point[3] ^= 1;
+    EXPECT_FALSE(is_low_order_point(point));
+    EXPECT_NO_THROW(x25519_shared_secret(scalar, point));
+  }
 }
 
 TEST(AgeKeys, RecipientsFile) {
