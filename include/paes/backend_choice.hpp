@@ -4,6 +4,7 @@
 // ticket, an engine reporting what ran) sees no more of the backends.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,8 +38,19 @@ struct BackendChoice {
   // faster than the CPU for such a job on this machine (kept_auto_verdicts),
   // its start-up included. Off: auto stays on the CPU and starts no driver.
   bool gpu_where_faster = false;
+  // The job's length in bytes where its front door knows it (a file): auto
+  // passes over a backend whose start-up costs more than it saves on so few
+  // bytes (ipsec-mb's library and self-test: CipherBackend::auto_min_job_len).
+  // Unset (a stream, a choice made before the input is opened): taken as long.
+  std::optional<std::uint64_t> job_len;
 
   bool is_auto() const { return name == kAutoBackend; }
+  // This choice for a job of `len` bytes (unset: of unknown length).
+  BackendChoice for_job_of(std::optional<std::uint64_t> len) const {
+    BackendChoice choice = *this;
+    choice.job_len = len;
+    return choice;
+  }
   // Auto with its GPU policy on: the front door may send a raw job to a GPU.
   bool auto_may_take_a_gpu() const { return is_auto() && gpu_where_faster; }
 };

@@ -133,6 +133,9 @@ class SealedReader {
   unsigned key_bits() const;
   // Whether the file is an age file.
   bool age() const;
+  // The cipher backend its AES-GCM runs on (empty for an age file: its
+  // ChaCha20-Poly1305 is OpenSSL's).
+  std::string backend_name() const;
   // For a report of a read of plaintext [offset, offset + length): the
   // ciphertext bytes it stands on (the header, the segments holding the
   // range, and the final segment, each once), and the workers it runs on.

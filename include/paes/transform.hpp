@@ -57,7 +57,7 @@ struct TransformReport {
   double seconds = 0;  // open to commit, I/O included
   std::vector<Engine::RankTiming> ranks;  // per MPI rank (mpi engine only)
   std::string engine_choice;  // why auto chose the job's backend (a GPU or the CPU's), under gpu_where_faster
-  std::string backend;        // what ran a raw job's AES (a backend's name); empty for a sealed job
+  std::string backend;        // what ran the job's AES (a backend's name); empty for an age file
   bool age = false;           // a sealed job in age's format: ChaCha20-Poly1305, OpenSSL's on the CPU
 };
 

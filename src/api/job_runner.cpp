@@ -83,7 +83,7 @@ const CipherBackend& raw_backend_for(const CipherSpec& spec, const TransformOpti
     why = choice.why;
     if (choice.backend) return *choice.backend;
   }
-  return raw_backend(options.backend, spec.mode, spec.direction);
+  return raw_backend(options.backend.for_job_of(input_len), spec.mode, spec.direction);
 }
 
 ChunkPlan raw_plan_for(const CipherSpec& spec, const TransformOptions& options, std::optional<std::uint64_t> input_len,

@@ -195,7 +195,7 @@ TransformReport seal(const SealedSpec& spec, const std::string& input_path,
   const StreamHeader header = StreamHeader::random(key_len);
   const SecretBytes segment_key = hkdf_sha256(ikm, header.salt, associated_data(spec, bound), key_len);
   const SegmentJob job(Direction::encrypt, key_len, spec.segment_len, segment_key, header.nonce_prefix,
-                       options.backend);
+                       options.backend.for_job_of(in.size()));
   if (const auto size = in.size()) job.chunk_count(*size);  // refuse before creating the output
 
   OutputEndpoint out(output_path, output_options(options, Direction::encrypt, in), true,
@@ -207,6 +207,7 @@ TransformReport seal(const SealedSpec& spec, const std::string& input_path,
   TransformReport report;
   report.chunk_len = spec.segment_len;
   report.key_bits = static_cast<unsigned>(key_len * 8);
+  report.backend = job.backend().name;
   runner.run(job, in, 0, out, bound.size() + stanza_header.size() + header_bytes.size(), report);
   return report;
 }
@@ -294,7 +295,7 @@ TransformReport open(const SealedSpec& spec, const std::string& input_path,
     throw usage_error(in.name() + " is armored (base64 text), which is decoded in order, as a stream; the mpi "
                       "engine's ranks read the binary file at offsets: decode it first, or use another engine");
   }
-  const OpenedHeader header = read_header(spec, in, options.backend);
+  const OpenedHeader header = read_header(spec, in, options.backend.for_job_of(in.size()));
   const SegmentJob job(Direction::decrypt, header.stream);
   // A bare Tink stream has no preamble to give its segment size: a wrong one
   // makes a length no stream has, or fails segment 0 as a wrong key does.
@@ -312,6 +313,7 @@ TransformReport open(const SealedSpec& spec, const std::string& input_path,
   TransformReport report;
   report.chunk_len = header.segment_len;
   report.key_bits = header.key_bits;
+  report.backend = job.backend().name;
   report.age = header.age;
   try {
     runner.run(job, in, header.body_offset, out, 0, report);
@@ -394,7 +396,7 @@ TransformReport run_sealed(const SealedSpec& spec, const std::string& input_path
 
 struct SealedReader::State {
   State(const SealedSpec& spec, const std::string& path, unsigned threads_wanted, const BackendChoice& backend)
-      : in(path, false, Armor::paes), header(read_header(spec, refuse_armor(in), backend)),
+      : in(path, false, Armor::paes), header(read_header(spec, refuse_armor(in), backend.for_job_of(in.size()))),
         job(Direction::decrypt, header.stream),
         threads(threads_wanted != 0 ? threads_wanted : online_cpus()) {}
 
@@ -537,6 +539,8 @@ unsigned SealedReader::key_bits() const { return state_->header.key_bits; }
 
 bool SealedReader::age() const { return state_->header.age; }
 
+std::string SealedReader::backend_name() const { return state_->header.stream->backend().name; }
+
 std::uint64_t SealedReader::input_bytes_of(std::uint64_t offset, std::uint64_t length) const {
   const State& s = *state_;
   const std::uint64_t body_len = s.in.size().value_or(0) - s.header.body_offset;
@@ -658,6 +662,7 @@ TransformReport read_sealed_range(const SealedSpec& spec, const std::string& inp
   report.chunk_len = reader.segment_size();
   report.key_bits = reader.key_bits();
   report.age = reader.age();
+  report.backend = reader.backend_name();
   report.engine = EngineKind::threads;
   report.workers = reader.workers_for(offset, end - offset);
   report.parallel = report.workers > 1;

@@ -90,6 +90,9 @@ class CipherBackend {
   // How auto ranks it, for `paes info`: by default, never (it runs only
   // where a job names it).
   virtual std::string auto_rule() const { return "never: only where a job names it"; }
+  // The shortest job auto gives it: below, what it costs to start (loading
+  // it, setting it up) is more than it saves. 0: any job.
+  virtual std::uint64_t auto_min_job_len() const { return 0; }
   // Version and code path on this machine, for `paes info` ("1.3.0, avx512").
   virtual std::string detail() const = 0;
   // Why available() is false, for the error that refuses an explicit choice.
@@ -152,8 +155,9 @@ std::span<const CipherBackend* const> cipher_backends();
 // The backend a job made under `choice` runs, resolved once when the job is
 // made (its workers use what it gives): the named backend (on its device)
 // where it runs the work, else the CPU's; under auto, the first row that is
-// chosen_by_auto() and runs the work (never a GPU: auto's GPU verdict is the
-// front door's, api/auto_backend.hpp). Throws like check_backend_choice.
+// chosen_by_auto() and runs the work, for a job of choice.job_len bytes
+// (auto_min_job_len), never a GPU (auto's GPU verdict is the front door's,
+// api/auto_backend.hpp). Throws like check_backend_choice.
 const CipherBackend& raw_backend(const BackendChoice& choice, Mode mode, Direction direction);
 const CipherBackend& segment_backend(const BackendChoice& choice);
 // The CPU backend auto would take for this work, whatever the choice: what a

@@ -4,6 +4,8 @@
 // which auto takes only where it measured them faster (api/auto_backend.hpp,
 // at the front door). docs/ARCHITECTURE.md's recipes say what else a new row
 // needs.
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -74,6 +76,12 @@ constexpr BackendRow kRows[] = {
 #endif
     },
 };
+
+// Whether auto gives `backend` a job of `job_len` bytes (unset: a stream, long).
+// The length first: available() may load the backend's library.
+bool auto_gives(const CipherBackend& backend, std::optional<std::uint64_t> job_len) {
+  return (!job_len || *job_len >= backend.auto_min_job_len()) && backend.available() && backend.chosen_by_auto();
+}
 
 const CipherBackend* find_backend(std::string_view name) {
   for (const CipherBackend* backend : cipher_backends()) {
@@ -149,7 +157,7 @@ const CipherBackend& raw_backend(const BackendChoice& choice, Mode mode, Directi
     return named->runs(mode, direction) ? *named : cpu_raw_backend(mode, direction);
   }
   for (const CipherBackend* backend : cipher_backends()) {
-    if (backend->available() && backend->chosen_by_auto() && backend->runs(mode, direction)) return *backend;
+    if (backend->runs(mode, direction) && auto_gives(*backend, choice.job_len)) return *backend;
   }
   throw Error("no cipher backend runs AES-" + std::string(mode_name(mode)) + " " +
               std::string(direction_name(direction)));
@@ -160,7 +168,7 @@ const CipherBackend& segment_backend(const BackendChoice& choice) {
     return named->runs_on_device() ? cpu_raw_backend(Mode::ctr, Direction::encrypt) : *named;
   }
   for (const CipherBackend* backend : cipher_backends()) {
-    if (backend->available() && backend->chosen_by_auto()) return *backend;
+    if (auto_gives(*backend, choice.job_len)) return *backend;
   }
   throw Error("no cipher backend runs AES-GCM");
 }
