@@ -158,12 +158,14 @@ SecretBytes scrypt_key(const SecretBytes& passphrase, std::span<const std::uint8
 SecretBytes pbkdf2_hmac(const SecretBytes& passphrase, std::span<const std::uint8_t> salt, std::uint32_t iterations,
                         const std::string& digest, std::size_t out_len) {
   if (iterations == 0) throw usage_error("PBKDF2 needs at least 1 iteration");
-  const EVP_MD* md = EVP_get_digestbyname(digest.c_str());
-  if (md == nullptr) throw usage_error("unknown PBKDF2 digest '" + digest + "'");
+  // Fetched from the provider: the table of legacy names that
+  // EVP_get_digestbyname reads is not filled at start-up (cli/main.cpp).
+  const EvpMdPtr md(EVP_MD_fetch(nullptr, digest.c_str(), nullptr));
+  if (!md) throw usage_error("unknown PBKDF2 digest '" + digest + "'");
   SecretBytes out(out_len);
   if (PKCS5_PBKDF2_HMAC(reinterpret_cast<const char*>(passphrase.data()),
                         static_cast<int>(passphrase.size()), salt.data(), static_cast<int>(salt.size()),
-                        static_cast<int>(iterations), md, static_cast<int>(out.size()), out.data()) != 1) {
+                        static_cast<int>(iterations), md.get(), static_cast<int>(out.size()), out.data()) != 1) {
     throw_openssl_error("PBKDF2 failed");
   }
   return out;

@@ -17,6 +17,9 @@ struct EvpCipherFree {
 struct EvpCtxFree {
   void operator()(EVP_CIPHER_CTX* ctx) const { EVP_CIPHER_CTX_free(ctx); }
 };
+struct EvpMdFree {
+  void operator()(EVP_MD* md) const { EVP_MD_free(md); }
+};
 struct EvpPkeyFree {
   void operator()(EVP_PKEY* key) const { EVP_PKEY_free(key); }
 };
@@ -25,6 +28,7 @@ struct EvpPkeyCtxFree {
 };
 using EvpCipherPtr = std::unique_ptr<EVP_CIPHER, EvpCipherFree>;
 using EvpCtxPtr = std::unique_ptr<EVP_CIPHER_CTX, EvpCtxFree>;
+using EvpMdPtr = std::unique_ptr<EVP_MD, EvpMdFree>;
 using EvpPkeyPtr = std::unique_ptr<EVP_PKEY, EvpPkeyFree>;  // X25519 keys (cipher/x25519.cpp)
 using EvpPkeyCtxPtr = std::unique_ptr<EVP_PKEY_CTX, EvpPkeyCtxFree>;
 
