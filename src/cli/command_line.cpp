@@ -1,6 +1,7 @@
 #include "cli/command_line.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -28,19 +29,26 @@ Run 'paes <command> --help' for each command's options.)";
 
 }  // namespace
 
-CommandLine::CommandLine() : app_("paes: parallel AES for bulk data, byte-identical to openssl enc", "paes") {
+CommandLine::CommandLine(std::string_view only_command)
+    : app_("paes: parallel AES for bulk data, byte-identical to openssl enc", "paes") {
   app_.footer(kFooter);
   app_.require_subcommand(1);
   app_.set_version_flag("-V,--version", "paes " PAES_VERSION);
-  encrypt_ = add_transform_command(app_, Direction::encrypt, encrypt_args_);
-  decrypt_ = add_transform_command(app_, Direction::decrypt, decrypt_args_);
-  bench_ = add_bench_command(app_, bench_args_);
-  info_ = add_info_command(app_, info_args_);
-  keygen_ = add_keygen_command(app_, keygen_args_);
-  rekey_ = add_rekey_command(app_, rekey_args_);
-  inspect_ = add_inspect_command(app_, inspect_args_);
-  completion_ = add_completion_command(app_, docs_args_);
-  man_ = add_man_command(app_);
+  // completion and man describe every command, so they are never alone.
+  constexpr std::string_view kAlone[] = {"encrypt", "decrypt", "bench", "info", "keygen", "rekey", "inspect"};
+  partial_ = std::find(std::begin(kAlone), std::end(kAlone), only_command) != std::end(kAlone);
+  const auto wanted = [&](std::string_view name) { return !partial_ || name == only_command; };
+  if (wanted("encrypt")) encrypt_ = add_transform_command(app_, Direction::encrypt, encrypt_args_);
+  if (wanted("decrypt")) decrypt_ = add_transform_command(app_, Direction::decrypt, decrypt_args_);
+  if (wanted("bench")) bench_ = add_bench_command(app_, bench_args_);
+  if (wanted("info")) info_ = add_info_command(app_, info_args_);
+  if (wanted("keygen")) keygen_ = add_keygen_command(app_, keygen_args_);
+  if (wanted("rekey")) rekey_ = add_rekey_command(app_, rekey_args_);
+  if (wanted("inspect")) inspect_ = add_inspect_command(app_, inspect_args_);
+  if (!partial_) {
+    completion_ = add_completion_command(app_, docs_args_);
+    man_ = add_man_command(app_);
+  }
 }
 
 namespace {
@@ -201,15 +209,16 @@ ParseOutcome CommandLine::parse(int argc, const char* const* argv) {
       return outcome;
     }
   }
-  if (encrypt_->parsed()) outcome.command = Command::encrypt;
-  else if (decrypt_->parsed()) outcome.command = Command::decrypt;
-  else if (bench_->parsed()) outcome.command = Command::bench;
-  else if (info_->parsed()) outcome.command = Command::info;
-  else if (keygen_->parsed()) outcome.command = Command::keygen;
-  else if (rekey_->parsed()) outcome.command = Command::rekey;
-  else if (inspect_->parsed()) outcome.command = Command::inspect;
-  else if (completion_->parsed()) outcome.command = Command::completion;
-  else if (man_->parsed()) outcome.command = Command::man;
+  const auto parsed = [](const CLI::App* command) { return command != nullptr && command->parsed(); };
+  if (parsed(encrypt_)) outcome.command = Command::encrypt;
+  else if (parsed(decrypt_)) outcome.command = Command::decrypt;
+  else if (parsed(bench_)) outcome.command = Command::bench;
+  else if (parsed(info_)) outcome.command = Command::info;
+  else if (parsed(keygen_)) outcome.command = Command::keygen;
+  else if (parsed(rekey_)) outcome.command = Command::rekey;
+  else if (parsed(inspect_)) outcome.command = Command::inspect;
+  else if (parsed(completion_)) outcome.command = Command::completion;
+  else if (parsed(man_)) outcome.command = Command::man;
   else {
     outcome.exit_status = 2;
     outcome.error = "no command given (see 'paes --help')";

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include <string>
+#include <string_view>
 
 #include "cli/commands.hpp"
 
@@ -26,7 +27,12 @@ struct ParseOutcome {
 
 class CommandLine {
  public:
-  CommandLine();
+  // Every command, or with `only_command` naming one that runs a job
+  // (encrypt, decrypt, bench, info, keygen, rekey, inspect), that command
+  // alone: building all of them was a tenth of a small job's run. A command
+  // line that names it but is not one to run (help, an error) is to be
+  // parsed again with every command, whose words its help and errors use.
+  explicit CommandLine(std::string_view only_command = {});
   CommandLine(const CommandLine&) = delete;
   CommandLine& operator=(const CommandLine&) = delete;
 
@@ -38,6 +44,9 @@ class CommandLine {
   // Runs the command parse() chose and returns its exit status. Throws
   // paes::Error for a failed operation.
   int run(Command command);
+
+  // Whether it holds one command only (the constructor's `only_command`).
+  bool partial() const { return partial_; }
 
  private:
   // "unknown command 'NAME': the commands are ...", naming the visible ones.
@@ -51,15 +60,16 @@ class CommandLine {
   RekeyArgs rekey_args_;
   InspectArgs inspect_args_;
   DocsArgs docs_args_;
-  CLI::App* encrypt_;
-  CLI::App* decrypt_;
-  CLI::App* bench_;
-  CLI::App* info_;
-  CLI::App* keygen_;
-  CLI::App* rekey_;
-  CLI::App* inspect_;
-  CLI::App* completion_;
-  CLI::App* man_;
+  bool partial_ = false;
+  CLI::App* encrypt_ = nullptr;  // each null where a partial command line lacks it
+  CLI::App* decrypt_ = nullptr;
+  CLI::App* bench_ = nullptr;
+  CLI::App* info_ = nullptr;
+  CLI::App* keygen_ = nullptr;
+  CLI::App* rekey_ = nullptr;
+  CLI::App* inspect_ = nullptr;
+  CLI::App* completion_ = nullptr;
+  CLI::App* man_ = nullptr;
 };
 
 }  // namespace paes::cli
