@@ -221,6 +221,12 @@ SecretBytes rsa_private_key_from_numbers(const RsaPrivateNumbers& numbers) {
   return checked_pkcs8_der(pkey.get());
 }
 
+void name_pem_key_ciphers() {
+  for (const EVP_CIPHER* cipher : {EVP_aes_128_cbc(), EVP_aes_192_cbc(), EVP_aes_256_cbc(), EVP_des_ede3_cbc()}) {
+    if (EVP_add_cipher(cipher) != 1) throw_openssl_error("naming a PEM key's cipher");
+  }
+}
+
 SecretBytes rsa_private_key_from_pem(const SecretBytes& pem) {
   const std::unique_ptr<BIO, BioFree> bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
   if (!bio) throw_openssl_error("out of memory for a PEM key");

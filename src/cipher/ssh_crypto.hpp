@@ -61,4 +61,11 @@ std::optional<SecretBytes> rsa_oaep_sha256_decrypt(const SecretBytes& private_ke
 SecretBytes rsa_private_key_from_numbers(const RsaPrivateNumbers& numbers);
 SecretBytes rsa_private_key_from_pem(const SecretBytes& pem);
 
+// Puts the ciphers a passphrase-protected PEM key names in its DEK-Info
+// (ssh-keygen -m PEM's AES-128-CBC, openssl's AES and triple DES) in
+// OpenSSL's table of legacy cipher names, where PEM's decryption looks them
+// up (EVP_get_cipherbyname, through libssh): a process may start OpenSSL
+// without that table (paes' CLI does, cli/main.cpp). Idempotent.
+void name_pem_key_ciphers();
+
 }  // namespace paes

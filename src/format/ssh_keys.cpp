@@ -90,6 +90,7 @@ void quiet_libssh() {
   static std::once_flag once;
   std::call_once(once, [] {
     if (libssh().ssh_init() != SSH_OK) throw Error("libssh failed to initialise");
+    name_pem_key_ciphers();
   });
   thread_local bool quiet = false;
   if (!quiet) {
