@@ -1,24 +1,30 @@
 #!/usr/bin/env bash
-# Small files, whole process, where start-up and thread teams weigh most
-# (issue 32): paes' sealed format against age with the same X25519 key, and a
-# 1 MiB sealed decryption with the default threads against --threads 1.
+# Small jobs, whole processes, where start-up weighs most, and armor on a large
+# file (issues 32 and 43): paes' sealed format against age with the same
+# X25519 key, a small sealed decryption on the default threads against one,
+# and -a against the binary format.
 #   - 2 KiB encrypt: `paes encrypt -r age1...` against `age -r age1...`;
 #   - 2 KiB decrypt: `paes decrypt -i ID` against `age -d -i ID`;
-#   each into a file (-o: paes fsyncs its output before the rename, age does
-#   not) and to standard output (/dev/null: neither syncs, like for like);
-#   - 1 MiB sealed decrypt into a file: default threads against --threads 1.
+#   each into a file (-o: paes' temporary, fsync and rename; age writes in
+#   place and does not sync) and to standard output (/dev/null: neither syncs,
+#   like for like);
+#   - 1 MiB sealed decrypt into a file: default threads against --threads 1;
+#   - ARMOR_MIB (1 GiB) sealed to the recipient with -a against without, both
+#   ways, into files.
 # Each pair runs round-robin (bench/suite/paes_bench/runner.py's measure: a
 # warm-up round, then RUNS rounds, `sync` before every run outside the
 # timing), so a shared machine's drift weighs on both alike; figures are
 # medians with min..max, ratios are of medians. It reports and asserts
-# nothing: the goal is paes / age <= 1.0 for the 2 KiB encrypt, and default
-# threads / --threads 1 <= 1.0 for the 1 MiB decrypt.
+# nothing; the goals (printed beside each ratio): paes / age <= 1.0 for the
+# 2 KiB encrypt and decrypt into a file, default threads / --threads 1 <= 1.0
+# for the 1 MiB decrypt, -a / binary <= 1.15 encrypting and <= 1.25
+# decrypting. Quote it from an idle machine: the load average is printed.
 #
-#   bench/small_files.sh [RUNS] [DIR]     (defaults: 21 $TMPDIR or /tmp)
+#   bench/start_up_and_armor.sh [RUNS] [DIR] [ARMOR_MIB]   (defaults: 41, $TMPDIR or /tmp, 1024)
 set -euo pipefail
 
 source "$(dirname "$0")/lib.sh"
-bench_setup small 1 "${1:-21}" "${2:-}"
+bench_setup start-up "${3:-1024}" "${1:-41}" "${2:-}"
 for tool in age age-keygen; do
   command -v "$tool" > /dev/null || { echo "$tool is not installed (scripts/setup.sh installs age)" >&2; exit 1; }
 done
@@ -33,20 +39,29 @@ recipient="$(age-keygen -y "$work/age.id")"
 age -r "$recipient" -o "$work/in2k.age" "$work/in2k"
 "$paes" decrypt -i "$work/age.id" "$work/in2k.paes" -o "$work/check"
 cmp "$work/check" "$work/in2k"
+rm -f "$work/check"
 "$paes" encrypt --key-file "$work/key" "$work/in1m" -o "$work/in1m.paes"
+# The large file, sealed to the recipient in both formats; the armor must hold
+# the binary file's plaintext.
+head -c $((size_mib << 20)) /dev/urandom > "$work/big"
+"$paes" encrypt -r "$recipient" "$work/big" -o "$work/big.paes"
+"$paes" encrypt -a -r "$recipient" "$work/big" -o "$work/big.paes.asc"
+"$paes" decrypt -i "$work/age.id" "$work/big.paes.asc" -o "$work/check"
+cmp "$work/check" "$work/big"
 rm -f "$work/check"
 
 echo "paes: $paes ($("$paes" --version | head -1)); age $(age --version)"
-echo "$runs round-robin runs per command after a warm-up round, $(nproc) CPUs, files in $work"
+echo "$runs round-robin runs per command after a warm-up round, $(nproc) CPUs, files in $work;" \
+  "load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
-"${PYTHON:-python3}" - "$root/bench/suite" "$paes" "$runs" "$work" "$recipient" <<'EOF'
+"${PYTHON:-python3}" - "$root/bench/suite" "$paes" "$runs" "$work" "$recipient" "$size_mib" <<'EOF'
 import subprocess
 import sys
 
 sys.path.insert(0, sys.argv[1])
 from paes_bench.runner import measure  # noqa: E402
 
-paes, runs, work, recipient = sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+paes, runs, work, recipient, size_mib = sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6]
 out = f"{work}/out"
 ident = f"{work}/age.id"
 to_file = {"parse_json": False, "stdout": None, "out": out}
@@ -60,18 +75,26 @@ pairs = [
     ("2 KiB encrypt to stdout", "<= 1.0",
      [("paes encrypt -r", [paes, "encrypt", "-r", recipient, f"{work}/in2k"], f"{work}/in2k", to_null),
       ("age -r", ["age", "-r", recipient, f"{work}/in2k"], f"{work}/in2k", to_null)]),
-    ("2 KiB decrypt -o file", "",
+    ("2 KiB decrypt -o file", "<= 1.0",
      [("paes decrypt -i", [paes, "decrypt", "-i", ident, f"{work}/in2k.paes", "-o", out], f"{work}/in2k.paes",
        to_file),
       ("age -d -i", ["age", "-d", "-i", ident, "-o", out, f"{work}/in2k.age"], f"{work}/in2k.age", to_file)]),
     ("2 KiB decrypt to stdout", "",
      [("paes decrypt -i", [paes, "decrypt", "-i", ident, f"{work}/in2k.paes"], f"{work}/in2k.paes", to_null),
       ("age -d -i", ["age", "-d", "-i", ident, f"{work}/in2k.age"], f"{work}/in2k.age", to_null)]),
-    ("1 MiB sealed decrypt -o file", "<= 1.0",
+    ("1 MiB decrypt, threads", "<= 1.0",
      [("paes, default threads", [paes, "decrypt", "--key-file", f"{work}/key", f"{work}/in1m.paes", "-o", out],
        f"{work}/in1m.paes", to_file),
       ("paes --threads 1", [paes, "decrypt", "--key-file", f"{work}/key", "--threads", "1", f"{work}/in1m.paes",
                             "-o", out], f"{work}/in1m.paes", to_file)]),
+    (f"{size_mib} MiB sealed encrypt -o file", "<= 1.15",
+     [("paes encrypt -a", [paes, "encrypt", "-a", "-r", recipient, f"{work}/big", "-o", out], f"{work}/big", to_file),
+      ("paes encrypt", [paes, "encrypt", "-r", recipient, f"{work}/big", "-o", out], f"{work}/big", to_file)]),
+    (f"{size_mib} MiB sealed decrypt -o file", "<= 1.25",
+     [("paes decrypt, armored", [paes, "decrypt", "-i", ident, f"{work}/big.paes.asc", "-o", out],
+       f"{work}/big.paes.asc", to_file),
+      ("paes decrypt, binary", [paes, "decrypt", "-i", ident, f"{work}/big.paes", "-o", out], f"{work}/big.paes",
+       to_file)]),
 ]
 
 ratios = []
@@ -86,5 +109,5 @@ for case, goal, sides in pairs:
 print()
 print("ratios of medians (time / time; lower is faster for the first):")
 for case, what, ratio, goal in ratios:
-    print(f"  {case:30} {what:42} {ratio:5.2f}" + (f"   (goal {goal})" if goal else ""))
+    print(f"  {case:30} {what:46} {ratio:5.2f}" + (f"   (goal {goal})" if goal else ""))
 EOF

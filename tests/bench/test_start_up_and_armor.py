@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Smoke test of bench/small_files.sh: one round on this paes.
+"""Smoke test of bench/start_up_and_armor.sh: one round on this paes, armor on 1 MiB.
 
 Checks that the script runs through, prints both sides' figures and a ratio line per case,
 removes its scratch directory, and refuses bad arguments with exit 2 before writing anything.
 Never checks speed. Exits 77 (skipped) without age and age-keygen.
 
-    python3 tests/bench/test_small_files.py --paes build/release/paes
+    python3 tests/bench/test_start_up_and_armor.py --paes build/release/paes
 """
 
 import os
@@ -19,22 +19,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from harness import run_unittest  # noqa: E402
 from harness.bench_scripts import BenchScriptChecks, paes_argument_or_skip, run_bench_script  # noqa: E402
 
-SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "small_files.sh"
+SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "start_up_and_armor.sh"
 CASES = ("2 KiB encrypt -o file", "2 KiB encrypt to stdout", "2 KiB decrypt -o file", "2 KiB decrypt to stdout",
-         "1 MiB sealed decrypt -o file")
+         "1 MiB decrypt, threads", "1 MiB sealed encrypt -o file", "1 MiB sealed decrypt -o file")
 ARGS = None
 
 
-def run_small_files(*args):
+def run_start_up_and_armor(*args):
     return run_bench_script(SCRIPT, *args, env=dict(os.environ, PAES=ARGS.paes))
 
 
-class SmallFiles(BenchScriptChecks, unittest.TestCase):
-    scratch_prefix = "paes-small-files-test."
+class StartUpAndArmor(BenchScriptChecks, unittest.TestCase):
+    scratch_prefix = "paes-start-up-test."
 
     @classmethod
     def run_script_once(cls, scratch):
-        return run_small_files("1", str(scratch))
+        return run_start_up_and_armor("1", str(scratch), "1")
 
     def test_each_side_has_figures(self):
         for case in CASES:
@@ -51,7 +51,7 @@ class SmallFiles(BenchScriptChecks, unittest.TestCase):
         self.assertEqual([p.name for p in self.dir.iterdir()], [], "the script left its scratch files behind")
 
     def test_bad_arguments_exit_2(self):
-        self.assert_each_refused_before_writing(lambda d: (["0", d], ["-1", d], ["x", d]), run_small_files)
+        self.assert_each_refused_before_writing(lambda d: (["0", d], ["-1", d], ["x", d], ["1", d, "0"]), run_start_up_and_armor)
 
 
 if __name__ == "__main__":
