@@ -159,7 +159,7 @@ SecretBytes pbkdf2_hmac(const SecretBytes& passphrase, std::span<const std::uint
                         const std::string& digest, std::size_t out_len) {
   if (iterations == 0) throw usage_error("PBKDF2 needs at least 1 iteration");
   // Fetched from the provider: the table of legacy names that
-  // EVP_get_digestbyname reads is not filled at start-up (cli/main.cpp).
+  // EVP_get_digestbyname reads may be left unfilled (util/openssl_set_up.hpp).
   const EvpMdPtr md(EVP_MD_fetch(nullptr, digest.c_str(), nullptr));
   if (!md) throw usage_error("unknown PBKDF2 digest '" + digest + "'");
   SecretBytes out(out_len);

@@ -65,7 +65,7 @@ SecretBytes rsa_private_key_from_pem(const SecretBytes& pem);
 // (ssh-keygen -m PEM's AES-128-CBC, openssl's AES and triple DES) in
 // OpenSSL's table of legacy cipher names, where PEM's decryption looks them
 // up (EVP_get_cipherbyname, through libssh): a process may start OpenSSL
-// without that table (paes' CLI does, cli/main.cpp). Idempotent.
+// without that table (paes' CLI does: util/openssl_set_up.hpp). Idempotent.
 void name_pem_key_ciphers();
 
 }  // namespace paes

@@ -4,12 +4,10 @@
 // every failure into one line on stderr and an exit status: 0 success,
 // 1 a failed operation, 2 a usage error.
 #include <fcntl.h>
-#include <openssl/crypto.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <csignal>
-#include <cstdint>
 #include <cstdio>
 #include <iostream>
 #include <iterator>
@@ -33,6 +31,7 @@
 #include "paes/io.hpp"
 #include "paes/notice.hpp"
 #include "util/core_dumps.hpp"
+#include "util/openssl_set_up.hpp"
 #include "util/printable.hpp"
 #ifdef PAES_HAVE_MPI
 #include "paes/mpi.hpp"
@@ -232,34 +231,12 @@ int hand_over_to_paes_mpi(char** argv, const EndingSignals& ending_signals) {
 }
 #endif
 
-// OpenSSL as one short process needs it (docs/PERFORMANCE.md, "Start-up"),
-// before its first use sets it up its default way:
-// - no clean-up at exit: the process's end frees what OpenSSL holds, and its
-//   clean-up was a tenth of a millisecond of every run;
-// - the configuration file only where OPENSSL_CONF names one. The system's
-//   (Debian's openssl.cnf) sets TLS policy, nothing paes' algorithms use,
-//   and reading it was another tenth; one a user names (a provider to load)
-//   is read as before;
-// - no tables of legacy cipher and digest names (EVP_get_cipherbyname's;
-//   paes fetches from the provider, and the ssh key reader names the few
-//   ciphers PEM keys use: name_pem_key_ciphers), and no error strings: an
-//   OpenSSL error paes reports (an internal failure) is worded by its
-//   codes. 0.4 ms.
-void set_up_openssl() {
-  std::uint64_t options = OPENSSL_INIT_NO_ATEXIT | OPENSSL_INIT_NO_ADD_ALL_CIPHERS |
-                          OPENSSL_INIT_NO_ADD_ALL_DIGESTS | OPENSSL_INIT_NO_LOAD_CRYPTO_STRINGS;
-  if (const char* conf = std::getenv("OPENSSL_CONF"); conf == nullptr || *conf == '\0') {
-    options |= OPENSSL_INIT_NO_LOAD_CONFIG;
-  }
-  OPENSSL_init_crypto(options, nullptr);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   paes::cli::remember_inherited_descriptors();  // before paes opens any of its own
   hold_closed_standard_descriptors();           // before anything opens a file
-  set_up_openssl();                             // before OpenSSL's first use
+  paes::set_up_openssl_for_one_command();       // before OpenSSL's first use
   // First, before any rank or command holds a key (util/core_dumps.hpp).
   paes::forbid_core_dumps();
   // A write past the file size limit (ulimit -f) raises SIGXFSZ, whose default
