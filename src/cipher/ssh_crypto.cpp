@@ -51,11 +51,9 @@ using ParamsPtr = std::unique_ptr<OSSL_PARAM, ParamsFree>;
 // ssh key, and initialised there: it picks its implementations once
 // (sodium_init is safe to call from several threads, but once is enough).
 // Throws Error where it is missing.
-struct SodiumFunctions {
-  static const SharedLibrary& library() {
-    static const SharedLibrary lib("libsodium.so.23", "Ed25519 ssh keys are converted with libsodium");
-    return lib;
-  }
+struct SodiumFunctions : LibraryFunctions<SodiumFunctions> {
+  static constexpr const char* kSoname = "libsodium.so.23";
+  static constexpr const char* kNeededFor = "Ed25519 ssh keys are converted with libsodium";
   SodiumFunctions() {
     if (sodium_init() < 0) throw Error("libsodium failed to initialise");
   }
@@ -64,10 +62,7 @@ struct SodiumFunctions {
   PAES_LIBRARY_MEMBER(crypto_sign_ed25519_sk_to_curve25519);
 };
 
-const SodiumFunctions& sodium() {
-  static const SodiumFunctions functions;  // a throw leaves it for the next call to try again
-  return functions;
-}
+const SodiumFunctions& sodium() { return SodiumFunctions::get(); }
 
 // A number in secure memory, computed in constant time, for the private
 // ones; public numbers take the same path, which costs nothing here.

@@ -31,11 +31,9 @@ constexpr std::string_view kKeyTypes = "ssh-ed25519 and ssh-rsa";
 // libssh's functions, from libssh.so.4 opened at the first ssh key: it and
 // what it loads (Kerberos' five libraries, zlib) cost every run 0.3 ms of
 // start-up when linked. Throws Error where it is missing.
-struct LibsshFunctions {
-  static const SharedLibrary& library() {
-    static const SharedLibrary lib("libssh.so.4", "ssh keys are read with libssh");
-    return lib;
-  }
+struct LibsshFunctions : LibraryFunctions<LibsshFunctions> {
+  static constexpr const char* kSoname = "libssh.so.4";
+  static constexpr const char* kNeededFor = "ssh keys are read with libssh";
   PAES_LIBRARY_MEMBER(ssh_init);
   PAES_LIBRARY_MEMBER(ssh_key_free);
   PAES_LIBRARY_MEMBER(ssh_key_is_private);
@@ -52,10 +50,7 @@ struct LibsshFunctions {
   PAES_LIBRARY_MEMBER(ssh_string_free_char);
 };
 
-const LibsshFunctions& libssh() {
-  static const LibsshFunctions functions;  // a throw leaves it for the next call to try again
-  return functions;
-}
+const LibsshFunctions& libssh() { return LibsshFunctions::get(); }
 
 struct SshKeyFree {
   void operator()(ssh_key key) const { libssh().ssh_key_free(key); }

@@ -51,7 +51,30 @@ class SharedLibrary {
 // `library`'s function `name`, typed as the header that declares it types it:
 // PAES_LIBRARY_FUNCTION(lib, clFinish) has the type of &::clFinish.
 #define PAES_LIBRARY_FUNCTION(library, name) (library).function<decltype(&::name)>(#name)
-// A member of a struct of one library's functions, which opens the library in
-// its static library(): `struct Lib { static const SharedLibrary& library();
-// PAES_LIBRARY_MEMBER(clFinish); };` The struct's first construction opens it.
+// A member of a struct of one library's functions (LibraryFunctions).
 #define PAES_LIBRARY_MEMBER(name) decltype(&::name) name = PAES_LIBRARY_FUNCTION(library(), name)
+
+namespace paes {
+
+// The base of a struct of the functions a file calls from one library:
+//   struct OpenClFunctions : LibraryFunctions<OpenClFunctions> {
+//     static constexpr const char* kSoname = "libOpenCL.so.1";
+//     static constexpr const char* kNeededFor = "OpenCL devices are reached ...";
+//     PAES_LIBRARY_MEMBER(clFinish);
+//   };
+// get() opens the library and resolves the functions at its first call.
+template <typename Functions>
+struct LibraryFunctions {
+  static const SharedLibrary& library() {
+    static const SharedLibrary lib(Functions::kSoname, Functions::kNeededFor);
+    return lib;
+  }
+  // Throws Error where the library or a function is missing; a throw leaves
+  // it for the next call to try again.
+  static const Functions& get() {
+    static const Functions functions;
+    return functions;
+  }
+};
+
+}  // namespace paes

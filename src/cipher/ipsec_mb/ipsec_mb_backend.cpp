@@ -38,11 +38,9 @@ namespace {
 // The library's own functions (the ciphers are reached through a manager's
 // pointers), from libIPSec_MB.so.1 opened at first use: a job auto gives to
 // OpenSSL never maps its 12 MB. Throws Error where the library is missing.
-struct IpsecMbLibrary {
-  static const SharedLibrary& library() {
-    static const SharedLibrary lib("libIPSec_MB.so.1", "the ipsec-mb backend runs Intel's ipsec-mb");
-    return lib;
-  }
+struct IpsecMbLibrary : LibraryFunctions<IpsecMbLibrary> {
+  static constexpr const char* kSoname = "libIPSec_MB.so.1";
+  static constexpr const char* kNeededFor = "the ipsec-mb backend runs Intel's ipsec-mb";
   PAES_LIBRARY_MEMBER(alloc_mb_mgr);
   PAES_LIBRARY_MEMBER(free_mb_mgr);
   PAES_LIBRARY_MEMBER(init_mb_mgr_auto);
@@ -50,10 +48,7 @@ struct IpsecMbLibrary {
   PAES_LIBRARY_MEMBER(imb_get_strerror);
 };
 
-const IpsecMbLibrary& ipsec_mb() {
-  static const IpsecMbLibrary functions;  // a throw leaves it for the next call to try again
-  return functions;
-}
+const IpsecMbLibrary& ipsec_mb() { return IpsecMbLibrary::get(); }
 
 // Loading the library and its first manager's set-up (the self-test) cost a
 // 2 KiB sealed job 0.55 ms (docs/PERFORMANCE.md, "Start-up"): what ipsec-mb

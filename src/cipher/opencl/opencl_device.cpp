@@ -34,11 +34,9 @@ namespace {
 // The ICD loader's functions, from libOpenCL.so.1 opened at first use: a
 // job that never asks for an OpenCL device never maps it, nor anything a
 // platform loads. Throws Error (the loader's absence, in dlerror's words).
-struct OpenClFunctions {
-  static const SharedLibrary& library() {
-    static const SharedLibrary lib("libOpenCL.so.1", "OpenCL devices are reached through an ICD loader");
-    return lib;
-  }
+struct OpenClFunctions : LibraryFunctions<OpenClFunctions> {
+  static constexpr const char* kSoname = "libOpenCL.so.1";
+  static constexpr const char* kNeededFor = "OpenCL devices are reached through an ICD loader";
   PAES_LIBRARY_MEMBER(clBuildProgram);
   PAES_LIBRARY_MEMBER(clCreateBuffer);
   PAES_LIBRARY_MEMBER(clCreateCommandQueue);
@@ -68,10 +66,7 @@ struct OpenClFunctions {
   PAES_LIBRARY_MEMBER(clSetKernelArg);
 };
 
-const OpenClFunctions& opencl() {
-  static const OpenClFunctions functions;  // a throw leaves it for the next call to try again
-  return functions;
-}
+const OpenClFunctions& opencl() { return OpenClFunctions::get(); }
 
 // clGetPlatformIDs' answer when the ICD loader finds no platform at all
 // (cl_khr_icd; the constant lives in cl_ext.h).
