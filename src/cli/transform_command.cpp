@@ -6,10 +6,13 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <utility>
 
@@ -756,7 +759,22 @@ void add_raw_key(CipherSpec& spec, const TransformArgs& args, const CLI::App& co
 // would leave someone who asked for a GPU thinking it ran there.
 void note_run_on_the_cpu(const BackendChoice& asked, const std::string& what, const std::string& ran) {
   if (!names_gpu_backend(asked.name) || ran == asked.name) return;
-  say("paes: note: the " + asked.name + " backend doesn't run " + what + ": it runs on the CPU (" + ran + ")\n");
+  say("paes: note: the " + asked.name + " backend doesn't run " + what + ": it runs on the CPU" +
+      (ran.empty() ? "" : " (" + ran + ")") + "\n");
+}
+
+// The CPU backend auto runs a sealed job on `input` with: it depends on the
+// job's size (CipherBackend::auto_min_job_len), so for a set, whose files
+// differ, none is named ("").
+std::string sealed_cpu_backend(const BackendChoice& choice, const std::string& input, bool set) {
+  if (set) return {};
+  std::optional<std::uint64_t> size;
+  std::error_code ec;
+  if (!names_stdio(input) && std::filesystem::is_regular_file(input, ec)) {
+    const std::uintmax_t bytes = std::filesystem::file_size(input, ec);
+    if (!ec) size = bytes;
+  }
+  return segment_backend_name(choice.for_job_of(size));
 }
 
 // age's payload is ChaCha20-Poly1305, which only OpenSSL on the CPU runs:
@@ -1178,7 +1196,7 @@ int run_transform(Direction direction, const TransformArgs& given, const CLI::Ap
   // exported on every node of a cluster).
   if (args.mode.empty() && names_gpu_backend(resolved.backend.name) && !args.device) {
     const BackendChoice asked = std::exchange(resolved.backend, BackendChoice{});
-    note_run_on_the_cpu(asked, "the sealed format (AES-GCM)", segment_backend_name(resolved.backend));
+    note_run_on_the_cpu(asked, "the sealed format (AES-GCM)", sealed_cpu_backend(resolved.backend, args.input, set));
   } else {
     check_backend(resolved.backend);
   }

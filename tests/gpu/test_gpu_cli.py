@@ -165,8 +165,9 @@ class OpenClCliTest(ScratchTestCase):
             proc = run_paes([direction, *form, "--key-file", key_file, source, "-o", out, "--json"])
             self.assertEqual(proc.returncode, 0, describe(proc))
             report = json.loads(proc.stdout)
-            self.assertEqual((report["engine"], report["mode"], report["backend"]),
-                             ("threads", "sealed", INFO["backend_auto_chooses"]), report)
+            # Auto's CPU backend for a file of this size (ipsec-mb only from 4 MiB on), which the note names.
+            self.assertEqual((report["engine"], report["mode"]), ("threads", "sealed"), report)
+            self.assertIn(report["backend"], cpu_backends(), report)
             self.assertEqual(proc.stderr.decode(), "paes: note: the opencl backend doesn't run the sealed format "
                                                    f"(AES-GCM): it runs on the CPU ({report['backend']})\n")
         self.assertEqual(read_file(self.path("back")), plain)
