@@ -52,21 +52,21 @@ bool is_low_order_point(const X25519PublicKey& point) {
   return std::find(std::begin(kLowOrderPoints), std::end(kLowOrderPoints), point) != std::end(kLowOrderPoints);
 }
 
-X25519PublicKey x25519_public_of(const SecretBytes& private_key) {
-  const EvpPkeyPtr pkey = private_pkey(private_key);
+namespace {
+
+X25519PublicKey public_of(EVP_PKEY* own) {
   X25519PublicKey out{};
   std::size_t len = out.size();
-  if (EVP_PKEY_get_raw_public_key(pkey.get(), out.data(), &len) != 1 || len != out.size()) {
+  if (EVP_PKEY_get_raw_public_key(own, out.data(), &len) != 1 || len != out.size()) {
     throw_openssl_error("X25519 public key");
   }
   return out;
 }
 
-SecretBytes x25519_shared_secret(const SecretBytes& private_key, const X25519PublicKey& peer) {
-  const EvpPkeyPtr own = private_pkey(private_key);
+SecretBytes shared_secret(EVP_PKEY* own, const X25519PublicKey& peer) {
   const EvpPkeyPtr peer_key(EVP_PKEY_new_raw_public_key(EVP_PKEY_X25519, nullptr, peer.data(), peer.size()));
   if (!peer_key) throw_openssl_error("X25519 public key");
-  const EvpPkeyCtxPtr ctx(EVP_PKEY_CTX_new(own.get(), nullptr));
+  const EvpPkeyCtxPtr ctx(EVP_PKEY_CTX_new(own, nullptr));
   if (!ctx) throw_openssl_error("out of memory for X25519");
   SecretBytes shared(kX25519KeyLen);
   std::size_t len = shared.size();
@@ -78,6 +78,22 @@ SecretBytes x25519_shared_secret(const SecretBytes& private_key, const X25519Pub
     throw Error("X25519 key agreement failed: a low-order public key (its shared secret is all zero)");
   }
   return shared;
+}
+
+}  // namespace
+
+X25519PublicKey x25519_public_of(const SecretBytes& private_key) { return public_of(private_pkey(private_key).get()); }
+
+SecretBytes x25519_shared_secret(const SecretBytes& private_key, const X25519PublicKey& peer) {
+  return shared_secret(private_pkey(private_key).get(), peer);
+}
+
+X25519Exchange x25519_exchange(const SecretBytes& private_key, const X25519PublicKey& peer) {
+  const EvpPkeyPtr own = private_pkey(private_key);
+  X25519Exchange exchange;
+  exchange.own_public = public_of(own.get());
+  exchange.shared = shared_secret(own.get(), peer);
+  return exchange;
 }
 
 std::vector<std::uint8_t> chacha20_poly1305_seal(const SecretBytes& key, std::span<const std::uint8_t, 12> nonce,

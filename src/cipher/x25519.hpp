@@ -28,6 +28,15 @@ X25519PublicKey x25519_public_of(const SecretBytes& private_key);
 // is a low-order point, and the secret would be one anybody can predict.
 SecretBytes x25519_shared_secret(const SecretBytes& private_key, const X25519PublicKey& peer);
 
+// Both of the above from one key object: OpenSSL computes a private key's
+// public key when it imports it, so the two calls made that multiplication
+// twice (an ephemeral key's wrap needs both).
+struct X25519Exchange {
+  X25519PublicKey own_public{};
+  SecretBytes shared;
+};
+X25519Exchange x25519_exchange(const SecretBytes& private_key, const X25519PublicKey& peer);
+
 // Whether `point`, a canonical u-coordinate (below 2^255 - 19), is one of
 // the points of small order, with which every X25519 result is zero: 0, 1,
 // 2^255 - 20 and the two points of order 8 (RFC 7748 section 7; libsodium's

@@ -28,12 +28,11 @@ Stanza wrap_x25519(const SecretBytes& file_key, const X25519PublicKey& recipient
   if (file_key.size() != kFileKeyLen) throw Error("internal: a file key is 16 bytes");
   SecretBytes ephemeral_secret(kX25519KeyLen);
   random_bytes({ephemeral_secret.data(), ephemeral_secret.size()});
-  const X25519PublicKey ephemeral = x25519_public_of(ephemeral_secret);
-  const SecretBytes shared = x25519_shared_secret(ephemeral_secret, recipient);
-  const SecretBytes key = x25519_wrap_key(shared, ephemeral, recipient, kWrapInfo);
+  const X25519Exchange exchange = x25519_exchange(ephemeral_secret, recipient);
+  const SecretBytes key = x25519_wrap_key(exchange.shared, exchange.own_public, recipient, kWrapInfo);
   Stanza stanza;
   stanza.type = kX25519StanzaType;
-  stanza.args.push_back(encode_base64(ephemeral));
+  stanza.args.push_back(encode_base64(exchange.own_public));
   stanza.body = chacha20_poly1305_seal(key, kStanzaWrapNonce, file_key.view());
   return stanza;
 }
