@@ -1,6 +1,9 @@
-// Armor's text, made and read with OpenSSL's base64 (EVP_Encode*, EVP_Decode*,
-// EVP_EncodeBlock): the same lines as openssl enc -a, and for paes' own armor
-// the strict PEM of RFC 7468 that age's armor is (C2SP age.md, "ASCII armor").
+// Armor's text, in order: the same lines as openssl enc -a, and for paes' own
+// armor the strict PEM of RFC 7468 that age's armor is (C2SP age.md, "ASCII
+// armor"). Whole lines go through util/base64_lines' fast codec; what is
+// not a whole 64-column line (the last, CRLF text) line by line; openssl's
+// text, once it is not such lines, through OpenSSL's EVP_Decode*, which
+// defines what openssl enc -d -a reads.
 #pragma once
 
 #include <openssl/types.h>
@@ -53,8 +56,9 @@ class ArmorEncoder {
  private:
   void begin(std::vector<std::uint8_t>& text);
   Armor armor_;
-  EVP_ENCODE_CTX* ctx_ = nullptr;
   bool begun_ = false;
+  std::uint8_t held_[48] = {};  // the bytes of a line not yet whole
+  std::size_t held_len_ = 0;
 };
 
 // Armor to bytes, piece by piece. paes' armor is held to the rules FORMAT.md
@@ -76,15 +80,21 @@ class ArmorDecoder {
 
  private:
   enum class State { begin, body, last_line_seen, end };
+  void decode_openssl(std::span<const std::uint8_t> text, std::vector<std::uint8_t>& bytes);
+  void evp_decode(std::span<const std::uint8_t> text, std::vector<std::uint8_t>& bytes);
+  std::span<const std::uint8_t> whole_lines(std::span<const std::uint8_t> text, std::vector<std::uint8_t>& bytes);
   void paes_line(std::string_view line, std::vector<std::uint8_t>& bytes);
   [[noreturn]] void fail(const std::string& why) const;
 
   Armor armor_;
   std::string name_;
-  EVP_ENCODE_CTX* ctx_ = nullptr;  // Armor::openssl
+  // Armor::openssl: OpenSSL's decoder, made once the text is not whole
+  // 64-column lines (until then it would have read them just as the fast
+  // codec does, and would hold nothing after them).
+  EVP_ENCODE_CTX* ctx_ = nullptr;
   State state_ = State::begin;
   std::string_view end_line_;  // PEM: the END line that goes with the BEGIN line read
-  std::string line_;  // Armor::paes: a line not yet ended
+  std::string line_;  // a line not yet ended (Armor::openssl: while no EVP decoder is made)
   std::uint64_t line_number_ = 0;
   std::size_t leading_whitespace_ = 0;  // PEM: skipped before the BEGIN line
 };
