@@ -22,11 +22,6 @@ EVP_ENCODE_CTX* new_context() {
   return ctx;
 }
 
-void append(std::vector<std::uint8_t>& text, std::string_view line) {
-  text.insert(text.end(), line.begin(), line.end());
-  text.push_back('\n');
-}
-
 bool is_armor_whitespace(std::uint8_t c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
 }  // namespace
@@ -43,6 +38,32 @@ bool starts_with_armor(std::span<const std::uint8_t> start) {
   return false;
 }
 
+std::string_view armor_begin_line(Armor armor) {
+  switch (armor) {
+    case Armor::paes:
+      return kArmorBeginLine;
+    case Armor::age:
+      return kAgeArmorBeginLine;
+    case Armor::none:
+    case Armor::openssl:
+      break;
+  }
+  return {};
+}
+
+std::string_view armor_end_line(Armor armor) {
+  switch (armor) {
+    case Armor::paes:
+      return kArmorEndLine;
+    case Armor::age:
+      return kAgeArmorEndLine;
+    case Armor::none:
+    case Armor::openssl:
+      break;
+  }
+  return {};
+}
+
 ArmorEncoder::ArmorEncoder(Armor armor) : armor_(armor) {}
 
 ArmorEncoder::~ArmorEncoder() = default;
@@ -50,8 +71,8 @@ ArmorEncoder::~ArmorEncoder() = default;
 void ArmorEncoder::begin(std::vector<std::uint8_t>& text) {
   if (begun_) return;
   begun_ = true;
-  if (armor_ == Armor::paes) append(text, kArmorBegin);
-  if (armor_ == Armor::age) append(text, kAgeArmorBegin);
+  const std::string_view line = armor_begin_line(armor_);
+  text.insert(text.end(), line.begin(), line.end());
 }
 
 void ArmorEncoder::encode(std::span<const std::uint8_t> bytes, std::vector<std::uint8_t>& text) {
@@ -86,8 +107,8 @@ void ArmorEncoder::finish(std::vector<std::uint8_t>& text) {
     text.resize(at + n + 1);
     held_len_ = 0;
   }
-  if (armor_ == Armor::paes) append(text, kArmorEnd);
-  if (armor_ == Armor::age) append(text, kAgeArmorEnd);
+  const std::string_view line = armor_end_line(armor_);
+  text.insert(text.end(), line.begin(), line.end());
 }
 
 ArmorDecoder::ArmorDecoder(Armor armor, std::string name) : armor_(armor), name_(std::move(name)) {}

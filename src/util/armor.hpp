@@ -18,10 +18,15 @@
 
 namespace paes {
 
-inline constexpr std::string_view kArmorBegin = "-----BEGIN PAES ENCRYPTED FILE-----";
-inline constexpr std::string_view kArmorEnd = "-----END PAES ENCRYPTED FILE-----";
-inline constexpr std::string_view kAgeArmorBegin = "-----BEGIN AGE ENCRYPTED FILE-----";
-inline constexpr std::string_view kAgeArmorEnd = "-----END AGE ENCRYPTED FILE-----";
+// The marker lines with their '\n', and without.
+inline constexpr std::string_view kArmorBeginLine = "-----BEGIN PAES ENCRYPTED FILE-----\n";
+inline constexpr std::string_view kArmorEndLine = "-----END PAES ENCRYPTED FILE-----\n";
+inline constexpr std::string_view kAgeArmorBeginLine = "-----BEGIN AGE ENCRYPTED FILE-----\n";
+inline constexpr std::string_view kAgeArmorEndLine = "-----END AGE ENCRYPTED FILE-----\n";
+inline constexpr std::string_view kArmorBegin = kArmorBeginLine.substr(0, kArmorBeginLine.size() - 1);
+inline constexpr std::string_view kArmorEnd = kArmorEndLine.substr(0, kArmorEndLine.size() - 1);
+inline constexpr std::string_view kAgeArmorBegin = kAgeArmorBeginLine.substr(0, kAgeArmorBeginLine.size() - 1);
+inline constexpr std::string_view kAgeArmorEnd = kAgeArmorEndLine.substr(0, kAgeArmorEndLine.size() - 1);
 
 // Whitespace (space, tab, CR, LF) allowed before the BEGIN line: age.md lets
 // readers skip some, and age skips up to 1024 bytes of it.
@@ -38,6 +43,24 @@ inline constexpr std::size_t kArmorProbeLen = kMaxArmorLeadingWhitespace + kArmo
 // Exact for those lines' body; CRLF text or other line lengths run longer.
 inline constexpr std::uint64_t armor_text_len_of(std::uint64_t decoded) {
   return decoded / 48 * 65 + (decoded % 48 * 4 + 2) / 3;
+}
+
+// Armor's text at offsets: its lines carry 48 bytes each from the first byte
+// on, so the place of every byte in the text is known before the bytes
+// before it are (io/armored_file: workers encode and decode their own
+// chunks' lines).
+//
+// The BEGIN line and its '\n' that `armor`'s text starts with (none for
+// Armor::openssl), and the END line and its '\n' it ends with.
+std::string_view armor_begin_line(Armor armor);
+std::string_view armor_end_line(Armor armor);
+// Where, in the base64 lines, the 4 characters of the group of bytes
+// 3 x `group` to 3 x `group` + 2 start: 16 groups a line, each line 65
+// characters with its '\n'.
+inline constexpr std::uint64_t armor_group_at(std::uint64_t group) { return group / 16 * 65 + group % 16 * 4; }
+// The length of the base64 lines of `len` bytes, the last one's '\n' included.
+inline constexpr std::uint64_t armor_lines_len(std::uint64_t len) {
+  return len / 48 * 65 + (len % 48 == 0 ? 0 : (len % 48 + 2) / 3 * 4 + 1);
 }
 
 // Bytes to armor, piece by piece.
