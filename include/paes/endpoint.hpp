@@ -39,9 +39,9 @@ class InputEndpoint {
   // unreadable, a directory). `refuse_terminal`: a terminal is refused
   // (ciphertext is never typed). `armor`: Armor::openssl's text is decoded;
   // Armor::paes' is decoded where the input starts with its BEGIN line. A
-  // file of paes' (or age's) armor in LF lines is decoded at offsets, by
-  // the readers of the bytes (source()); other armored files are read front
-  // to back, as a stream.
+  // file of paes' (or age's) armor in 64-column lines that all end alike
+  // (LF, or CRLF) is decoded at offsets, by the readers of the bytes
+  // (source()); other armored files are read front to back, as a stream.
   InputEndpoint(const std::string& path, bool refuse_terminal, Armor armor = Armor::none);
   ~InputEndpoint();
   InputEndpoint(const InputEndpoint&) = delete;

@@ -155,24 +155,31 @@ void ArmoredSink::finish() {
 
 std::unique_ptr<ArmoredSource> ArmoredSource::open(Source& text, std::string name) {
   const std::uint64_t size = text.size();
-  // The start: whitespace, then the BEGIN line and '\n' alone.
+  // The start: whitespace, then the BEGIN line, whose end ('\n' or "\r\n")
+  // every line must have.
   std::array<std::uint8_t, kArmorProbeLen> start{};
   const auto probe = std::span(start).first(static_cast<std::size_t>(std::min<std::uint64_t>(size, start.size())));
   text.read_at(0, probe);
   std::size_t skip = 0;
   while (skip < probe.size() && skip < kMaxArmorLeadingWhitespace && is_text_whitespace(probe[skip])) ++skip;
   const std::string_view opening = as_text(probe.subspan(skip));
+  std::string_view begin_line;
   std::string_view end_line;
-  std::uint64_t body_at = skip;
-  if (opening.starts_with(kArmorBeginLine)) {
+  if (opening.starts_with(kArmorBegin)) {
+    begin_line = kArmorBegin;
     end_line = kArmorEnd;
-    body_at += kArmorBeginLine.size();
-  } else if (opening.starts_with(kAgeArmorBeginLine)) {
+  } else if (opening.starts_with(kAgeArmorBegin)) {
+    begin_line = kAgeArmorBegin;
     end_line = kAgeArmorEnd;
-    body_at += kAgeArmorBeginLine.size();
   } else {
     return nullptr;
   }
+  const std::string_view after_begin = opening.substr(begin_line.size());
+  const Base64LineEnd ending = after_begin.starts_with("\r\n") ? Base64LineEnd::crlf : Base64LineEnd::lf;
+  const std::string_view eol = ending == Base64LineEnd::crlf ? "\r\n" : "\n";
+  if (!after_begin.starts_with(eol)) return nullptr;
+  const std::uint64_t line_len = base64_line_len(ending);
+  const std::uint64_t body_at = skip + begin_line.size() + eol.size();
 
   // The end: the END line, then nothing but whitespace, as ArmorDecoder
   // takes it: a '\r' and the end, or a '\n' and any whitespace. The
@@ -188,12 +195,12 @@ std::unique_ptr<ArmoredSource> ArmoredSource::open(Source& text, std::string nam
     content_end -= len - keep;
     if (keep != 0) break;
   }
-  // The last line and the '\n' before it, the END line, and what follows it.
-  if (content_end < body_at + 2 + end_line.size()) return nullptr;  // no line of base64
+  // The last line and the end of the line before it, the END line, and what follows it.
+  if (content_end < body_at + 1 + eol.size() + end_line.size()) return nullptr;  // no line of base64
   const std::uint64_t end_at = content_end - end_line.size();
-  const std::uint64_t from = std::max(body_at, end_at - std::min(end_at, std::uint64_t{kBase64LineLen + 1}));
+  const std::uint64_t from = std::max(body_at, end_at - std::min(end_at, line_len + 1));
   const std::uint64_t to = std::min(size, content_end + 2);
-  std::array<std::uint8_t, kBase64LineLen + 1 + kArmorEnd.size() + 2> tail_bytes{};
+  std::array<std::uint8_t, kBase64LineLen + 2 + kArmorEnd.size() + 2> tail_bytes{};
   static_assert(kAgeArmorEnd.size() <= kArmorEnd.size());
   const auto tail = std::span(tail_bytes).first(static_cast<std::size_t>(to - from));
   text.read_at(from, tail);
@@ -203,21 +210,22 @@ std::unique_ptr<ArmoredSource> ArmoredSource::open(Source& text, std::string nam
     const std::uint8_t next = at(content_end);
     if (next != '\n' && (next != '\r' || (content_end + 1 < size && at(content_end + 1) != '\n'))) return nullptr;
   }
-  // The last base64 line ends in '\n' alone (LF lines), and every line
-  // before it starts 65 characters after the one before.
-  if (at(end_at - 1) != '\n') return nullptr;
-  std::uint64_t last_at = end_at - 1;
+  // The last base64 line ends as the BEGIN line does, and every line
+  // before it starts a whole line's length after the one before.
+  const std::uint64_t last_end = end_at - eol.size();
+  if (as_text(tail.subspan(static_cast<std::size_t>(last_end - from), eol.size())) != eol) return nullptr;
+  std::uint64_t last_at = last_end;
   while (last_at > from && at(last_at - 1) != '\n') --last_at;
   if (last_at == from && from != body_at) return nullptr;  // longer than a line
-  const std::uint64_t last_chars = end_at - 1 - last_at;
-  if ((last_at - body_at) % kBase64LineLen != 0) return nullptr;
+  if ((last_at - body_at) % line_len != 0) return nullptr;
 
   std::unique_ptr<ArmoredSource> source(new ArmoredSource(text, std::move(name)));
   const std::string_view last(reinterpret_cast<const char*>(&tail[static_cast<std::size_t>(last_at - from)]),
-                              static_cast<std::size_t>(last_chars));
+                              static_cast<std::size_t>(last_end - last_at));
   if (decode_base64_line(source->last_, last, source->last_len_) != Base64LineFault::none) return nullptr;
   source->body_at_ = body_at;
-  source->whole_lines_ = (last_at - body_at) / kBase64LineLen;
+  source->ending_ = ending;
+  source->whole_lines_ = (last_at - body_at) / line_len;
   return source;
 }
 
@@ -256,9 +264,10 @@ void ArmoredSource::read_at(std::uint64_t offset, std::span<std::uint8_t> dst) {
 void ArmoredSource::decode_lines(std::uint8_t* out, std::uint64_t first, std::size_t lines) {
   ArmorPieces::Lease piece(pieces_);
   std::uint8_t* const text = piece.data();
-  text_.read_at(body_at_ + first * kBase64LineLen, {text, lines * kBase64LineLen});
-  const std::size_t decoded = decode_base64_lines(out, text, lines);
-  if (decoded != lines) fail(first + decoded, text + decoded * kBase64LineLen);
+  const std::size_t line_len = base64_line_len(ending_);
+  text_.read_at(body_at_ + first * line_len, {text, lines * line_len});
+  const std::size_t decoded = decode_base64_lines(out, text, lines, ending_);
+  if (decoded != lines) fail(first + decoded, text + decoded * line_len);
 }
 
 // ArmorDecoder's words, where it can tell from the line alone.
@@ -268,7 +277,11 @@ void ArmoredSource::fail(std::uint64_t line, const std::uint8_t* text) const {
   if (std::memchr(text, '\n', kBase64LineChars) != nullptr) {
     throw Error(where + " is shorter than 64 columns, where only the last base64 line may be");
   }
-  if (text[kBase64LineChars] != '\n') throw Error(where + " is longer than 64 columns");
+  const std::string_view eol = ending_ == Base64LineEnd::crlf ? "\r\n" : "\n";
+  if (as_text({text + kBase64LineChars, eol.size()}) != eol) {
+    throw Error(where + (ending_ == Base64LineEnd::crlf ? " does not end as the lines before it"
+                                                        : " is longer than 64 columns"));
+  }
   throw Error(where + " is not base64");
 }
 

@@ -17,6 +17,7 @@
 
 #include "paes/armor.hpp"
 #include "paes/io.hpp"
+#include "util/base64_lines.hpp"
 
 namespace paes {
 
@@ -26,9 +27,9 @@ namespace paes {
 // its pages each time.
 class ArmorPieces {
  public:
-  // Text of whole lines, and what they decode to.
+  // Text of whole lines, CRLF ones too.
   static constexpr std::size_t kLines = 4096;
-  static constexpr std::size_t kTextLen = kLines * 65;
+  static constexpr std::size_t kTextLen = kLines * (kBase64LineLen + 1);
 
   class Lease {
    public:
@@ -86,16 +87,17 @@ class ArmoredSink final : public Sink {
 };
 
 // The bytes of paes' (or age's) armor in a file, read at offsets: the BEGIN
-// line, whole lines of 64 characters and '\n', a last line of 1 to 64 and
-// '\n', the END line. The lines a read covers are checked and decoded by the
-// reading thread, and every byte's line is checked once the whole input is
-// read; the BEGIN line, the last line and the END line when it is opened.
-// So a read fails (an Error naming the line) exactly where ArmorDecoder would
-// have refused the text. read_at may be called from several threads at once.
+// line, whole lines of 64 characters, a last line of 1 to 64, the END line;
+// every line but the END line ending in '\n', or every one in "\r\n". The
+// lines a read covers are checked and decoded by the reading thread, and
+// every byte's line is checked once the whole input is read; the BEGIN
+// line, the last line and the END line when it is opened. So a read fails
+// (an Error naming the line) exactly where ArmorDecoder would have refused
+// the text. read_at may be called from several threads at once.
 class ArmoredSource final : public Source {
  public:
   // The bytes `text` holds where it is such armor; nullptr where it is not
-  // (CRLF lines, other line lengths, a damaged BEGIN, last or END line):
+  // (lines of other lengths or mixed ends, a damaged BEGIN, last or END line):
   // ArmorDecoder then reads it in order, and says what is wrong. `name`
   // names the input in errors.
   static std::unique_ptr<ArmoredSource> open(Source& text, std::string name);
@@ -111,6 +113,7 @@ class ArmoredSource final : public Source {
   Source& text_;
   std::string name_;
   std::uint64_t body_at_ = 0;      // where the first base64 line starts in the text
+  Base64LineEnd ending_ = Base64LineEnd::lf;
   std::uint64_t whole_lines_ = 0;  // lines of 64 characters before the last line
   std::uint8_t last_[48] = {};     // the last line's bytes
   std::size_t last_len_ = 0;

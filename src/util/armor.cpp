@@ -159,16 +159,32 @@ void ArmorDecoder::decode(std::span<const std::uint8_t> text, std::vector<std::u
   }
 }
 
+// The whole lines at the start of `text`, LF or CRLF as its first line ends,
+// decoded in steps that grow while the lines are whole: `bytes` is grown
+// (and zeroed) for a step before its lines are known to be whole, so a text
+// of other lines between whole ones costs a small step, not the piece.
 std::span<const std::uint8_t> ArmorDecoder::whole_lines(std::span<const std::uint8_t> text,
                                                         std::vector<std::uint8_t>& bytes) {
-  const std::size_t lines = text.size() / kBase64LineLen;
-  if (lines == 0) return text;
-  const std::size_t from = bytes.size();
-  bytes.resize(from + lines * kLineBytes);
-  const std::size_t decoded = decode_base64_lines(bytes.data() + from, text.data(), lines);
-  bytes.resize(from + decoded * kLineBytes);
-  line_number_ += decoded;
-  return text.subspan(decoded * kBase64LineLen);
+  Base64LineEnd end = Base64LineEnd::lf;
+  if (text.size() > kColumns + 1 && text[kColumns] == '\r' && text[kColumns + 1] == '\n') {
+    end = Base64LineEnd::crlf;
+  } else if (text.size() <= kColumns || text[kColumns] != '\n') {
+    return text;
+  }
+  const std::size_t line_len = base64_line_len(end);
+  std::size_t step = 64;
+  while (text.size() >= line_len) {
+    const std::size_t lines = std::min(text.size() / line_len, step);
+    const std::size_t from = bytes.size();
+    bytes.resize(from + lines * kLineBytes);
+    const std::size_t decoded = decode_base64_lines(bytes.data() + from, text.data(), lines, end);
+    bytes.resize(from + decoded * kLineBytes);
+    line_number_ += decoded;
+    text = text.subspan(decoded * line_len);
+    if (decoded < lines) break;
+    step = std::min<std::size_t>(step * 2, 1 << 14);
+  }
+  return text;
 }
 
 // openssl enc -a's lines are taken by the fast codec for as long as they

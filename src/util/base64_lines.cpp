@@ -69,15 +69,16 @@ void encode_lines_scalar(std::uint8_t* out, const std::uint8_t* in, std::size_t 
   }
 }
 
-std::size_t decode_lines_scalar(std::uint8_t* out, const std::uint8_t* text, std::size_t lines) {
+std::size_t decode_lines_scalar(std::uint8_t* out, const std::uint8_t* text, std::size_t lines,
+                                std::size_t line_len) {
   for (std::size_t line = 0; line < lines; ++line) {
     std::uint32_t seen = 0;
     for (std::size_t group = 0; group < kBase64LineChars / 4; ++group) {
       seen |= decode_group(out + 3 * group, text + 4 * group);
     }
-    if ((seen & kOutside) != 0 || text[kBase64LineChars] != '\n') return line;
+    if ((seen & kOutside) != 0 || !base64_line_ends(text, line_len)) return line;
     out += kBase64LineBytes;
-    text += kBase64LineLen;
+    text += line_len;
   }
   return lines;
 }
@@ -125,16 +126,18 @@ void encode_base64_lines(std::uint8_t* out, const std::uint8_t* in, std::size_t 
   encode_lines_scalar(out, in, lines);
 }
 
-std::size_t decode_base64_lines(std::uint8_t* out, const std::uint8_t* text, std::size_t lines, Base64Code code) {
+std::size_t decode_base64_lines(std::uint8_t* out, const std::uint8_t* text, std::size_t lines, Base64LineEnd end,
+                                Base64Code code) {
+  const std::size_t line_len = base64_line_len(end);
   switch (code) {
     case Base64Code::avx2:
-      return decode_base64_lines_avx2(out, text, lines);
+      return decode_base64_lines_avx2(out, text, lines, line_len);
     case Base64Code::avx512vbmi:
-      return decode_base64_lines_avx512vbmi(out, text, lines);
+      return decode_base64_lines_avx512vbmi(out, text, lines, line_len);
     case Base64Code::scalar:
       break;
   }
-  return decode_lines_scalar(out, text, lines);
+  return decode_lines_scalar(out, text, lines, line_len);
 }
 
 void encode_base64_groups(std::uint8_t* out, const std::uint8_t* in, std::size_t groups) {

@@ -35,13 +35,19 @@ std::vector<Base64Code> runnable_base64_codes();
 void encode_base64_lines(std::uint8_t* out, const std::uint8_t* in, std::size_t lines,
                          Base64Code code = best_base64_code());
 
-// Decodes `lines` lines of `text` (lines x 65 bytes), each 64 characters of
-// the alphabet ('=' is not one) and '\n', into 48 bytes each. Returns how
-// many lines came before the first that is not such a line (`lines` when
-// all are); `out` holds the bytes of those, and what the rest wrote is
-// undefined. `code` must be runnable here.
+// How lines of armor end: '\n', or "\r\n" where a text channel made them so.
+enum class Base64LineEnd { lf, crlf };
+inline constexpr std::size_t base64_line_len(Base64LineEnd end) {
+  return end == Base64LineEnd::lf ? kBase64LineLen : kBase64LineLen + 1;
+}
+
+// Decodes `lines` lines of `text` (lines x base64_line_len(end) bytes), each
+// 64 characters of the alphabet ('=' is not one) and `end`, into 48 bytes
+// each. Returns how many lines came before the first that is not such a line
+// (`lines` when all are); `out` holds the bytes of those, and what the rest
+// wrote is undefined. `code` must be runnable here.
 std::size_t decode_base64_lines(std::uint8_t* out, const std::uint8_t* text, std::size_t lines,
-                                Base64Code code = best_base64_code());
+                                Base64LineEnd end = Base64LineEnd::lf, Base64Code code = best_base64_code());
 
 // Writes the 4 characters of each 3 bytes of `in` (groups x 3 bytes) to
 // `out`, with no '\n': the pieces of a line that a chunk's edges cut.

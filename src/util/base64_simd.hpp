@@ -16,9 +16,18 @@ inline constexpr bool kBase64SimdBuilt = true;
 inline constexpr bool kBase64SimdBuilt = false;
 #endif
 
+// Whether the 64 characters at `text` are followed by their line's end: '\n'
+// where lines are `line_len` 65 bytes long, "\r\n" where 66.
+inline bool base64_line_ends(const std::uint8_t* text, std::size_t line_len) {
+  return line_len == 65 ? text[64] == '\n' : text[64] == '\r' && text[65] == '\n';
+}
+
+// `line_len`: 65 or 66 bytes a line, as base64_line_ends.
 void encode_base64_lines_avx2(std::uint8_t* out, const std::uint8_t* in, std::size_t lines);
-std::size_t decode_base64_lines_avx2(std::uint8_t* out, const std::uint8_t* text, std::size_t lines);
+std::size_t decode_base64_lines_avx2(std::uint8_t* out, const std::uint8_t* text, std::size_t lines,
+                                     std::size_t line_len);
 void encode_base64_lines_avx512vbmi(std::uint8_t* out, const std::uint8_t* in, std::size_t lines);
-std::size_t decode_base64_lines_avx512vbmi(std::uint8_t* out, const std::uint8_t* text, std::size_t lines);
+std::size_t decode_base64_lines_avx512vbmi(std::uint8_t* out, const std::uint8_t* text, std::size_t lines,
+                                           std::size_t line_len);
 
 }  // namespace paes

@@ -1,8 +1,9 @@
 // Armor at offsets (io/armored_file): the text an ArmoredSink makes of writes
 // in any order, of any size, from several threads at once, is ArmorEncoder's
-// to the byte; an ArmoredSource reads ArmorEncoder's text at any offsets, and
-// of a damaged text it refuses exactly what ArmorDecoder refuses (or leaves
-// the text to ArmorDecoder); the endpoints take the offsets' path for files.
+// to the byte; an ArmoredSource reads ArmorEncoder's text (in LF or CRLF
+// lines) at any offsets, and of a damaged text it refuses exactly what
+// ArmorDecoder refuses (or leaves the text to ArmorDecoder); the endpoints
+// take the offsets' path for files.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -38,6 +39,19 @@ Bytes encoder_text(Armor armor, std::span<const std::uint8_t> bytes) {
   encoder.encode(bytes, text);
   encoder.finish(text);
   return text;
+}
+
+// `text` with its first `lines` lines (all: every line) ending in "\r\n", as a text channel may make them.
+Bytes with_crlf(const Bytes& text, std::size_t lines = SIZE_MAX) {
+  Bytes crlf;
+  for (const std::uint8_t c : text) {
+    if (c == '\n' && lines != 0) {
+      crlf.push_back('\r');
+      --lines;
+    }
+    crlf.push_back(c);
+  }
+  return crlf;
 }
 
 // The bytes ArmorDecoder gives for `text`, or nothing where it refuses it.
@@ -136,6 +150,7 @@ TEST(ArmoredSource, ReadsTheEncodersTextAtAnyOffsets) {
       const Bytes text = encoder_text(armor, bytes);
       for (const std::size_t most : {1u, 7u, 48u, 49u, 5000u, 400000u}) {
         EXPECT_EQ(source_bytes(text, most, rng), bytes) << n << " bytes in pieces up to " << most;
+        EXPECT_EQ(source_bytes(with_crlf(text), most, rng), bytes) << n << " bytes, CRLF, in pieces up to " << most;
       }
       // Text channels' changes that ArmorDecoder takes, and so the source.
       for (const std::string_view after : {"", "\n \t\r\n\n", "\r"}) {
@@ -176,14 +191,13 @@ TEST(ArmoredSource, OtherLayoutsAreLeftToTheDecoder) {
   std::mt19937 rng(24);
   const Bytes bytes = random_armor_bytes(500, rng);
   const Bytes text = encoder_text(Armor::paes, bytes);
-  Bytes crlf;
-  for (const std::uint8_t c : text) {
-    if (c == '\n') crlf.push_back('\r');
-    crlf.push_back(c);
+  // Lines that don't all end alike: ArmorDecoder takes them one by one.
+  for (const std::size_t crlf_lines : {1u, 3u, 11u}) {
+    const Bytes mixed = with_crlf(text, crlf_lines);
+    MemorySource memory(mixed);
+    EXPECT_FALSE(ArmoredSource::open(memory, "test")) << crlf_lines;
+    EXPECT_EQ(decoder_bytes(mixed), bytes) << crlf_lines;
   }
-  MemorySource crlf_memory(crlf);
-  EXPECT_FALSE(ArmoredSource::open(crlf_memory, "test"));
-  EXPECT_EQ(decoder_bytes(crlf), bytes);
   const Bytes openssl = encoder_text(Armor::openssl, bytes);
   MemorySource openssl_memory(openssl);
   EXPECT_FALSE(ArmoredSource::open(openssl_memory, "test"));
@@ -194,9 +208,10 @@ TEST(ArmoredSource, OtherLayoutsAreLeftToTheDecoder) {
 // at all, it gives what ArmorDecoder gives, and refuses what it refuses.
 TEST(ArmoredSource, RefusesExactlyWhatTheDecoderRefuses) {
   std::mt19937 rng(25);
-  for (const std::size_t n : {1u, 48u, 100u, 144u, 480u}) {
+  for (const std::size_t n : {1u, 100u, 480u, 481u}) {
     const Bytes bytes = random_armor_bytes(n, rng);
-    const Bytes text = encoder_text(Armor::paes, bytes);
+    // 481 bytes in CRLF lines, the rest in LF lines.
+    const Bytes text = n == 481 ? with_crlf(encoder_text(Armor::paes, bytes)) : encoder_text(Armor::paes, bytes);
     std::vector<Bytes> changed;
     for (std::size_t at = 0; at < text.size(); ++at) {
       for (int value = 0; value < 256; ++value) {
@@ -229,7 +244,7 @@ TEST(ArmoredSource, RefusesExactlyWhatTheDecoderRefuses) {
       }
     }
     // Most changes of 10 lines fall in their 9 whole lines, which the source reads.
-    if (n == 480) {
+    if (n >= 480) {
       EXPECT_GT(taken, changed.size() / 2);
     }
   }
@@ -259,12 +274,10 @@ TEST_F(ArmoredEndpointTest, FilesOfArmorAreReadAndWrittenAtOffsets) {
   got.pop_back();
   EXPECT_EQ(got, bytes);
 
-  Bytes crlf;
-  for (const std::uint8_t c : text) {
-    if (c == '\n') crlf.push_back('\r');
-    crlf.push_back(c);
-  }
-  InputEndpoint in_order(write("crlf.txt", crlf), true, Armor::paes);
+  InputEndpoint crlf(write("crlf.txt", with_crlf(text)), true, Armor::paes);
+  EXPECT_TRUE(crlf.armored());
+  EXPECT_TRUE(crlf.readable_at_offsets());
+  InputEndpoint in_order(write("mixed.txt", with_crlf(text, 2)), true, Armor::paes);
   EXPECT_TRUE(in_order.armored());
   EXPECT_FALSE(in_order.readable_at_offsets());
 

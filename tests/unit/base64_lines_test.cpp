@@ -27,17 +27,21 @@ std::vector<std::uint8_t> random_line_bytes(std::size_t n, std::mt19937& rng) {
   return bytes;
 }
 
-// OpenSSL's lines for whole 48-byte lines of `bytes`.
-std::vector<std::uint8_t> openssl_lines(std::span<const std::uint8_t> bytes) {
+// OpenSSL's lines for whole 48-byte lines of `bytes`, each ending in `end`.
+std::vector<std::uint8_t> openssl_lines(std::span<const std::uint8_t> bytes,
+                                        Base64LineEnd end = Base64LineEnd::lf) {
   std::vector<std::uint8_t> text;
   for (std::size_t at = 0; at + kBase64LineBytes <= bytes.size(); at += kBase64LineBytes) {
     unsigned char line[kBase64LineChars + 1];
     EXPECT_EQ(EVP_EncodeBlock(line, bytes.data() + at, static_cast<int>(kBase64LineBytes)), 64);
     text.insert(text.end(), line, line + kBase64LineChars);
+    if (end == Base64LineEnd::crlf) text.push_back('\r');
     text.push_back('\n');
   }
   return text;
 }
+
+constexpr Base64LineEnd kLineEnds[] = {Base64LineEnd::lf, Base64LineEnd::crlf};
 
 std::string code_name(Base64Code code) { return std::string(base64_code_name(code)); }
 
@@ -67,16 +71,19 @@ TEST(Base64Lines, EveryCodeWritesOpenSslsLines) {
 TEST(Base64Lines, EveryCodeDecodesOpenSslsLines) {
   std::mt19937 rng(2);
   for (const Base64Code code : runnable_base64_codes()) {
-    for (int round = 0; round < 300; ++round) {
-      const std::size_t lines = round < 5 ? static_cast<std::size_t>(round) : rng() % 40;
+    for (int round = 0; round < 600; ++round) {
+      const Base64LineEnd end = kLineEnds[round % 2];
+      const std::size_t line_len = base64_line_len(end);
+      const std::size_t lines = round < 10 ? static_cast<std::size_t>(round / 2) : rng() % 40;
       const auto bytes = random_line_bytes(lines * kBase64LineBytes, rng);
-      const auto lines_text = openssl_lines(bytes);
+      const auto lines_text = openssl_lines(bytes, end);
       const std::size_t text_at = rng() % 64;
       const std::size_t out_at = rng() % 64;
       std::vector<std::uint8_t> text(text_at, 'A');
       text.insert(text.end(), lines_text.begin(), lines_text.end());
       std::vector<std::uint8_t> out(out_at + bytes.size() + 64, kGuard);
-      ASSERT_EQ(decode_base64_lines(out.data() + out_at, text.data() + text_at, lines, code), lines) << code_name(code);
+      ASSERT_EQ(decode_base64_lines(out.data() + out_at, text.data() + text_at, lines, end, code), lines)
+          << code_name(code);
       EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), out.begin() + static_cast<std::ptrdiff_t>(out_at)))
           << code_name(code) << ", " << lines << " lines";
       EXPECT_TRUE(std::all_of(out.end() - 64, out.end(), [](std::uint8_t b) { return b == kGuard; }))
@@ -84,7 +91,7 @@ TEST(Base64Lines, EveryCodeDecodesOpenSslsLines) {
       // And as EVP_DecodeBlock reads each line.
       for (std::size_t line = 0; line < lines; ++line) {
         unsigned char decoded[kBase64LineBytes];
-        ASSERT_EQ(EVP_DecodeBlock(decoded, lines_text.data() + line * kBase64LineLen, 64), 48);
+        ASSERT_EQ(EVP_DecodeBlock(decoded, lines_text.data() + line * line_len, 64), 48);
         EXPECT_TRUE(std::equal(decoded, decoded + kBase64LineBytes, out.begin() +
                                static_cast<std::ptrdiff_t>(out_at + line * kBase64LineBytes)));
       }
@@ -93,25 +100,31 @@ TEST(Base64Lines, EveryCodeDecodesOpenSslsLines) {
 }
 
 // Every byte value at every column of a line, in the first, a middle and the
-// last of 5 lines: a character outside the alphabet ('=' and '\n' included),
-// or anything but '\n' at column 65, stops the decoding at that line.
+// last of 5 lines: a character outside the alphabet ('=', '\r' and '\n'
+// included), or anything but the line's end after column 64, stops the
+// decoding at that line.
 TEST(Base64Lines, EveryCodeRefusesWhatIsNotALine) {
   std::mt19937 rng(3);
   constexpr std::size_t kLines = 5;
   const auto bytes = random_line_bytes(kLines * kBase64LineBytes, rng);
-  const auto good = openssl_lines(bytes);
-  for (const Base64Code code : runnable_base64_codes()) {
-    std::vector<std::uint8_t> out(kLines * kBase64LineBytes);
-    for (const std::size_t line : {std::size_t{0}, std::size_t{2}, kLines - 1}) {
-      for (std::size_t column = 0; column < kBase64LineLen; ++column) {
-        for (int value = 0; value < 256; ++value) {
-          const auto c = static_cast<char>(value);
-          const bool fits = column == kBase64LineChars ? c == '\n' : kBase64Chars.find(c) != std::string_view::npos;
-          auto text = good;
-          text[line * kBase64LineLen + column] = static_cast<std::uint8_t>(value);
-          const std::size_t decoded = decode_base64_lines(out.data(), text.data(), kLines, code);
-          ASSERT_EQ(decoded, fits ? kLines : line)
-              << code_name(code) << ": byte " << value << " at line " << line << ", column " << column;
+  for (const Base64LineEnd end : kLineEnds) {
+    const auto good = openssl_lines(bytes, end);
+    const std::size_t line_len = base64_line_len(end);
+    const std::string_view ending = end == Base64LineEnd::lf ? "\n" : "\r\n";
+    for (const Base64Code code : runnable_base64_codes()) {
+      std::vector<std::uint8_t> out(kLines * kBase64LineBytes);
+      for (const std::size_t line : {std::size_t{0}, std::size_t{2}, kLines - 1}) {
+        for (std::size_t column = 0; column < line_len; ++column) {
+          for (int value = 0; value < 256; ++value) {
+            const auto c = static_cast<char>(value);
+            const bool fits = column >= kBase64LineChars ? c == ending[column - kBase64LineChars]
+                                                         : kBase64Chars.find(c) != std::string_view::npos;
+            auto text = good;
+            text[line * line_len + column] = static_cast<std::uint8_t>(value);
+            const std::size_t decoded = decode_base64_lines(out.data(), text.data(), kLines, end, code);
+            ASSERT_EQ(decoded, fits ? kLines : line)
+                << code_name(code) << ": byte " << value << " at line " << line << ", column " << column;
+          }
         }
       }
     }
