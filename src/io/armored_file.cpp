@@ -68,6 +68,7 @@ void ArmoredSink::write_at(std::uint64_t offset, std::span<const std::uint8_t> s
 
 // Bytes of groups that other writes share: kept until their group is whole.
 void ArmoredSink::hold(std::uint64_t offset, std::span<const std::uint8_t> bytes) {
+  if (bytes.empty()) return;
   std::vector<std::pair<std::uint64_t, HeldGroup>> whole;
   {
     std::lock_guard lock(mutex_);
