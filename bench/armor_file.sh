@@ -38,8 +38,10 @@ if command -v age > /dev/null; then
   cmp "$work/check" "$work/in.bin"; rm -f "$work/check" "$work/check.age"
 fi
 
-echo "input: $size_mib MiB random, file to file in $work, warm page cache, $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "paes: $paes ($("$paes" --version | head -1)), default threads, base64 on $("$paes" info --json | sed -n 's/.*"armor_base64": "\(.*\)".*/\1/p') code"
+echo "input: $size_mib MiB random, file to file in $work, warm page cache, $(nproc) CPUs," \
+  "load average $(cut -d' ' -f1-3 /proc/loadavg)"
+code="$("$paes" info --json | sed -n 's/.*"armor_base64": "\(.*\)".*/\1/p')"
+echo "paes: $paes ($("$paes" --version | head -1)), default threads, base64 on ${code:-OpenSSL} code"
 echo "$runs alternated runs per command after a warm-up round"
 
 "${PYTHON:-python3}" - "$root/bench/suite" "$paes" "$runs" "$work" "$recipient" <<'PY'
