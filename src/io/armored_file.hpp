@@ -77,7 +77,7 @@ class ArmoredSink final : public Sink {
   std::uint64_t text_at(std::uint64_t group) const;
 
   Sink& text_;
-  Armor armor_;
+  Armor armor_ = Armor::none;
   std::uint64_t begin_len_ = 0;  // the BEGIN line's, before the base64 lines
   ArmorPieces pieces_;
   std::atomic<std::uint64_t> end_{0};      // one past the last byte written
