@@ -69,16 +69,16 @@ void encode_lines_scalar(std::uint8_t* out, const std::uint8_t* in, std::size_t 
   }
 }
 
-std::size_t decode_lines_scalar(std::uint8_t* out, const std::uint8_t* text, std::size_t lines,
-                                std::size_t line_len) {
+template <std::size_t kLineLen>
+std::size_t decode_lines_scalar(std::uint8_t* out, const std::uint8_t* text, std::size_t lines) {
   for (std::size_t line = 0; line < lines; ++line) {
     std::uint32_t seen = 0;
     for (std::size_t group = 0; group < kBase64LineChars / 4; ++group) {
       seen |= decode_group(out + 3 * group, text + 4 * group);
     }
-    if ((seen & kOutside) != 0 || !base64_line_ends(text, line_len)) return line;
+    if ((seen & kOutside) != 0 || !base64_line_ends(text, kLineLen)) return line;
     out += kBase64LineBytes;
-    text += line_len;
+    text += kLineLen;
   }
   return lines;
 }
@@ -137,7 +137,8 @@ std::size_t decode_base64_lines(std::uint8_t* out, const std::uint8_t* text, std
     case Base64Code::scalar:
       break;
   }
-  return decode_lines_scalar(out, text, lines, line_len);
+  return end == Base64LineEnd::lf ? decode_lines_scalar<kBase64LineLen>(out, text, lines)
+                                  : decode_lines_scalar<kBase64LineLen + 1>(out, text, lines);
 }
 
 void encode_base64_groups(std::uint8_t* out, const std::uint8_t* in, std::size_t groups) {

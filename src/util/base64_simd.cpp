@@ -170,20 +170,33 @@ __attribute__((target("avx2"))) void encode_base64_lines_avx2(std::uint8_t* out,
   }
 }
 
-__attribute__((target("avx2"))) std::size_t decode_base64_lines_avx2(std::uint8_t* out, const std::uint8_t* text,
-                                                                     std::size_t lines, std::size_t line_len) {
+namespace {
+
+// Lines of `kLineLen` bytes: the stride a constant, so that the loop is as
+// tight for CRLF lines as for LF ones.
+template <std::size_t kLineLen>
+__attribute__((target("avx2"))) std::size_t decode_lines_avx2(std::uint8_t* out, const std::uint8_t* text,
+                                                              std::size_t lines) {
   for (std::size_t line = 0; line < lines; ++line) {
     __m256i bad = _mm256_setzero_si256();
     const __m256i first = values_of_characters_avx2(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(text)), bad);
     const __m256i second =
         values_of_characters_avx2(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(text + 32)), bad);
-    if (!_mm256_testz_si256(bad, bad) || !base64_line_ends(text, line_len)) return line;
+    if (!_mm256_testz_si256(bad, bad) || !base64_line_ends(text, kLineLen)) return line;
     store_bytes_avx2(out, first);
     store_bytes_avx2(out + 24, second);
-    text += line_len;
+    text += kLineLen;
     out += kBase64LineBytes;
   }
   return lines;
+}
+
+}  // namespace
+
+std::size_t decode_base64_lines_avx2(std::uint8_t* out, const std::uint8_t* text, std::size_t lines,
+                                     std::size_t line_len) {
+  return line_len == kBase64LineLen ? decode_lines_avx2<kBase64LineLen>(out, text, lines)
+                                    : decode_lines_avx2<kBase64LineLen + 1>(out, text, lines);
 }
 
 PAES_AVX512VBMI void encode_base64_lines_avx512vbmi(std::uint8_t* out, const std::uint8_t* in, std::size_t lines) {
@@ -201,8 +214,10 @@ PAES_AVX512VBMI void encode_base64_lines_avx512vbmi(std::uint8_t* out, const std
   }
 }
 
-PAES_AVX512VBMI std::size_t decode_base64_lines_avx512vbmi(std::uint8_t* out, const std::uint8_t* text,
-                                                           std::size_t lines, std::size_t line_len) {
+namespace {
+
+template <std::size_t kLineLen>
+PAES_AVX512VBMI std::size_t decode_lines_avx512vbmi(std::uint8_t* out, const std::uint8_t* text, std::size_t lines) {
   const __m512i low_values = load_table(kValueTables[0]);
   const __m512i high_values = load_table(kValueTables[1]);
   const __m512i packing = load_table(kPacking);
@@ -211,14 +226,22 @@ PAES_AVX512VBMI std::size_t decode_base64_lines_avx512vbmi(std::uint8_t* out, co
     // Bit 6 of a character picks the table, its low 6 bits the entry; a
     // character with bit 7, or one the table marks, is not in the alphabet.
     const __m512i values = _mm512_permutex2var_epi8(low_values, chars, high_values);
-    if (_mm512_movepi8_mask(_mm512_or_si512(values, chars)) != 0 || !base64_line_ends(text, line_len)) return line;
+    if (_mm512_movepi8_mask(_mm512_or_si512(values, chars)) != 0 || !base64_line_ends(text, kLineLen)) return line;
     const __m512i pairs = _mm512_maddubs_epi16(values, _mm512_set1_epi32(0x01400140));
     const __m512i words = _mm512_madd_epi16(pairs, _mm512_set1_epi32(0x00011000));
     _mm512_mask_storeu_epi8(out, kSimdLineMask, permute_bytes(packing, words));
-    text += line_len;
+    text += kLineLen;
     out += kBase64LineBytes;
   }
   return lines;
+}
+
+}  // namespace
+
+std::size_t decode_base64_lines_avx512vbmi(std::uint8_t* out, const std::uint8_t* text, std::size_t lines,
+                                           std::size_t line_len) {
+  return line_len == kBase64LineLen ? decode_lines_avx512vbmi<kBase64LineLen>(out, text, lines)
+                                    : decode_lines_avx512vbmi<kBase64LineLen + 1>(out, text, lines);
 }
 
 }  // namespace paes
