@@ -144,6 +144,10 @@ class StreamReader {
   // other input is read as it is.
   StreamReader(int fd, std::string name, Armor armor);
   StreamReader(int fd, std::string name, std::uint64_t len, Armor armor);
+  // `source` read front to back from `offset` to its end: a file read at
+  // offsets (or the bytes its armor holds) for a job whose other end is a
+  // stream. Does not own it.
+  StreamReader(Source& source, std::string name, std::uint64_t offset);
   ~StreamReader();
   StreamReader(const StreamReader&) = delete;
   StreamReader& operator=(const StreamReader&) = delete;
@@ -165,9 +169,11 @@ class StreamReader {
   std::size_t read_decoded(std::uint8_t* dst, std::size_t len);
   void look_for_armor();
 
-  int fd_;
+  int fd_ = -1;
   std::string name_;
   std::optional<std::uint64_t> file_left_;  // set for a file
+  Source* source_ = nullptr;                // read instead of fd_ where set
+  std::uint64_t source_at_ = 0;             // the next offset read from it
   int wake_fd_ = -1;                        // an eventfd that interrupt() signals
   Armor armor_ = Armor::none;
   bool looked_ = false;                     // Armor::paes: whether the input's start was read
@@ -186,6 +192,9 @@ class StreamWriter {
   StreamWriter(int fd, std::string name);
   // Writes what it is given as `armor`'s text (Armor::none: as it is).
   StreamWriter(int fd, std::string name, Armor armor);
+  // Writes `sink` front to back from `offset` on: a file written at offsets
+  // (or its armor) for a job whose input is a stream. Does not own it.
+  StreamWriter(Sink& sink, std::string name, std::uint64_t offset);
   ~StreamWriter();
   // Writes all of `src`. Throws Error (a closed pipe, a full disk).
   void write_all(std::span<const std::uint8_t> src);
@@ -206,8 +215,10 @@ class StreamWriter {
   void write_raw(std::span<const std::uint8_t> src);
   void check_text(std::span<const std::uint8_t> src);
 
-  int fd_;
+  int fd_ = -1;
   std::string name_;
+  Sink* sink_ = nullptr;       // written instead of fd_ where set
+  std::uint64_t sink_at_ = 0;  // the next offset written to it
   std::unique_ptr<ArmorEncoder> encoder_;
   std::vector<std::uint8_t> text_;  // the armor of what write_all was given
   bool text_only_ = false;

@@ -1,7 +1,6 @@
 #include "api/job_runner.hpp"
 
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "api/auto_backend.hpp"
 #include "engine/feed.hpp"
@@ -14,29 +13,27 @@ namespace paes {
 namespace {
 
 // Runs `job` over `in` from byte `in_skip` to its end, into `out` from byte
-// `out_skip` on: in parallel with pread/pwrite when both ends are files, else
-// as a stream. Returns the output bytes the job wrote (the prefix aside).
+// `out_skip` on: in parallel at offsets when both ends are files (or armor
+// of files, which the workers decode and encode where they read and write),
+// else as a stream. Returns the output bytes the job wrote (the prefix aside).
 std::uint64_t run_job(Engine& engine, const Job& job, InputEndpoint& in, std::uint64_t in_skip,
                       OutputEndpoint& out, std::uint64_t out_skip) {
-  if (in.random_access() && out.random_access()) {
-    OffsetSource source(in.file(), in_skip);
-    OffsetSink sink(out.file(), out_skip);
+  if (in.readable_at_offsets() && out.writable_at_offsets()) {
+    OffsetSource source(in.source(), in_skip);
+    OffsetSink sink(out.sink(), out_skip);
     return engine.run(job, source, sink);
   }
   // A file at either end of a stream job is read or written front to back.
   std::unique_ptr<StreamReader> file_reader;
-  StreamReader* reader = in.random_access() ? nullptr : &in.stream();
+  StreamReader* reader = in.readable_at_offsets() ? nullptr : &in.stream();
   if (!reader) {
-    if (::lseek(in.file().fd(), static_cast<off_t>(in_skip), SEEK_SET) < 0) throw system_error(in.name());
-    const std::uint64_t size = in.file().size();
-    file_reader = std::make_unique<StreamReader>(in.file().fd(), in.name(), size > in_skip ? size - in_skip : 0);
+    file_reader = std::make_unique<StreamReader>(in.source(), in.name(), in_skip);
     reader = file_reader.get();
   }
   std::unique_ptr<StreamWriter> file_writer;
-  StreamWriter* writer = out.random_access() ? nullptr : &out.stream();
+  StreamWriter* writer = out.writable_at_offsets() ? nullptr : &out.stream();
   if (!writer) {
-    if (::lseek(out.file().fd(), static_cast<off_t>(out_skip), SEEK_SET) < 0) throw system_error(out.name());
-    file_writer = std::make_unique<StreamWriter>(out.file().fd(), out.name());
+    file_writer = std::make_unique<StreamWriter>(out.sink(), out.name(), out_skip);
     writer = file_writer.get();
   }
   return engine.run_stream(job, *reader, *writer);

@@ -109,17 +109,17 @@ SecretBytes unwrap_with_identities(const std::vector<Identity>& identities, cons
 // past the header.
 std::vector<std::uint8_t> read_stanza_text(InputEndpoint& in, std::uint64_t at) {
   std::vector<std::uint8_t> text;
-  if (in.random_access()) {
+  if (in.readable_at_offsets()) {
     // 4 KiB first, doubled while no MAC line shows: a raw key's header is
     // its 48-byte MAC line, a recipient's stanza 98 bytes, and reading the
     // 1 MiB a header may take for every small file would cost more than
     // opening it.
-    const std::uint64_t size = in.size().value_or(0);
+    const std::uint64_t size = in.source().size();
     const std::uint64_t most = std::min<std::uint64_t>(size - std::min(size, at), kMaxHeaderLen + 1);
     std::size_t end = 0;
     for (std::uint64_t want = std::min<std::uint64_t>(most, 4096);; want = std::min(most, 2 * want)) {
       text.resize(static_cast<std::size_t>(want));
-      in.file().read_at(at, text);
+      in.source().read_at(at, text);
       const auto mac_end = end_of_mac_line(text);
       end = mac_end.value_or(text.size());
       if (mac_end || want == most) break;

@@ -292,8 +292,8 @@ TransformReport open(const SealedSpec& spec, const std::string& input_path,
   JobRunner runner(options);
   InputEndpoint in(input_path, true, Armor::paes);
   if (in.armored() && options.engine == EngineKind::mpi) {
-    throw usage_error(in.name() + " is armored (base64 text), which is decoded in order, as a stream; the mpi "
-                      "engine's ranks read the binary file at offsets: decode it first, or use another engine");
+    throw usage_error(in.name() + " is armored (base64 text), which this process decodes; the mpi engine's "
+                      "ranks read the binary file at offsets themselves: decode it first, or use another engine");
   }
   const OpenedHeader header = read_header(spec, in, options.backend.for_job_of(in.size()));
   const SegmentJob job(Direction::decrypt, header.stream);

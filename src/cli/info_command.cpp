@@ -17,6 +17,7 @@
 #include "cli/progress.hpp"
 #include "paes/backend.hpp"
 #include "paes/engine.hpp"
+#include "util/base64_lines.hpp"
 #include "util/cpu_features.hpp"
 
 namespace paes::cli {
@@ -100,8 +101,9 @@ nlohmann::json mpi_json() {
 }
 
 nlohmann::json cpu_features_json(const CpuFeatures& cpu) {
-  return {{"aes_ni", cpu.aes_ni},       {"vaes", cpu.vaes},   {"pclmulqdq", cpu.pclmulqdq},
-          {"vpclmulqdq", cpu.vpclmulqdq}, {"avx2", cpu.avx2}, {"avx512f", cpu.avx512f}};
+  return {{"aes_ni", cpu.aes_ni},         {"vaes", cpu.vaes},         {"pclmulqdq", cpu.pclmulqdq},
+          {"vpclmulqdq", cpu.vpclmulqdq},   {"avx2", cpu.avx2},         {"avx512f", cpu.avx512f},
+          {"avx512bw", cpu.avx512bw},       {"avx512vbmi", cpu.avx512vbmi}};
 }
 
 // What --json says before the backends: versions, the CPU, the engines.
@@ -110,6 +112,7 @@ nlohmann::json build_json(const CpuFeatures& cpu) {
       {"paes_version", PAES_VERSION},
       {"openssl_version", OpenSSL_version(OPENSSL_VERSION)},
       {"cpu_features", cpu_features_json(cpu)},
+      {"armor_base64", base64_code_name(best_base64_code())},
       {"backends", nlohmann::json::array()},
       {"backend_auto_chooses", segment_backend_name(BackendChoice{})},
       {"online_cpus", online_cpus()},
@@ -165,6 +168,7 @@ void print_versions_and_cpu(const CpuFeatures& cpu, const std::string& auto_choo
             << "CPU AES:     AES-NI " << yes(cpu.aes_ni) << ", VAES " << yes(cpu.vaes)
             << ", PCLMULQDQ " << yes(cpu.pclmulqdq) << ", VPCLMULQDQ " << yes(cpu.vpclmulqdq)
             << ", AVX2 " << yes(cpu.avx2) << ", AVX-512F " << yes(cpu.avx512f) << '\n'
+            << "Armor:       base64 on " << base64_code_name(best_base64_code()) << " code (-a)\n"
             << "Backends:    auto runs " << auto_chooses
             << " (--backend; what a backend lacks runs on the CPU's)\n";
 }

@@ -524,8 +524,8 @@ void check_transform_usage(const TransformArgs& args, EngineKind engine) {
     throw usage_error("-v and --progress write on stderr, which carries the output: give -o FILE");
   }
   if (args.armor && engine == EngineKind::mpi) {
-    throw usage_error("-a writes or reads text in order, as a stream, and the mpi engine's ranks write the "
-                      "output at offsets: drop --engine mpi or -a");
+    throw usage_error("-a's text is encoded and decoded by this process's threads, and the mpi engine's ranks "
+                      "read and write the files at offsets themselves: drop --engine mpi or -a");
   }
   if (names_stdio(args.input) || names_stream(args.input) || names_stdio(args.output) ||
       names_output_stream(args.output)) {

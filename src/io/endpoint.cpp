@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "io/armored_file.hpp"
 #include "paes/error.hpp"
 #include "util/armor.hpp"
 
@@ -160,8 +161,11 @@ InputEndpoint::InputEndpoint(const std::string& path, bool refuse_terminal, Armo
       const auto probe = std::span(start).first(std::min<std::uint64_t>(start.size(), file_->size()));
       file_->read_at(0, probe);
       armored = starts_with_armor(probe);
+      // openssl's text stays in order: OpenSSL's decoder defines what it
+      // reads, lines of other lengths and whitespace included.
+      if (armored) armored_ = ArmoredSource::open(*file_, name_);
     }
-    if (armored) stream_ = std::make_unique<StreamReader>(fd_, name_, file_->size(), armor);
+    if (armored && !armored_) stream_ = std::make_unique<StreamReader>(fd_, name_, file_->size(), armor);
     return;
   }
   fd_ = fd;
@@ -178,6 +182,11 @@ InputEndpoint::~InputEndpoint() {
   if (owned_fd_ >= 0) ::close(owned_fd_);
 }
 
+Source& InputEndpoint::source() {
+  if (armored_) return *armored_;
+  return *file_;
+}
+
 std::optional<std::uint64_t> InputEndpoint::size() const {
   if (random_access()) return file_->size();
   return std::nullopt;
@@ -190,10 +199,11 @@ std::optional<unsigned> InputEndpoint::permissions() const {
 
 std::size_t InputEndpoint::read_prefix(std::span<std::uint8_t> dst) {
   std::size_t got = 0;
-  if (random_access()) {
-    const std::uint64_t left = file_->size() > prefix_read_ ? file_->size() - prefix_read_ : 0;
+  if (readable_at_offsets()) {
+    Source& bytes = source();
+    const std::uint64_t left = bytes.size() > prefix_read_ ? bytes.size() - prefix_read_ : 0;
     got = static_cast<std::size_t>(std::min<std::uint64_t>(left, dst.size()));
-    file_->read_at(prefix_read_, dst.first(got));
+    bytes.read_at(prefix_read_, dst.first(got));
   } else {
     got = stream_->read_full(dst.data(), dst.size());
   }
@@ -218,8 +228,15 @@ OutputEndpoint::OutputEndpoint(const std::string& path, const OutputOptions& opt
   } else {
     file_ = std::make_unique<OutputFile>(path, options);
     name_ = path;
-    // Text's place in the file depends on all the bytes before it: written in order.
-    if (armor != Armor::none) stream_ = std::make_unique<StreamWriter>(file_->fd(), name_, armor);
+    if (armor != Armor::none) {
+      // A device written in place takes its text in order, as a stream.
+      struct stat st {};
+      if (::fstat(file_->fd(), &st) == 0 && S_ISREG(st.st_mode)) {
+        armored_ = std::make_unique<ArmoredSink>(*file_, armor);
+      } else {
+        stream_ = std::make_unique<StreamWriter>(file_->fd(), name_, armor);
+      }
+    }
     return;
   }
   closing_on_failure(owned_fd_, [&] {
@@ -243,9 +260,14 @@ OutputEndpoint::~OutputEndpoint() {
   if (owned_fd_ >= 0) ::close(owned_fd_);
 }
 
+Sink& OutputEndpoint::sink() {
+  if (armored_) return *armored_;
+  return *file_;
+}
+
 void OutputEndpoint::write_prefix(std::span<const std::uint8_t> src) {
-  if (random_access()) {
-    file_->write_at(prefix_written_, src);
+  if (writable_at_offsets()) {
+    sink().write_at(prefix_written_, src);
   } else {
     stream_->write_all(src);
   }
@@ -253,6 +275,7 @@ void OutputEndpoint::write_prefix(std::span<const std::uint8_t> src) {
 }
 
 void OutputEndpoint::commit() {
+  if (armored_) armored_->finish();
   if (stream_) stream_->finish();
   if (file_) file_->commit();
 }

@@ -53,6 +53,12 @@ StreamReader::StreamReader(int fd, std::string name, std::uint64_t len, Armor ar
   armor_ = armor;
 }
 
+StreamReader::StreamReader(Source& source, std::string name, std::uint64_t offset)
+    : name_(std::move(name)), source_(&source), source_at_(offset) {
+  wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wake_fd_ < 0) throw system_error("reading " + name_);
+}
+
 StreamReader::~StreamReader() { ::close(wake_fd_); }
 
 void StreamReader::interrupt() {
@@ -115,6 +121,13 @@ std::size_t StreamReader::read_decoded(std::uint8_t* dst, std::size_t len) {
 }
 
 std::size_t StreamReader::read_raw(std::uint8_t* dst, std::size_t len) {
+  if (source_) {  // a file: its reads never wait, so nothing to interrupt
+    const std::uint64_t size = source_->size();
+    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(len, size - std::min(size, source_at_)));
+    source_->read_at(source_at_, {dst, n});
+    source_at_ += n;
+    return n;
+  }
   if (file_left_) len = static_cast<std::size_t>(std::min<std::uint64_t>(len, *file_left_));
   std::size_t done = 0;
   while (done < len) {
@@ -148,6 +161,9 @@ StreamWriter::StreamWriter(int fd, std::string name) : fd_(fd), name_(std::move(
 StreamWriter::StreamWriter(int fd, std::string name, Armor armor) : StreamWriter(fd, std::move(name)) {
   if (armor != Armor::none) encoder_ = std::make_unique<ArmorEncoder>(armor);
 }
+
+StreamWriter::StreamWriter(Sink& sink, std::string name, std::uint64_t offset)
+    : name_(std::move(name)), sink_(&sink), sink_at_(offset) {}
 
 StreamWriter::~StreamWriter() = default;
 
@@ -199,6 +215,11 @@ void StreamWriter::finish() {
 }
 
 void StreamWriter::write_raw(std::span<const std::uint8_t> src) {
+  if (sink_) {
+    sink_->write_at(sink_at_, src);
+    sink_at_ += src.size();
+    return;
+  }
   std::size_t done = 0;
   while (done < src.size()) {
     const ssize_t n = ::write(fd_, src.data() + done, src.size() - done);

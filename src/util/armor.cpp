@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "paes/error.hpp"
+#include "util/base64_lines.hpp"
 
 namespace paes {
 namespace {
@@ -19,11 +20,6 @@ EVP_ENCODE_CTX* new_context() {
   EVP_ENCODE_CTX* ctx = EVP_ENCODE_CTX_new();
   if (!ctx) throw Error("out of memory for a base64 context");
   return ctx;
-}
-
-void append(std::vector<std::uint8_t>& text, std::string_view line) {
-  text.insert(text.end(), line.begin(), line.end());
-  text.push_back('\n');
 }
 
 bool is_armor_whitespace(std::uint8_t c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
@@ -42,72 +38,87 @@ bool starts_with_armor(std::span<const std::uint8_t> start) {
   return false;
 }
 
-ArmorEncoder::ArmorEncoder(Armor armor) : armor_(armor), ctx_(new_context()) { EVP_EncodeInit(ctx_); }
+std::string_view armor_begin_line(Armor armor) {
+  switch (armor) {
+    case Armor::paes:
+      return kArmorBeginLine;
+    case Armor::age:
+      return kAgeArmorBeginLine;
+    case Armor::none:
+    case Armor::openssl:
+      break;
+  }
+  return {};
+}
 
-ArmorEncoder::~ArmorEncoder() { EVP_ENCODE_CTX_free(ctx_); }
+std::string_view armor_end_line(Armor armor) {
+  switch (armor) {
+    case Armor::paes:
+      return kArmorEndLine;
+    case Armor::age:
+      return kAgeArmorEndLine;
+    case Armor::none:
+    case Armor::openssl:
+      break;
+  }
+  return {};
+}
+
+ArmorEncoder::ArmorEncoder(Armor armor) : armor_(armor) {}
+
+ArmorEncoder::~ArmorEncoder() = default;
 
 void ArmorEncoder::begin(std::vector<std::uint8_t>& text) {
   if (begun_) return;
   begun_ = true;
-  if (armor_ == Armor::paes) append(text, kArmorBegin);
-  if (armor_ == Armor::age) append(text, kAgeArmorBegin);
+  const std::string_view line = armor_begin_line(armor_);
+  text.insert(text.end(), line.begin(), line.end());
 }
 
 void ArmorEncoder::encode(std::span<const std::uint8_t> bytes, std::vector<std::uint8_t>& text) {
   begin(text);
-  while (!bytes.empty()) {
-    const auto piece = bytes.first(std::min(bytes.size(), kPiece));
+  if (held_len_ != 0) {
+    const std::size_t take = std::min(bytes.size(), kLineBytes - held_len_);
+    if (take != 0) std::memcpy(held_ + held_len_, bytes.data(), take);
+    held_len_ += take;
+    bytes = bytes.subspan(take);
+    if (held_len_ < kLineBytes) return;
     const std::size_t at = text.size();
-    // Whole lines of the piece and of the bytes held from before (fewer
-    // than a line), 65 bytes each, and the NUL EVP writes after them.
-    text.resize(at + (piece.size() / kLineBytes + 2) * (kColumns + 1));
-    int written = 0;
-    if (EVP_EncodeUpdate(ctx_, text.data() + at, &written, piece.data(), static_cast<int>(piece.size())) != 1) {
-      throw Error("base64 encoding failed");
-    }
-    text.resize(at + static_cast<std::size_t>(written));
-    bytes = bytes.subspan(piece.size());
+    text.resize(at + kBase64LineLen);
+    encode_base64_lines(text.data() + at, held_, 1);
+    held_len_ = 0;
   }
+  const std::size_t lines = bytes.size() / kLineBytes;
+  const std::size_t at = text.size();
+  text.resize(at + lines * kBase64LineLen);
+  encode_base64_lines(text.data() + at, bytes.data(), lines);
+  const auto rest = bytes.subspan(lines * kLineBytes);
+  if (!rest.empty()) std::memcpy(held_, rest.data(), rest.size());
+  held_len_ = rest.size();
 }
 
 void ArmorEncoder::finish(std::vector<std::uint8_t>& text) {
   begin(text);
-  const std::size_t at = text.size();
-  text.resize(at + kColumns + 2);
-  int written = 0;
-  EVP_EncodeFinal(ctx_, text.data() + at, &written);
-  text.resize(at + static_cast<std::size_t>(written));
-  if (armor_ == Armor::paes) append(text, kArmorEnd);
-  if (armor_ == Armor::age) append(text, kAgeArmorEnd);
+  if (held_len_ != 0) {
+    const std::size_t at = text.size();
+    text.resize(at + kBase64LineLen);
+    const std::size_t n = encode_base64_block(text.data() + at, {held_, held_len_});
+    text[at + n] = '\n';
+    text.resize(at + n + 1);
+    held_len_ = 0;
+  }
+  const std::string_view line = armor_end_line(armor_);
+  text.insert(text.end(), line.begin(), line.end());
 }
 
-ArmorDecoder::ArmorDecoder(Armor armor, std::string name) : armor_(armor), name_(std::move(name)) {
-  if (armor_ == Armor::openssl) {
-    ctx_ = new_context();
-    EVP_DecodeInit(ctx_);
-  }
-}
+ArmorDecoder::ArmorDecoder(Armor armor, std::string name) : armor_(armor), name_(std::move(name)) {}
 
 ArmorDecoder::~ArmorDecoder() { EVP_ENCODE_CTX_free(ctx_); }
 
 void ArmorDecoder::fail(const std::string& why) const { throw Error(name_ + ": bad armor: " + why); }
 
 void ArmorDecoder::decode(std::span<const std::uint8_t> text, std::vector<std::uint8_t>& bytes) {
-  if (armor_ == Armor::openssl) {
-    while (!text.empty()) {
-      const auto piece = text.first(std::min(text.size(), kPiece));
-      const std::size_t from = bytes.size();
-      // At most 3 bytes for each 4 characters, with the 3 held from before.
-      bytes.resize(from + piece.size() + kLineBytes);
-      int written = 0;
-      if (EVP_DecodeUpdate(ctx_, bytes.data() + from, &written, piece.data(), static_cast<int>(piece.size())) < 0) {
-        fail("not base64 text");
-      }
-      bytes.resize(from + static_cast<std::size_t>(written));
-      text = text.subspan(piece.size());
-    }
-    return;
-  }
+  if (armor_ == Armor::openssl) return decode_openssl(text, bytes);
   while (state_ == State::begin && line_.empty() && !text.empty() && is_armor_whitespace(text.front())) {
     if (++leading_whitespace_ > kMaxArmorLeadingWhitespace) {
       fail("more than " + std::to_string(kMaxArmorLeadingWhitespace) + " bytes of whitespace before the BEGIN line");
@@ -121,6 +132,12 @@ void ArmorDecoder::decode(std::span<const std::uint8_t> text, std::vector<std::u
                                      [](std::uint8_t c) { return c == '\n' || c == '\r' || c == ' ' || c == '\t'; });
       if (!blank) fail("text after the END line");
       return;
+    }
+    // Whole 64-column lines of the body, many at once: the lines that the
+    // reading line by line below would take as full lines.
+    if (state_ == State::body && line_.empty()) {
+      text = whole_lines(text, bytes);
+      if (text.empty()) return;
     }
     const auto* newline = static_cast<const std::uint8_t*>(std::memchr(text.data(), '\n', text.size()));
     const std::size_t upto = newline ? static_cast<std::size_t>(newline - text.data()) : text.size();
@@ -139,6 +156,79 @@ void ArmorDecoder::decode(std::span<const std::uint8_t> text, std::vector<std::u
     paes_line(line, bytes);
     line_.clear();
     text = text.subspan(upto + 1);
+  }
+}
+
+// The whole lines at the start of `text`, LF or CRLF as its first line ends,
+// decoded in steps that grow while the lines are whole: `bytes` is grown
+// (and zeroed) for a step before its lines are known to be whole, so a text
+// of other lines between whole ones costs a small step, not the piece.
+std::span<const std::uint8_t> ArmorDecoder::whole_lines(std::span<const std::uint8_t> text,
+                                                        std::vector<std::uint8_t>& bytes) {
+  Base64LineEnd end = Base64LineEnd::lf;
+  if (text.size() > kColumns + 1 && text[kColumns] == '\r' && text[kColumns + 1] == '\n') {
+    end = Base64LineEnd::crlf;
+  } else if (text.size() <= kColumns || text[kColumns] != '\n') {
+    return text;
+  }
+  const std::size_t line_len = base64_line_len(end);
+  std::size_t step = 64;
+  while (text.size() >= line_len) {
+    const std::size_t lines = std::min(text.size() / line_len, step);
+    const std::size_t from = bytes.size();
+    bytes.resize(from + lines * kLineBytes);
+    const std::size_t decoded = decode_base64_lines(bytes.data() + from, text.data(), lines, end);
+    bytes.resize(from + decoded * kLineBytes);
+    line_number_ += decoded;
+    text = text.subspan(decoded * line_len);
+    if (decoded < lines) break;
+    step = std::min<std::size_t>(step * 2, 1 << 14);
+  }
+  return text;
+}
+
+// openssl enc -a's lines are taken by the fast codec for as long as they
+// are whole 64-column lines; the rest of the text (the last line, or other
+// line lengths, whitespace, CRLF) goes to OpenSSL's decoder, which gives
+// what openssl enc -d -a gives. Until then it would have held nothing:
+// EVP_DecodeUpdate keeps only the characters of a group not yet whole.
+void ArmorDecoder::decode_openssl(std::span<const std::uint8_t> text, std::vector<std::uint8_t>& bytes) {
+  if (ctx_) return evp_decode(text, bytes);
+  const auto to_evp = [&](std::span<const std::uint8_t> rest) {
+    ctx_ = new_context();
+    EVP_DecodeInit(ctx_);
+    evp_decode(rest, bytes);
+  };
+  if (!line_.empty()) {  // a line begun in the last piece
+    const std::size_t take = std::min(text.size(), kBase64LineLen - line_.size());
+    line_.append(reinterpret_cast<const char*>(text.data()), take);
+    text = text.subspan(take);
+    if (line_.size() < kBase64LineLen) return;
+    const std::string line = std::move(line_);
+    line_.clear();
+    const std::span<const std::uint8_t> whole(reinterpret_cast<const std::uint8_t*>(line.data()), line.size());
+    if (!whole_lines(whole, bytes).empty()) {
+      to_evp(whole);
+      return evp_decode(text, bytes);
+    }
+  }
+  const auto rest = whole_lines(text, bytes);
+  if (rest.size() >= kBase64LineLen) return to_evp(rest);
+  line_.assign(reinterpret_cast<const char*>(rest.data()), rest.size());
+}
+
+void ArmorDecoder::evp_decode(std::span<const std::uint8_t> text, std::vector<std::uint8_t>& bytes) {
+  while (!text.empty()) {
+    const auto piece = text.first(std::min(text.size(), kPiece));
+    const std::size_t from = bytes.size();
+    // At most 3 bytes for each 4 characters, with the 3 held from before.
+    bytes.resize(from + piece.size() + kLineBytes);
+    int written = 0;
+    if (EVP_DecodeUpdate(ctx_, bytes.data() + from, &written, piece.data(), static_cast<int>(piece.size())) < 0) {
+      fail("not base64 text");
+    }
+    bytes.resize(from + static_cast<std::size_t>(written));
+    text = text.subspan(piece.size());
   }
 }
 
@@ -166,33 +256,33 @@ void ArmorDecoder::paes_line(std::string_view line, std::vector<std::uint8_t>& b
                    "END line belongs");
   }
   if (line.size() > kColumns) fail(where() + " is longer than 64 columns");
-  if (line.empty() || line.size() % 4 != 0) fail(where() + " is not whole base64 groups of 4 characters");
-  // Padding only at the end, at most 2 characters: EVP_DecodeBlock reads
-  // '=' anywhere as zero bits.
-  const std::size_t first_pad = line.find('=');
-  const std::size_t padding = first_pad == std::string_view::npos ? 0 : line.size() - first_pad;
-  if (padding > 2 || (padding != 0 && line.find_first_not_of('=', first_pad) != std::string_view::npos)) {
-    fail(where() + " is not base64");
-  }
   std::uint8_t decoded[kLineBytes];
-  const auto* chars = reinterpret_cast<const unsigned char*>(line.data());
-  // It skips whitespace at either end: a line with some decodes short.
-  const int n = EVP_DecodeBlock(decoded, chars, static_cast<int>(line.size()));
-  if (n != static_cast<int>(line.size() / 4 * 3)) fail(where() + " is not base64");
-  const std::size_t len = static_cast<std::size_t>(n) - padding;
-  if (padding != 0) {
-    // Canonical: a padded group's unused bits are zero, so that the line is
-    // the one encoding of its bytes and can't be changed to give the same.
-    unsigned char again[5];
-    EVP_EncodeBlock(again, decoded + (len / 3) * 3, static_cast<int>(len % 3));
-    if (std::memcmp(again, chars + line.size() - 4, 4) != 0) fail(where() + " is not canonical base64");
+  std::size_t len = 0;
+  switch (decode_base64_line(decoded, line, len)) {
+    case Base64LineFault::none:
+      break;
+    case Base64LineFault::not_groups:
+      fail(where() + " is not whole base64 groups of 4 characters");
+    case Base64LineFault::not_base64:
+      fail(where() + " is not base64");
+    case Base64LineFault::not_canonical:
+      // A padded group's unused bits set: the line would not be the one
+      // encoding of its bytes, and could be changed to give the same.
+      fail(where() + " is not canonical base64");
   }
   bytes.insert(bytes.end(), decoded, decoded + len);
-  if (line.size() < kColumns || padding != 0) state_ = State::last_line_seen;
+  if (line.size() < kColumns || line.back() == '=') state_ = State::last_line_seen;
 }
 
 void ArmorDecoder::finish(std::vector<std::uint8_t>& bytes) {
   if (armor_ == Armor::openssl) {
+    if (!ctx_) {  // whole lines so far, and a last one (or nothing) held
+      const std::string line = std::move(line_);
+      line_.clear();
+      ctx_ = new_context();
+      EVP_DecodeInit(ctx_);
+      evp_decode({reinterpret_cast<const std::uint8_t*>(line.data()), line.size()}, bytes);
+    }
     const std::size_t from = bytes.size();
     bytes.resize(from + kLineBytes);
     int written = 0;

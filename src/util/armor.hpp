@@ -1,6 +1,9 @@
-// Armor's text, made and read with OpenSSL's base64 (EVP_Encode*, EVP_Decode*,
-// EVP_EncodeBlock): the same lines as openssl enc -a, and for paes' own armor
-// the strict PEM of RFC 7468 that age's armor is (C2SP age.md, "ASCII armor").
+// Armor's text, in order: the same lines as openssl enc -a, and for paes' own
+// armor the strict PEM of RFC 7468 that age's armor is (C2SP age.md, "ASCII
+// armor"). Whole lines go through util/base64_lines' fast codec; what is
+// not a whole 64-column line (the last, CRLF text) line by line; openssl's
+// text, once it is not such lines, through OpenSSL's EVP_Decode*, which
+// defines what openssl enc -d -a reads.
 #pragma once
 
 #include <openssl/types.h>
@@ -15,10 +18,15 @@
 
 namespace paes {
 
-inline constexpr std::string_view kArmorBegin = "-----BEGIN PAES ENCRYPTED FILE-----";
-inline constexpr std::string_view kArmorEnd = "-----END PAES ENCRYPTED FILE-----";
-inline constexpr std::string_view kAgeArmorBegin = "-----BEGIN AGE ENCRYPTED FILE-----";
-inline constexpr std::string_view kAgeArmorEnd = "-----END AGE ENCRYPTED FILE-----";
+// The marker lines with their '\n', and without.
+inline constexpr std::string_view kArmorBeginLine = "-----BEGIN PAES ENCRYPTED FILE-----\n";
+inline constexpr std::string_view kArmorEndLine = "-----END PAES ENCRYPTED FILE-----\n";
+inline constexpr std::string_view kAgeArmorBeginLine = "-----BEGIN AGE ENCRYPTED FILE-----\n";
+inline constexpr std::string_view kAgeArmorEndLine = "-----END AGE ENCRYPTED FILE-----\n";
+inline constexpr std::string_view kArmorBegin = kArmorBeginLine.substr(0, kArmorBeginLine.size() - 1);
+inline constexpr std::string_view kArmorEnd = kArmorEndLine.substr(0, kArmorEndLine.size() - 1);
+inline constexpr std::string_view kAgeArmorBegin = kAgeArmorBeginLine.substr(0, kAgeArmorBeginLine.size() - 1);
+inline constexpr std::string_view kAgeArmorEnd = kAgeArmorEndLine.substr(0, kAgeArmorEndLine.size() - 1);
 
 // Whitespace (space, tab, CR, LF) allowed before the BEGIN line: age.md lets
 // readers skip some, and age skips up to 1024 bytes of it.
@@ -37,6 +45,24 @@ inline constexpr std::uint64_t armor_text_len_of(std::uint64_t decoded) {
   return decoded / 48 * 65 + (decoded % 48 * 4 + 2) / 3;
 }
 
+// Armor's text at offsets: its lines carry 48 bytes each from the first byte
+// on, so the place of every byte in the text is known before the bytes
+// before it are (io/armored_file: workers encode and decode their own
+// chunks' lines).
+//
+// The BEGIN line and its '\n' that `armor`'s text starts with (none for
+// Armor::openssl), and the END line and its '\n' it ends with.
+std::string_view armor_begin_line(Armor armor);
+std::string_view armor_end_line(Armor armor);
+// Where, in the base64 lines, the 4 characters of the group of bytes
+// 3 x `group` to 3 x `group` + 2 start: 16 groups a line, each line 65
+// characters with its '\n'.
+inline constexpr std::uint64_t armor_group_at(std::uint64_t group) { return group / 16 * 65 + group % 16 * 4; }
+// The length of the base64 lines of `len` bytes, the last one's '\n' included.
+inline constexpr std::uint64_t armor_lines_len(std::uint64_t len) {
+  return len / 48 * 65 + (len % 48 == 0 ? 0 : (len % 48 + 2) / 3 * 4 + 1);
+}
+
 // Bytes to armor, piece by piece.
 class ArmorEncoder {
  public:
@@ -53,8 +79,9 @@ class ArmorEncoder {
  private:
   void begin(std::vector<std::uint8_t>& text);
   Armor armor_;
-  EVP_ENCODE_CTX* ctx_ = nullptr;
   bool begun_ = false;
+  std::uint8_t held_[48] = {};  // the bytes of a line not yet whole
+  std::size_t held_len_ = 0;
 };
 
 // Armor to bytes, piece by piece. paes' armor is held to the rules FORMAT.md
@@ -76,15 +103,21 @@ class ArmorDecoder {
 
  private:
   enum class State { begin, body, last_line_seen, end };
+  void decode_openssl(std::span<const std::uint8_t> text, std::vector<std::uint8_t>& bytes);
+  void evp_decode(std::span<const std::uint8_t> text, std::vector<std::uint8_t>& bytes);
+  std::span<const std::uint8_t> whole_lines(std::span<const std::uint8_t> text, std::vector<std::uint8_t>& bytes);
   void paes_line(std::string_view line, std::vector<std::uint8_t>& bytes);
   [[noreturn]] void fail(const std::string& why) const;
 
   Armor armor_;
   std::string name_;
-  EVP_ENCODE_CTX* ctx_ = nullptr;  // Armor::openssl
+  // Armor::openssl: OpenSSL's decoder, made once the text is not whole
+  // 64-column lines (until then it would have read them just as the fast
+  // codec does, and would hold nothing after them).
+  EVP_ENCODE_CTX* ctx_ = nullptr;
   State state_ = State::begin;
   std::string_view end_line_;  // PEM: the END line that goes with the BEGIN line read
-  std::string line_;  // Armor::paes: a line not yet ended
+  std::string line_;  // a line not yet ended (Armor::openssl: while no EVP decoder is made)
   std::uint64_t line_number_ = 0;
   std::size_t leading_whitespace_ = 0;  // PEM: skipped before the BEGIN line
 };
