@@ -11,9 +11,10 @@
 #   - 1 MiB sealed decrypt into a file: default threads against --threads 1;
 #   - ARMOR_MIB (1 GiB) sealed to the recipient with -a against without, both
 #   ways, into files.
-# Each pair runs round-robin (bench/suite/paes_bench/runner.py's measure: a
-# warm-up round, then RUNS rounds, `sync` before every run outside the
-# timing), so a shared machine's drift weighs on both alike; figures are
+# Each pair runs round-robin and alternated (bench/suite/paes_bench/runner.py's
+# measure: a warm-up round, then RUNS rounds, every other one in the reverse
+# order, `sync` before every run outside the timing), so a shared machine's
+# drift and the order weigh on both alike; figures are
 # medians with min..max, ratios are of medians. It reports and asserts
 # nothing; the goals (printed beside each ratio): paes / age <= 1.0 for the
 # 2 KiB encrypt and decrypt into a file, default threads / --threads 1 <= 1.0
@@ -100,7 +101,7 @@ pairs = [
 ratios = []
 for case, goal, sides in pairs:
     cands = [dict(where, argv=argv, src=src, rec={"bytes": 1}) for _, argv, src, where in sides]
-    recs = measure(cands, runs)
+    recs = measure(cands, runs, alternate=True)
     for (label, *_), rec in zip(sides, recs):
         print(f"{case:30} {label:24} median {rec['seconds'] * 1e3:7.2f} ms  "
               f"min..max {rec['min_seconds'] * 1e3:.2f}..{rec['max_seconds'] * 1e3:.2f} ms", flush=True)

@@ -91,9 +91,10 @@ def warm(*paths):
                 pass
 
 
-def measure(cands, runs):
+def measure(cands, runs, alternate=False):
     """Wall time of whole programs, round-robin: one warm-up round, then `runs` rounds, one run of each
-    candidate per round, so that a drift of the (shared) machine weighs on all of them alike. Outputs are
+    candidate per round, so that a drift of the (shared) machine weighs on all of them alike; with
+    `alternate`, every other round runs them in the reverse order, so that none always runs first. Outputs are
     deleted and `sync` runs before every run, outside the timing; the inputs are read once beforehand.
     A candidate is a dict: argv, src (the input to warm), out (deleted between runs), parse_json (read
     paes' --json line), stdout (where the command's output goes) and rec (the record to fill in); and,
@@ -105,7 +106,8 @@ def measure(cands, runs):
     reported = [[] for _ in cands]
     last = [None for _ in cands]
     for i in range(runs + 1):
-        for k, c in enumerate(cands):
+        order = list(enumerate(cands))
+        for k, c in (order[::-1] if alternate and i % 2 == 1 else order):
             unlink(c["out"])
             if c.get("prepare"):
                 c["prepare"]()
