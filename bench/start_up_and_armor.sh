@@ -103,12 +103,12 @@ for case, goal, sides in pairs:
     cands = [dict(where, argv=argv, src=src, rec={"bytes": 1}) for _, argv, src, where in sides]
     recs = measure(cands, runs, alternate=True)
     for (label, *_), rec in zip(sides, recs):
-        print(f"{case:30} {label:24} median {rec['seconds'] * 1e3:7.2f} ms  "
+        print(f"{case:32} {label:24} median {rec['seconds'] * 1e3:7.2f} ms  "
               f"min..max {rec['min_seconds'] * 1e3:.2f}..{rec['max_seconds'] * 1e3:.2f} ms", flush=True)
     ratios.append((case, f"{sides[0][0]} / {sides[1][0]}", recs[0]["seconds"] / recs[1]["seconds"], goal))
 
 print()
 print("ratios of medians (time / time; lower is faster for the first):")
 for case, what, ratio, goal in ratios:
-    print(f"  {case:30} {what:46} {ratio:5.2f}" + (f"   (goal {goal})" if goal else ""))
+    print(f"  {case:32} {what:46} {ratio:5.2f}" + (f"   (goal {goal})" if goal else ""))
 EOF
