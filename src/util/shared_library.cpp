@@ -19,8 +19,6 @@ bool SharedLibrary::load() const {
   return loaded_;
 }
 
-const std::string& SharedLibrary::why_not() const { return why_not_; }
-
 void* SharedLibrary::address_of(const char* name) const {
   if (!load()) throw Error(why_not_);
   void* address = ::dlsym(RTLD_DEFAULT, name);

@@ -22,15 +22,13 @@ class SharedLibrary {
   SharedLibrary(const SharedLibrary&) = delete;
   SharedLibrary& operator=(const SharedLibrary&) = delete;
 
-  // Opens it at the first call, from any thread; whether it is there. It is
-  // never closed: its code may run until exit (a driver's own teardown).
+  // Opens it at the first call, from any thread, once; whether it is there.
+  // It is never closed: its code may run until exit (a driver's own teardown).
   bool load() const;
-  // Why load() failed: `needed_for`, then dlerror's words, naming the file.
-  const std::string& why_not() const;
-  const char* soname() const { return soname_; }
 
-  // A function of the library, after load(); throws Error where it lacks one
-  // (an older version than the one built against).
+  // A function of the library, opening it first. Throws Error where it can't
+  // be opened (`needed_for`, then dlerror's words, naming the file) or lacks
+  // the function (an older version than the one built against).
   template <typename Function>
   Function function(const char* name) const {
     return reinterpret_cast<Function>(address_of(name));
@@ -43,7 +41,7 @@ class SharedLibrary {
   const char* needed_for_;
   mutable std::once_flag once_;
   mutable bool loaded_ = false;
-  mutable std::string why_not_;
+  mutable std::string why_not_;  // why load() failed
 };
 
 }  // namespace paes
@@ -69,8 +67,8 @@ struct LibraryFunctions {
     static const SharedLibrary lib(Functions::kSoname, Functions::kNeededFor);
     return lib;
   }
-  // Throws Error where the library or a function is missing; a throw leaves
-  // it for the next call to try again.
+  // Throws Error where the library or a function is missing; each later call
+  // throws it again.
   static const Functions& get() {
     static const Functions functions;
     return functions;
