@@ -38,11 +38,12 @@ class FileDescriptor {
   int fd_;
 };
 
-// Fills `buffer` from `fd` until end of file, until it is full, or, with
+// Fills `buffer` from `fd` (after its first `len` bytes, already filled)
+// until end of file, until it is full, or, with
 // `stop_at_line_end`, until a read brings a '\n' (a terminal hands over one
 // line per read, so nothing past the line is consumed). Returns the byte count.
-std::size_t read_into(int fd, SecretBytes& buffer, bool stop_at_line_end, const std::string& what) {
-  std::size_t len = 0;
+std::size_t read_into(int fd, SecretBytes& buffer, bool stop_at_line_end, const std::string& what,
+                      std::size_t len = 0) {
   while (len < buffer.size()) {
     const ssize_t n = ::read(fd, buffer.data() + len, buffer.size() - len);
     if (n < 0 && errno == EINTR) continue;
@@ -232,8 +233,23 @@ SecretBytes read_secret_file(const std::string& path, std::size_t max_len, const
   // A key is not typed, and a passphrase typed here would show as it is.
   if (::isatty(file.get()) != 0) throw usage_error(what + " is a terminal: " + terminal_hint);
   // One byte over the limit tells an oversized file from one exactly at it.
-  SecretBytes content(max_len + 1);
-  const std::size_t len = read_into(file.get(), content, false, what);
+  // A regular file's own size (and that byte) sizes the first buffer: the
+  // bound's 64 KiB of locked memory, faulted in, zeroed and wiped, cost a
+  // 200-byte identity a tenth of a millisecond, 4% of a small job.
+  std::size_t capacity = max_len + 1;
+  struct stat st {};
+  if (::fstat(file.get(), &st) == 0 && S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) < max_len) {
+    capacity = static_cast<std::size_t>(st.st_size) + 1;
+  }
+  SecretBytes content(capacity);
+  std::size_t len = read_into(file.get(), content, false, what);
+  if (len == capacity && capacity <= max_len) {
+    // The file grew after fstat: the rest goes into a buffer of the bound.
+    SecretBytes whole(max_len + 1);
+    std::memcpy(whole.data(), content.data(), len);
+    content = std::move(whole);
+    len = read_into(file.get(), content, false, what, len);
+  }
   if (sealed == nullptr || !sealed(content.view().first(len))) warn_if_exposed(file.get(), what);
   if (len > max_len) {
     throw usage_error(what + " is larger than " + std::to_string(max_len) + " bytes; it should hold just the secret");
