@@ -42,10 +42,10 @@ std::vector<std::pair<std::string, std::vector<const Key*>>> by_plugin(const std
 std::optional<SecretBytes> unwrap_natively(const Identity& identity, const SecretBytes& secret,
                                            const StanzaHeader& header, const std::string& name) {
   if (identity.type() == KeyType::x25519) {
-    const X25519PublicKey own = x25519_public_key(secret);
+    const X25519PrivateKey own(secret);
     for (const Stanza& stanza : header.stanzas) {
       if (stanza.type != kX25519StanzaType) continue;  // a type this identity doesn't open: not ours
-      if (auto file_key = unwrap_x25519(stanza, secret, own, name)) return file_key;
+      if (auto file_key = unwrap_x25519(stanza, own, name)) return file_key;
     }
     return std::nullopt;
   }

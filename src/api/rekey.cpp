@@ -122,10 +122,9 @@ std::vector<Stanza> rekeyed_stanzas(const RekeySpec& spec, const std::vector<Sta
     // A low-order share gives X25519 no secret whatever the scalar: any
     // scalar tells, a throwaway one as well as the stanza's owner's.
     stanzas = own;
-    const SecretBytes probe = x25519_generate_identity();
-    const X25519PublicKey probe_public = x25519_public_of(probe);
+    const X25519PrivateKey probe(x25519_generate_identity());
     for (const Stanza& kept : stanzas) {
-      if (kept.type == kX25519StanzaType) unwrap_x25519(kept, probe, probe_public, name);
+      if (kept.type == kX25519StanzaType) unwrap_x25519(kept, probe, name);
     }
   }
   if (stanzas.size() + spec.recipients.size() > kMaxStanzas) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cipher/openssl/evp.hpp"
@@ -88,12 +89,28 @@ SecretBytes x25519_shared_secret(const SecretBytes& private_key, const X25519Pub
   return shared_secret(private_pkey(private_key).get(), peer);
 }
 
-X25519Exchange x25519_exchange(const SecretBytes& private_key, const X25519PublicKey& peer) {
-  const EvpPkeyPtr own = private_pkey(private_key);
-  X25519Exchange exchange;
-  exchange.own_public = public_of(own.get());
-  exchange.shared = shared_secret(own.get(), peer);
-  return exchange;
+X25519PrivateKey::X25519PrivateKey(const SecretBytes& key) {
+  EvpPkeyPtr pkey = private_pkey(key);
+  public_ = public_of(pkey.get());
+  key_ = pkey.release();
+}
+
+X25519PrivateKey::~X25519PrivateKey() { EVP_PKEY_free(key_); }
+
+X25519PrivateKey::X25519PrivateKey(X25519PrivateKey&& other) noexcept
+    : key_(std::exchange(other.key_, nullptr)), public_(other.public_) {}
+
+X25519PrivateKey& X25519PrivateKey::operator=(X25519PrivateKey&& other) noexcept {
+  if (this != &other) {
+    EVP_PKEY_free(key_);
+    key_ = std::exchange(other.key_, nullptr);
+    public_ = other.public_;
+  }
+  return *this;
+}
+
+SecretBytes X25519PrivateKey::shared_secret(const X25519PublicKey& peer) const {
+  return paes::shared_secret(key_, peer);
 }
 
 std::vector<std::uint8_t> chacha20_poly1305_seal(const SecretBytes& key, std::span<const std::uint8_t, 12> nonce,

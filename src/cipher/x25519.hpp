@@ -14,6 +14,8 @@
 #include "paes/secret.hpp"
 #include "paes/x25519_key.hpp"
 
+struct evp_pkey_st;  // OpenSSL's EVP_PKEY, for X25519PrivateKey
+
 namespace paes {
 
 inline constexpr std::size_t kX25519KeyLen = 32;
@@ -28,14 +30,26 @@ X25519PublicKey x25519_public_of(const SecretBytes& private_key);
 // is a low-order point, and the secret would be one anybody can predict.
 SecretBytes x25519_shared_secret(const SecretBytes& private_key, const X25519PublicKey& peer);
 
-// Both of the above from one key object: OpenSSL computes a private key's
-// public key when it imports it, so the two calls made that multiplication
-// twice (an ephemeral key's wrap needs both).
-struct X25519Exchange {
-  X25519PublicKey own_public{};
-  SecretBytes shared;
+// A private key imported into OpenSSL once, for its public key and every
+// agreement it makes. OpenSSL multiplies out a private key's public key when
+// it imports it: the two calls above, one after the other, import twice (an
+// ephemeral key's wrap needs both, an identity its public key for each
+// stanza's wrap key and a secret with each stanza's share).
+class X25519PrivateKey {
+ public:
+  explicit X25519PrivateKey(const SecretBytes& key);
+  ~X25519PrivateKey();
+  X25519PrivateKey(X25519PrivateKey&&) noexcept;
+  X25519PrivateKey& operator=(X25519PrivateKey&&) noexcept;
+
+  const X25519PublicKey& public_key() const { return public_; }
+  // X25519(this key, peer); throws as x25519_shared_secret does.
+  SecretBytes shared_secret(const X25519PublicKey& peer) const;
+
+ private:
+  evp_pkey_st* key_ = nullptr;  // OpenSSL's EVP_PKEY, freed (and cleared) with this object
+  X25519PublicKey public_{};
 };
-X25519Exchange x25519_exchange(const SecretBytes& private_key, const X25519PublicKey& peer);
 
 // Whether `point`, a canonical u-coordinate (below 2^255 - 19), is one of
 // the points of small order, with which every X25519 result is zero: 0, 1,

@@ -28,17 +28,18 @@ Stanza wrap_x25519(const SecretBytes& file_key, const X25519PublicKey& recipient
   if (file_key.size() != kFileKeyLen) throw Error("internal: a file key is 16 bytes");
   SecretBytes ephemeral_secret(kX25519KeyLen);
   random_bytes({ephemeral_secret.data(), ephemeral_secret.size()});
-  const X25519Exchange exchange = x25519_exchange(ephemeral_secret, recipient);
-  const SecretBytes key = x25519_wrap_key(exchange.shared, exchange.own_public, recipient, kWrapInfo);
+  const X25519PrivateKey ephemeral(ephemeral_secret);
+  const SecretBytes key =
+      x25519_wrap_key(ephemeral.shared_secret(recipient), ephemeral.public_key(), recipient, kWrapInfo);
   Stanza stanza;
   stanza.type = kX25519StanzaType;
-  stanza.args.push_back(encode_base64(exchange.own_public));
+  stanza.args.push_back(encode_base64(ephemeral.public_key()));
   stanza.body = chacha20_poly1305_seal(key, kStanzaWrapNonce, file_key.view());
   return stanza;
 }
 
-std::optional<SecretBytes> unwrap_x25519(const Stanza& stanza, const SecretBytes& identity,
-                                         const X25519PublicKey& identity_public, const std::string& name) {
+std::optional<SecretBytes> unwrap_x25519(const Stanza& stanza, const X25519PrivateKey& identity,
+                                         const std::string& name) {
   const auto malformed = [&](const std::string& why) { return Error(name + ": malformed X25519 stanza (" + why + ")"); };
   if (stanza.args.size() != 1) throw malformed("it takes one argument, it has " + std::to_string(stanza.args.size()));
   const auto share = decode_base64(stanza.args[0]);
@@ -50,11 +51,11 @@ std::optional<SecretBytes> unwrap_x25519(const Stanza& stanza, const SecretBytes
   std::memcpy(ephemeral.data(), share->data(), kX25519KeyLen);
   SecretBytes shared;
   try {
-    shared = x25519_shared_secret(identity, ephemeral);
+    shared = identity.shared_secret(ephemeral);
   } catch (const Error&) {
     throw malformed("its share is a low-order point");
   }
-  const SecretBytes key = x25519_wrap_key(shared, ephemeral, identity_public, kWrapInfo);
+  const SecretBytes key = x25519_wrap_key(shared, ephemeral, identity.public_key(), kWrapInfo);
   return chacha20_poly1305_open(key, kStanzaWrapNonce, stanza.body);
 }
 

@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include "cipher/x25519.hpp"
 #include "format/stanza_header.hpp"
 #include "paes/secret.hpp"
 #include "paes/x25519_key.hpp"
@@ -35,12 +36,12 @@ SecretBytes x25519_wrap_key(const SecretBytes& shared, const X25519PublicKey& ep
 // for a low-order recipient.
 Stanza wrap_x25519(const SecretBytes& file_key, const X25519PublicKey& recipient);
 
-// The file key when `identity` (with its public key) opens `stanza`, an
+// The file key when `identity` opens `stanza`, an
 // X25519 stanza; nothing when the stanza is another recipient's. Throws Error
 // ("<name>: malformed X25519 stanza (...)") for one that age.md doesn't allow:
 // not exactly one argument, a share that is not 32 bytes of canonical base64,
 // a body that is not 32 bytes, or a low-order share.
-std::optional<SecretBytes> unwrap_x25519(const Stanza& stanza, const SecretBytes& identity,
-                                         const X25519PublicKey& identity_public, const std::string& name);
+std::optional<SecretBytes> unwrap_x25519(const Stanza& stanza, const X25519PrivateKey& identity,
+                                         const std::string& name);
 
 }  // namespace paes

@@ -641,7 +641,6 @@ TEST(RealAgeFiles, HeadersOpenWithTheirIdentitiesOnly) {
   auto expected = read_sections(data_path("age/real/expected.txt"));
   const std::vector<KnownIdentity> identities = real_identities();
   const SecretBytes stranger = x25519_generate_identity();
-  const X25519PublicKey stranger_public = x25519_public_key(stranger);
   for (const std::string file : {"one.age", "three.age", "armored.age"}) {
     SCOPED_TRACE(file);
     auto& e = expected[file];
@@ -674,7 +673,7 @@ TEST(RealAgeFiles, HeadersOpenWithTheirIdentitiesOnly) {
       EXPECT_EQ("body_len=" + std::to_string(stanza.body.size()), fields[3]);
       const std::string opener = fields[5].substr(fields[5].find('=') + 1);
       for (const KnownIdentity& identity : identities) {
-        const auto file_key = unwrap_x25519(stanza, identity.key, identity.public_key, file);
+        const auto file_key = unwrap_x25519(stanza, X25519PrivateKey(identity.key), file);
         if (identity.name != opener) {
           EXPECT_FALSE(file_key.has_value()) << identity.name;
           continue;
@@ -690,7 +689,7 @@ TEST(RealAgeFiles, HeadersOpenWithTheirIdentitiesOnly) {
           EXPECT_FALSE(header_mac_matches(HeaderMacKey::of_file_key(*file_key), bytes_of(kVersionLine), flipped)) << at;
         }
       }
-      EXPECT_FALSE(unwrap_x25519(stanza, stranger, stranger_public, file).has_value());
+      EXPECT_FALSE(unwrap_x25519(stanza, X25519PrivateKey(stranger), file).has_value());
     }
   }
 }
@@ -775,7 +774,7 @@ Outcome open_header(std::span<const std::uint8_t> file, const std::vector<KnownI
     for (const Stanza& stanza : header.stanzas) {
       if (stanza.type != kX25519StanzaType) continue;
       try {
-        file_key = unwrap_x25519(stanza, identity.key, identity.public_key, "vector");
+        file_key = unwrap_x25519(stanza, X25519PrivateKey(identity.key), "vector");
       } catch (const Error& e) {
         return {"header failure", e.what(), ""};
       }
