@@ -20,8 +20,11 @@ from harness import run_unittest  # noqa: E402
 from harness.bench_scripts import BenchScriptChecks, paes_argument_or_skip, run_bench_script  # noqa: E402
 
 SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "start_up_and_armor.sh"
-CASES = ("2 KiB encrypt -o file", "2 KiB encrypt to stdout", "2 KiB decrypt -o file", "2 KiB decrypt to stdout",
-         "1 MiB decrypt, threads", "1 MiB sealed encrypt -o file", "1 MiB sealed decrypt -o file")
+# Each case and its sides: paes and what it is compared with, and the floors
+# beside them (bench/start_up_floor.c's seal and open; dd writing each format's bytes).
+CASES = {"2 KiB encrypt -o file": 3, "2 KiB encrypt to stdout": 2, "2 KiB decrypt -o file": 3,
+         "2 KiB decrypt to stdout": 2, "1 MiB decrypt, threads": 2, "1 MiB sealed encrypt -o file": 4,
+         "1 MiB sealed decrypt -o file": 2}
 ARGS = None
 
 
@@ -37,15 +40,21 @@ class StartUpAndArmor(BenchScriptChecks, unittest.TestCase):
         return run_start_up_and_armor("1", str(scratch), "1")
 
     def test_each_side_has_figures(self):
-        for case in CASES:
+        for case, sides in CASES.items():
             lines = re.findall(rf"^{re.escape(case)} +.+ median +([0-9.]+) ms +min\.\.max [0-9.]+\.\.[0-9.]+ ms$",
                                self.proc.stdout, re.M)
-            self.assertEqual(len(lines), 2, f"not two sides' figures for {case}")
+            self.assertEqual(len(lines), sides, f"not {sides} sides' figures for {case}")
             self.assertTrue(all(float(v) > 0 for v in lines), case)
 
     def test_ratio_line_per_case(self):
         for case in CASES:
             self.assertRegex(self.proc.stdout, rf"(?m)^  {re.escape(case)} +.+ / .+ [0-9]+\.[0-9]{{2}}")
+
+    def test_floors_have_their_ratios(self):
+        for what in ("OpenSSL floor seal / age -r", "paes encrypt -r / OpenSSL floor seal",
+                     "OpenSSL floor open / age -d -i", "paes decrypt -i / OpenSSL floor open",
+                     "dd, the armored bytes / dd, the binary bytes"):
+            self.assertRegex(self.proc.stdout, rf"(?m)^  .+ {re.escape(what)} +[0-9]+\.[0-9]{{2}}$")
 
     def test_scratch_removed(self):
         self.assertEqual([p.name for p in self.dir.iterdir()], [], "the script left its scratch files behind")
