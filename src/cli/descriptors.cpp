@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -25,7 +26,13 @@ bool g_known = false;  // until remember_inherited_descriptors() ran: nothing is
 
 }  // namespace
 
-void remember_inherited_descriptors() {
+void remember_inherited_descriptors(int argc, const char* const* argv) {
+  // refuse_own_descriptor() checks the input and -o, which come from the
+  // command line as they are (descriptor_named: these two prefixes).
+  const bool names_descriptor = std::any_of(argv + 1, argv + argc, [](const char* arg) {
+    return std::strstr(arg, "/dev/fd/") != nullptr || std::strstr(arg, "/proc/self/fd/") != nullptr;
+  });
+  if (!names_descriptor) return;
   if (DIR* dir = ::opendir("/proc/self/fd")) {
     const int own = ::dirfd(dir);
     while (const dirent* entry = ::readdir(dir)) {

@@ -234,7 +234,7 @@ int hand_over_to_paes_mpi(char** argv, const EndingSignals& ending_signals) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  paes::cli::remember_inherited_descriptors();  // before paes opens any of its own
+  paes::cli::remember_inherited_descriptors(argc, argv);  // before paes opens any of its own
   hold_closed_standard_descriptors();           // before anything opens a file
   paes::set_up_openssl_for_one_command();       // before OpenSSL's first use
   // First, before any rank or command holds a key (util/core_dumps.hpp).
