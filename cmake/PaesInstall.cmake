@@ -70,8 +70,11 @@ else()
   set(PAES_PC_DEFINITIONS "")
 endif()
 # ipsec-mb, the OpenCL loader, libssh and libsodium are opened at run time
-# (dlopen), so they are not linked.
-set(PAES_PC_LIBS ${OpenMP_CXX_FLAGS} -pthread -ldl)
+# (dlopen), so they are not linked; so is libgomp in a GCC build.
+set(PAES_PC_LIBS -pthread -ldl)
+if(NOT PAES_OPENMP_AT_FIRST_USE)
+  list(PREPEND PAES_PC_LIBS ${OpenMP_CXX_FLAGS})
+endif()
 if(PAES_HAVE_CUDA_BACKEND)
   list(APPEND PAES_PC_LIBS ${CUDA_cudart_static_LIBRARY} -ldl -lrt)
 endif()

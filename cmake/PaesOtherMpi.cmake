@@ -81,7 +81,7 @@ endif()
 
 add_library(paes_mpi_${flavor} STATIC src/engine/mpi/mpi_session.cpp src/engine/mpi/mpi_engine.cpp)
 target_include_directories(paes_mpi_${flavor} PRIVATE ${PROJECT_SOURCE_DIR}/src)
-target_link_libraries(paes_mpi_${flavor} PUBLIC paes paes_other_mpi_flags PRIVATE OpenMP::OpenMP_CXX)
+target_link_libraries(paes_mpi_${flavor} PUBLIC paes paes_other_mpi_flags)
 target_compile_definitions(paes_mpi_${flavor} PUBLIC PAES_HAVE_MPI)
 target_compile_options(paes_mpi_${flavor} PRIVATE "$<$<COMPILE_LANGUAGE:C,CXX>:${PAES_WARNINGS}>")
 

@@ -5,8 +5,8 @@
 # OpenSSL, and for paes-mpi the MPI it was built with; the CUDA runtime and
 # paes' libstdc++ are linked in (CUDA::cudart_static, -static-libstdc++), so
 # no package is needed for them. What paes opens at run time (dlopen: libssh
-# and libsodium for ssh keys, ipsec-mb, the OpenCL loader) dpkg-shlibdeps
-# can't see: PAES_TOOL_RUNTIME_DEPENDS names those packages, at the versions
+# and libsodium for ssh keys, ipsec-mb, the OpenCL loader, and libgomp in a
+# GCC build) dpkg-shlibdeps can't see: PAES_TOOL_RUNTIME_DEPENDS names those packages, at the versions
 # of their shlibs files (Debian 12), and CPack adds what it found. The library (component dev) is not packaged: its
 # consumers need the -dev packages of all of those and the CUDA toolkit's
 # static runtime, which Debian does not ship.
@@ -28,6 +28,9 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_ENABLE_COMPONENT_DEPENDS ON)
 
 set(PAES_TOOL_RUNTIME_DEPENDS "libssh-4 (>= 0.10.6)" "libsodium23")
+if(PAES_OPENMP_AT_FIRST_USE)
+  list(APPEND PAES_TOOL_RUNTIME_DEPENDS "libgomp1")
+endif()
 if(PAES_HAVE_IPSEC_MB)
   list(APPEND PAES_TOOL_RUNTIME_DEPENDS "libipsec-mb1 (>= 1.3)")
 endif()

@@ -80,4 +80,8 @@ std::unique_ptr<Engine> make_engine(EngineKind kind, unsigned threads = 0);
 
 unsigned online_cpus();
 
+// The OpenMP version the threads engine was compiled for (_OPENMP, a date:
+// 201511 is OpenMP 4.5), for `paes info`.
+long openmp_version();
+
 }  // namespace paes

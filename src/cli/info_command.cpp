@@ -1,4 +1,3 @@
-#include <omp.h>
 #include <openssl/crypto.h>
 #include <unistd.h>
 
@@ -118,7 +117,7 @@ nlohmann::json build_json(const CpuFeatures& cpu) {
       {"online_cpus", online_cpus()},
       {"engines", runnable_engines()},
       {"mpi", mpi_json()},
-      {"openmp", _OPENMP},
+      {"openmp", openmp_version()},
   };
 }
 
@@ -199,7 +198,7 @@ void print_engines(const nlohmann::json& mpi) {
     std::cout << "MPI:         not installed: --engine mpi runs paes-mpi, which is not beside this paes (install "
                  "the paes-mpi package)\n";
   }
-  std::cout << "OpenMP:      " << _OPENMP << '\n';
+  std::cout << "OpenMP:      " << openmp_version() << '\n';
 }
 
 // What --engine auto keeps, and whether it can keep it.

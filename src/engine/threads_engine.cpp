@@ -33,6 +33,8 @@
 
 namespace paes {
 
+long openmp_version() { return _OPENMP; }
+
 unsigned ThreadsEngine::workers_for(const Job& job, std::uint64_t input_len) const {
   if (!job.parallel()) return 1;
   return workers_within_bytes(threads_, job.chunk_count(input_len), input_len);

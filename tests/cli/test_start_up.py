@@ -14,12 +14,14 @@ then drained and paes must end with status 0.
   L. paes --version, paes info --help, and a 2 KiB encrypt (to an age recipient,
      into a file) and decrypt (with its identity) map none of: a GPU runtime or
      driver (libcuda, libcudart, libnvidia-*, libnvrtc), an OpenCL loader or
-     platform (libOpenCL, PoCL), ipsec-mb, libssh or libsodium.
+     platform (libOpenCL, PoCL), ipsec-mb, libssh or libsodium; nor libgomp, in
+     a build that opens OpenMP's runtime at its first parallel region (GCC's:
+     CMake sets PAES_OPENMP_AT_FIRST_USE=ON in the test's environment).
   C. controls, so that L can fail: paes info --json maps the OpenCL loader where
      this paes has the opencl backend and the loader is installed; a 5 MiB
      encrypt maps ipsec-mb where auto takes it on this CPU; an encrypt to an ssh
-     key maps libssh (with ssh-keygen). A control that can't apply here skips,
-     saying why.
+     key maps libssh (with ssh-keygen); a 16 MiB encrypt on two threads maps
+     libgomp. A control that can't apply here skips, saying why.
 
 Python 3.9+ standard library only; Linux only. Nothing is timed.
 """
@@ -41,6 +43,8 @@ F_SETPIPE_SZ = 1031  # fcntl.F_SETPIPE_SZ, which Python has from 3.10 on
 GPU_OR_OPENCL = re.compile(r"/lib(cuda|cudart|nvidia-[\w-]+|nvrtc|OpenCL|pocl|amdocl\w*|igdrcl|intelocl\w*)\.so")
 IPSEC_MB = re.compile(r"/libIPSec_MB\.so")
 SSH = re.compile(r"/lib(ssh|sodium)\.so")
+OPENMP = re.compile(r"/libgomp\.so")
+OPENMP_AT_FIRST_USE = os.environ.get("PAES_OPENMP_AT_FIRST_USE") == "ON"
 
 
 def mapped_files(pid):
@@ -117,7 +121,7 @@ class StartUpTestCase(ScratchTestCase):
 
 class LoadedTest(StartUpTestCase):
     def check_small(self, files, what):
-        for pattern in (GPU_OR_OPENCL, IPSEC_MB, SSH):
+        for pattern in (GPU_OR_OPENCL, IPSEC_MB, SSH) + ((OPENMP,) if OPENMP_AT_FIRST_USE else ()):
             self.assert_none(pattern, files, what)
 
     def test_version(self):
@@ -172,6 +176,16 @@ class ControlTest(StartUpTestCase):
         self.assertIn(b"ipsec-mb", said)
         self.assert_some(IPSEC_MB, files, "a 5 MiB encrypt")
         self.assert_none(GPU_OR_OPENCL, files, "a 5 MiB encrypt")
+
+    def test_a_job_on_two_threads_maps_libgomp(self):
+        if not OPENMP_AT_FIRST_USE:
+            self.skipTest("this build links its OpenMP runtime (PAES_OPENMP_AT_FIRST_USE is not ON: not GCC)")
+        larger = self.path("larger.bin")
+        write_file(larger, os.urandom(16 << 20))
+        files, said = maps_at_last_write(["encrypt", "-v", "--threads", "2", "--engine", "threads", "-r",
+                                          self.recipient, larger, "-o", self.path("l.paes")], "stderr")
+        self.assertIn(b"2 workers", said)
+        self.assert_some(OPENMP, files, "a 16 MiB encrypt on two threads")
 
     def test_an_ssh_key_maps_libssh(self):
         keygen = shutil.which("ssh-keygen")

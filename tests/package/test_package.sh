@@ -48,6 +48,8 @@ depends_on "$deb" libssl3 || fail "paes does not depend on libssl3 (libcrypto)"
 # Opened at run time (dlopen), so named by hand: dpkg-shlibdeps can't see them.
 depends_on "$deb" libssh-4 || fail "paes does not depend on libssh-4 (ssh keys)"
 depends_on "$deb" libsodium23 || fail "paes does not depend on libsodium23 (Ed25519 ssh keys)"
+# Opened at the first parallel region in a GCC build, linked in a clang one: named either way.
+depends_on "$deb" libgomp1 || fail "paes does not depend on libgomp1 (OpenMP, the threads engine)"
 if [[ $opencl == ON ]]; then
   depends_on "$deb" ocl-icd-libopencl1 || depends_on "$deb" libopencl1 \
     || fail "paes does not depend on the OpenCL loader"
