@@ -13,7 +13,7 @@ namespace paes::cli {
 // Notes which descriptors above 2 are open now: call first thing in main(),
 // with its arguments. Only a command line with a path naming a descriptor
 // (/dev/fd/N, /proc/self/fd/N, in any argument) needs the list; without one,
-// the listing of /proc/self/fd (a twentieth of a small job's time) is skipped.
+// the listing of /proc/self/fd (40 us, 1.5% of a small job) is skipped.
 void remember_inherited_descriptors(int argc, const char* const* argv);
 
 // Refuses (a usage Error) a path naming a descriptor above 2 that paes was

@@ -22,9 +22,9 @@ std::string_view stanza_type_of(SshKeyType type) {
 // the other's public share (the ephemeral's and the recipient's, or the
 // identity's and the stanza's). X25519 with the tweak, a scalar only the
 // ssh key's owner can name, binds the shared secret to the whole ssh key.
-SecretBytes ed25519_wrap_key(const SecretBytes& scalar, const X25519PublicKey& peer, const SshPublicKey& ssh_key,
+SecretBytes ed25519_wrap_key(const X25519PrivateKey& scalar, const X25519PublicKey& peer, const SshPublicKey& ssh_key,
                              const X25519PublicKey& ephemeral, const X25519PublicKey& recipient) {
-  const SecretBytes shared = x25519_shared_secret(scalar, peer);
+  const SecretBytes shared = scalar.shared_secret(peer);
   // age's HKDF of the tweak has no input key material: the ssh key is its salt.
   const SecretBytes tweak = hkdf_sha256(SecretBytes(), ssh_key.wire, as_bytes(kEd25519Label), kX25519KeyLen);
   X25519PublicKey shared_point{};
@@ -38,11 +38,12 @@ Stanza wrap_ed25519(const SecretBytes& file_key, const SshPublicKey& recipient) 
   const X25519PublicKey recipient_x25519 = ed25519_public_to_x25519(ssh_ed25519_public_key(recipient));
   SecretBytes ephemeral_secret(kX25519KeyLen);
   random_bytes({ephemeral_secret.data(), ephemeral_secret.size()});
-  const X25519PublicKey ephemeral = x25519_public_of(ephemeral_secret);
-  const SecretBytes key = ed25519_wrap_key(ephemeral_secret, recipient_x25519, recipient, ephemeral, recipient_x25519);
+  const X25519PrivateKey ephemeral(ephemeral_secret);
+  const SecretBytes key =
+      ed25519_wrap_key(ephemeral, recipient_x25519, recipient, ephemeral.public_key(), recipient_x25519);
   Stanza stanza;
   stanza.type = kSshEd25519StanzaType;
-  stanza.args = {ssh_key_tag(recipient), encode_base64(ephemeral)};
+  stanza.args = {ssh_key_tag(recipient), encode_base64(ephemeral.public_key())};
   stanza.body = chacha20_poly1305_seal(key, kStanzaWrapNonce, file_key.view());
   return stanza;
 }
@@ -84,12 +85,11 @@ std::optional<SecretBytes> unwrap_ed25519(const Stanza& stanza, const SshPrivate
   if (stanza.args[0] != ssh_key_tag(identity.public_key)) return std::nullopt;
   X25519PublicKey ephemeral{};
   std::copy(share->begin(), share->end(), ephemeral.begin());
-  const SecretBytes scalar = ed25519_secret_to_x25519(identity.secret);
   // age's own X25519 public key is its scalar's, not the Ed25519 key's map.
-  const X25519PublicKey own = x25519_public_of(scalar);
+  const X25519PrivateKey own(ed25519_secret_to_x25519(identity.secret));
   SecretBytes key;
   try {
-    key = ed25519_wrap_key(scalar, ephemeral, identity.public_key, ephemeral, own);
+    key = ed25519_wrap_key(own, ephemeral, identity.public_key, ephemeral, own.public_key());
   } catch (const Error&) {
     throw malformed(name, stanza.type, "its share is a low-order point");
   }
