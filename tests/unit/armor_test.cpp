@@ -9,16 +9,11 @@
 #include <vector>
 
 #include "paes/error.hpp"
+#include "test_support.hpp"
 #include "util/armor.hpp"
 
 namespace paes {
 namespace {
-
-std::vector<std::uint8_t> random_bytes_of(std::size_t n, std::mt19937& rng) {
-  std::vector<std::uint8_t> bytes(n);
-  for (auto& b : bytes) b = static_cast<std::uint8_t>(rng());
-  return bytes;
-}
 
 // `data` given to `take` in pieces of 1 to `most` bytes.
 template <class Take>
@@ -64,7 +59,7 @@ TEST(Armor, PiecesOfAnySizeGiveTheSameTextAndBytes) {
   std::mt19937 rng(7);
   for (const Armor armor : {Armor::openssl, Armor::paes}) {
     for (const std::size_t n : {1u, 2u, 3u, 47u, 48u, 49u, 95u, 96u, 97u, 1000u, 4099u}) {
-      const auto bytes = random_bytes_of(n, rng);
+      const auto bytes = test::random_bytes(n, rng);
       const auto expected = whole_lines(armor, bytes);
       for (const std::size_t most : {1u, 2u, 5u, 64u, 65u, 66u, 200u, 5000u}) {
         const auto text = encode(armor, bytes, most, rng);
@@ -99,7 +94,7 @@ TEST(Armor, BeginLineRecognised) {
 
 TEST(Armor, PaesArmorCutAnywhereFails) {
   std::mt19937 rng(11);
-  const auto bytes = random_bytes_of(200, rng);
+  const auto bytes = test::random_bytes(200, rng);
   const auto text = whole_lines(Armor::paes, bytes);
   // Every cut but after the END line's last character (its '\n' may be missing).
   for (std::size_t cut = 0; cut + 1 < text.size(); ++cut) {

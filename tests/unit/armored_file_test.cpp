@@ -27,12 +27,6 @@ namespace {
 
 using Bytes = std::vector<std::uint8_t>;
 
-Bytes random_armor_bytes(std::size_t n, std::mt19937& rng) {
-  Bytes bytes(n);
-  for (auto& b : bytes) b = static_cast<std::uint8_t>(rng());
-  return bytes;
-}
-
 Bytes encoder_text(Armor armor, std::span<const std::uint8_t> bytes) {
   ArmorEncoder encoder(armor);
   Bytes text;
@@ -103,7 +97,7 @@ TEST(ArmoredSink, WritesInAnyOrderGiveTheEncodersText) {
   std::mt19937 rng(21);
   for (const Armor armor : {Armor::paes, Armor::age, Armor::openssl}) {
     for (const std::size_t n : {0u, 1u, 2u, 3u, 4u, 47u, 48u, 49u, 95u, 96u, 97u, 1000u, 100003u}) {
-      const Bytes bytes = random_armor_bytes(n, rng);
+      const Bytes bytes = test::random_bytes(n, rng);
       const Bytes want = encoder_text(armor, bytes);
       ASSERT_EQ(want.size(), armor_begin_line(armor).size() + armor_lines_len(n) + armor_end_line(armor).size());
       for (const std::size_t most : {1u, 2u, 5u, 48u, 1000u, 70000u}) {
@@ -146,7 +140,7 @@ TEST(ArmoredSource, ReadsTheEncodersTextAtAnyOffsets) {
   std::mt19937 rng(22);
   for (const Armor armor : {Armor::paes, Armor::age}) {
     for (const std::size_t n : {1u, 2u, 3u, 47u, 48u, 49u, 95u, 96u, 97u, 1000u, 300007u}) {
-      const Bytes bytes = random_armor_bytes(n, rng);
+      const Bytes bytes = test::random_bytes(n, rng);
       const Bytes text = encoder_text(armor, bytes);
       for (const std::size_t most : {1u, 7u, 48u, 49u, 5000u, 400000u}) {
         EXPECT_EQ(source_bytes(text, most, rng), bytes) << n << " bytes in pieces up to " << most;
@@ -168,7 +162,7 @@ TEST(ArmoredSource, ReadsTheEncodersTextAtAnyOffsets) {
 
 TEST(ArmoredSource, ThreadsReadAtOnce) {
   std::mt19937 rng(23);
-  const Bytes bytes = random_armor_bytes(3 << 20, rng);
+  const Bytes bytes = test::random_bytes(3 << 20, rng);
   const Bytes text = encoder_text(Armor::paes, bytes);
   MemorySource memory(text);
   const auto source = ArmoredSource::open(memory, "test");
@@ -189,7 +183,7 @@ TEST(ArmoredSource, ThreadsReadAtOnce) {
 
 TEST(ArmoredSource, OtherLayoutsAreLeftToTheDecoder) {
   std::mt19937 rng(24);
-  const Bytes bytes = random_armor_bytes(500, rng);
+  const Bytes bytes = test::random_bytes(500, rng);
   const Bytes text = encoder_text(Armor::paes, bytes);
   // Lines that don't all end alike: ArmorDecoder takes them one by one.
   for (const std::size_t crlf_lines : {1u, 3u, 11u}) {
@@ -209,7 +203,7 @@ TEST(ArmoredSource, OtherLayoutsAreLeftToTheDecoder) {
 TEST(ArmoredSource, RefusesExactlyWhatTheDecoderRefuses) {
   std::mt19937 rng(25);
   for (const std::size_t n : {1u, 100u, 480u, 481u}) {
-    const Bytes bytes = random_armor_bytes(n, rng);
+    const Bytes bytes = test::random_bytes(n, rng);
     // 481 bytes in CRLF lines, the rest in LF lines.
     const Bytes text = n == 481 ? with_crlf(encoder_text(Armor::paes, bytes)) : encoder_text(Armor::paes, bytes);
     std::vector<Bytes> changed;
@@ -262,7 +256,7 @@ class ArmoredEndpointTest : public test::ScratchDirTest {
 
 TEST_F(ArmoredEndpointTest, FilesOfArmorAreReadAndWrittenAtOffsets) {
   std::mt19937 rng(26);
-  const Bytes bytes = random_armor_bytes(5000, rng);
+  const Bytes bytes = test::random_bytes(5000, rng);
   const Bytes text = encoder_text(Armor::paes, bytes);
   InputEndpoint in(write("in.txt", text), true, Armor::paes);
   EXPECT_TRUE(in.armored());

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "test_support.hpp"
 #include "util/base64_lines.hpp"
 #include "util/cpu_features.hpp"
 
@@ -20,12 +21,6 @@ namespace {
 
 constexpr std::uint8_t kGuard = 0xa5;
 constexpr std::string_view kBase64Chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-std::vector<std::uint8_t> random_line_bytes(std::size_t n, std::mt19937& rng) {
-  std::vector<std::uint8_t> bytes(n);
-  for (auto& b : bytes) b = static_cast<std::uint8_t>(rng());
-  return bytes;
-}
 
 // OpenSSL's lines for whole 48-byte lines of `bytes`, each ending in `end`.
 std::vector<std::uint8_t> openssl_lines(std::span<const std::uint8_t> bytes,
@@ -75,7 +70,7 @@ TEST(Base64Lines, EveryCodeDecodesOpenSslsLines) {
       const Base64LineEnd end = kLineEnds[round % 2];
       const std::size_t line_len = base64_line_len(end);
       const std::size_t lines = round < 10 ? static_cast<std::size_t>(round / 2) : rng() % 40;
-      const auto bytes = random_line_bytes(lines * kBase64LineBytes, rng);
+      const auto bytes = test::random_bytes(lines * kBase64LineBytes, rng);
       const auto lines_text = openssl_lines(bytes, end);
       const std::size_t text_at = rng() % 64;
       const std::size_t out_at = rng() % 64;
@@ -106,7 +101,7 @@ TEST(Base64Lines, EveryCodeDecodesOpenSslsLines) {
 TEST(Base64Lines, EveryCodeRefusesWhatIsNotALine) {
   std::mt19937 rng(3);
   constexpr std::size_t kLines = 5;
-  const auto bytes = random_line_bytes(kLines * kBase64LineBytes, rng);
+  const auto bytes = test::random_bytes(kLines * kBase64LineBytes, rng);
   for (const Base64LineEnd end : kLineEnds) {
     const auto good = openssl_lines(bytes, end);
     const std::size_t line_len = base64_line_len(end);
@@ -134,7 +129,7 @@ TEST(Base64Lines, EveryCodeRefusesWhatIsNotALine) {
 TEST(Base64Lines, GroupsAndBlocksAreEvpEncodeBlocks) {
   std::mt19937 rng(4);
   for (std::size_t n = 0; n <= kBase64LineBytes; ++n) {
-    const auto bytes = random_line_bytes(n, rng);
+    const auto bytes = test::random_bytes(n, rng);
     unsigned char want[kBase64LineChars + 1];
     const int want_len = EVP_EncodeBlock(want, bytes.data(), static_cast<int>(n));
     std::uint8_t got[kBase64LineChars];
@@ -151,7 +146,7 @@ TEST(Base64Lines, OneLineDecodesStrictly) {
   std::uint8_t out[kBase64LineBytes];
   std::size_t len = 0;
   for (std::size_t n = 1; n <= kBase64LineBytes; ++n) {
-    const auto bytes = random_line_bytes(n, rng);
+    const auto bytes = test::random_bytes(n, rng);
     char text[kBase64LineChars + 1];
     const int text_len = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(text), bytes.data(), static_cast<int>(n));
     const std::string line(text, static_cast<std::size_t>(text_len));

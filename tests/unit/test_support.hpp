@@ -67,11 +67,16 @@ class ScratchDirTest : public ::testing::Test {
   std::filesystem::path dir_;
 };
 
-inline std::vector<std::uint8_t> random_bytes(std::size_t len, std::uint32_t seed) {
-  std::mt19937 rng(seed);
+// `len` bytes from `rng`, which a test seeds once and draws many inputs from.
+inline std::vector<std::uint8_t> random_bytes(std::size_t len, std::mt19937& rng) {
   std::vector<std::uint8_t> bytes(len);
   for (auto& b : bytes) b = static_cast<std::uint8_t>(rng());
   return bytes;
+}
+
+inline std::vector<std::uint8_t> random_bytes(std::size_t len, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  return random_bytes(len, rng);
 }
 
 inline CipherSpec make_spec(Mode mode, Direction direction, unsigned key_bits, std::uint32_t seed,
