@@ -12,10 +12,6 @@
 namespace paes {
 namespace {
 
-constexpr std::uint64_t kGroupsPerLine = kBase64LineBytes / 3;
-
-bool is_text_whitespace(std::uint8_t c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
-
 std::string_view as_text(std::span<const std::uint8_t> bytes) {
   return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
 }
@@ -86,7 +82,7 @@ void ArmoredSink::hold(std::uint64_t offset, std::span<const std::uint8_t> bytes
   for (const auto& [group, held] : whole) {
     std::uint8_t chars[5];
     encode_base64_groups(chars, held.bytes, 1);
-    const bool line_ends = group % kGroupsPerLine == kGroupsPerLine - 1;
+    const bool line_ends = group % kArmorGroupsPerLine == kArmorGroupsPerLine - 1;
     chars[4] = '\n';
     text_.write_at(text_at(group), {chars, line_ends ? 5u : 4u});
   }
@@ -103,16 +99,16 @@ void ArmoredSink::encode_groups(std::uint64_t first, std::uint64_t end, const st
     const std::uint64_t piece_at = text_at(group);
     std::size_t len = 0;
     while (group < end && len + kBase64LineLen <= ArmorPieces::kTextLen) {
-      if (group % kGroupsPerLine == 0 && end - group >= kGroupsPerLine) {
-        const std::size_t lines = static_cast<std::size_t>(
-            std::min<std::uint64_t>((end - group) / kGroupsPerLine, (ArmorPieces::kTextLen - len) / kBase64LineLen));
+      if (group % kArmorGroupsPerLine == 0 && end - group >= kArmorGroupsPerLine) {
+        const std::size_t lines = static_cast<std::size_t>(std::min<std::uint64_t>(
+            (end - group) / kArmorGroupsPerLine, (ArmorPieces::kTextLen - len) / kBase64LineLen));
         encode_base64_lines(text + len, bytes, lines);
         len += lines * kBase64LineLen;
         bytes += lines * kBase64LineBytes;
-        group += lines * kGroupsPerLine;
+        group += lines * kArmorGroupsPerLine;
         continue;
       }
-      const std::uint64_t line_end = (group / kGroupsPerLine + 1) * kGroupsPerLine;
+      const std::uint64_t line_end = (group / kArmorGroupsPerLine + 1) * kArmorGroupsPerLine;
       const auto groups = static_cast<std::size_t>(std::min(end, line_end) - group);
       encode_base64_groups(text + len, bytes, groups);
       len += 4 * groups;
@@ -162,7 +158,7 @@ std::unique_ptr<ArmoredSource> ArmoredSource::open(Source& text, std::string nam
   const auto probe = std::span(start).first(static_cast<std::size_t>(std::min<std::uint64_t>(size, start.size())));
   text.read_at(0, probe);
   std::size_t skip = 0;
-  while (skip < probe.size() && skip < kMaxArmorLeadingWhitespace && is_text_whitespace(probe[skip])) ++skip;
+  while (skip < probe.size() && skip < kMaxArmorLeadingWhitespace && is_armor_whitespace(probe[skip])) ++skip;
   const std::string_view opening = as_text(probe.subspan(skip));
   std::string_view begin_line;
   std::string_view end_line;
@@ -192,7 +188,7 @@ std::unique_ptr<ArmoredSource> ArmoredSource::open(Source& text, std::string nam
     const auto len = static_cast<std::size_t>(std::min<std::uint64_t>(window.size(), content_end - body_at));
     text.read_at(content_end - len, std::span(window).first(len));
     std::size_t keep = len;
-    while (keep > 0 && is_text_whitespace(window[keep - 1])) --keep;
+    while (keep > 0 && is_armor_whitespace(window[keep - 1])) --keep;
     content_end -= len - keep;
     if (keep != 0) break;
   }

@@ -102,7 +102,7 @@ class ArmoredSource final : public Source {
   // names the input in errors.
   static std::unique_ptr<ArmoredSource> open(Source& text, std::string name);
 
-  std::uint64_t size() const override { return whole_lines_ * 48 + last_len_; }
+  std::uint64_t size() const override { return whole_lines_ * kBase64LineBytes + last_len_; }
   void read_at(std::uint64_t offset, std::span<std::uint8_t> dst) override;
 
  private:
@@ -115,7 +115,7 @@ class ArmoredSource final : public Source {
   std::uint64_t body_at_ = 0;      // where the first base64 line starts in the text
   Base64LineEnd ending_ = Base64LineEnd::lf;
   std::uint64_t whole_lines_ = 0;  // lines of 64 characters before the last line
-  std::uint8_t last_[48] = {};     // the last line's bytes
+  std::uint8_t last_[kBase64LineBytes] = {};  // the last line's bytes
   std::size_t last_len_ = 0;
   ArmorPieces pieces_;
 };

@@ -11,18 +11,14 @@
 namespace paes {
 namespace {
 
-constexpr std::size_t kColumns = 64;
-constexpr std::size_t kLineBytes = kColumns / 4 * 3;  // 48
 // EVP's calls take an int length: pieces of whole lines, well below it.
-constexpr std::size_t kPiece = kLineBytes << 16;
+constexpr std::size_t kPiece = kBase64LineBytes << 16;
 
 EVP_ENCODE_CTX* new_context() {
   EVP_ENCODE_CTX* ctx = EVP_ENCODE_CTX_new();
   if (!ctx) throw Error("out of memory for a base64 context");
   return ctx;
 }
-
-bool is_armor_whitespace(std::uint8_t c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
 }  // namespace
 
@@ -78,21 +74,21 @@ void ArmorEncoder::begin(std::vector<std::uint8_t>& text) {
 void ArmorEncoder::encode(std::span<const std::uint8_t> bytes, std::vector<std::uint8_t>& text) {
   begin(text);
   if (held_len_ != 0) {
-    const std::size_t take = std::min(bytes.size(), kLineBytes - held_len_);
+    const std::size_t take = std::min(bytes.size(), kBase64LineBytes - held_len_);
     if (take != 0) std::memcpy(held_ + held_len_, bytes.data(), take);
     held_len_ += take;
     bytes = bytes.subspan(take);
-    if (held_len_ < kLineBytes) return;
+    if (held_len_ < kBase64LineBytes) return;
     const std::size_t at = text.size();
     text.resize(at + kBase64LineLen);
     encode_base64_lines(text.data() + at, held_, 1);
     held_len_ = 0;
   }
-  const std::size_t lines = bytes.size() / kLineBytes;
+  const std::size_t lines = bytes.size() / kBase64LineBytes;
   const std::size_t at = text.size();
   text.resize(at + lines * kBase64LineLen);
   encode_base64_lines(text.data() + at, bytes.data(), lines);
-  const auto rest = bytes.subspan(lines * kLineBytes);
+  const auto rest = bytes.subspan(lines * kBase64LineBytes);
   if (!rest.empty()) std::memcpy(held_, rest.data(), rest.size());
   held_len_ = rest.size();
 }
@@ -128,8 +124,7 @@ void ArmorDecoder::decode(std::span<const std::uint8_t> text, std::vector<std::u
   while (!text.empty()) {
     if (state_ == State::end) {
       // Whitespace may follow the END line (a text channel adds some); nothing else.
-      const bool blank = std::all_of(text.begin(), text.end(),
-                                     [](std::uint8_t c) { return c == '\n' || c == '\r' || c == ' ' || c == '\t'; });
+      const bool blank = std::all_of(text.begin(), text.end(), is_armor_whitespace);
       if (!blank) fail("text after the END line");
       return;
     }
@@ -142,7 +137,8 @@ void ArmorDecoder::decode(std::span<const std::uint8_t> text, std::vector<std::u
     const auto* newline = static_cast<const std::uint8_t*>(std::memchr(text.data(), '\n', text.size()));
     const std::size_t upto = newline ? static_cast<std::size_t>(newline - text.data()) : text.size();
     // A line and its '\r', at most: a longer one is no armor's.
-    if (line_.size() + upto > kColumns + 1) fail("line " + std::to_string(line_number_ + 1) + " is longer than 64 columns");
+    if (line_.size() + upto > kBase64LineChars + 1)
+      fail("line " + std::to_string(line_number_ + 1) + " is longer than 64 columns");
     const std::string_view here(reinterpret_cast<const char*>(text.data()), upto);
     if (!newline) {
       line_.append(here);
@@ -166,9 +162,9 @@ void ArmorDecoder::decode(std::span<const std::uint8_t> text, std::vector<std::u
 std::span<const std::uint8_t> ArmorDecoder::whole_lines(std::span<const std::uint8_t> text,
                                                         std::vector<std::uint8_t>& bytes) {
   Base64LineEnd end = Base64LineEnd::lf;
-  if (text.size() > kColumns + 1 && text[kColumns] == '\r' && text[kColumns + 1] == '\n') {
+  if (text.size() > kBase64LineChars + 1 && text[kBase64LineChars] == '\r' && text[kBase64LineChars + 1] == '\n') {
     end = Base64LineEnd::crlf;
-  } else if (text.size() <= kColumns || text[kColumns] != '\n') {
+  } else if (text.size() <= kBase64LineChars || text[kBase64LineChars] != '\n') {
     return text;
   }
   const std::size_t line_len = base64_line_len(end);
@@ -176,9 +172,9 @@ std::span<const std::uint8_t> ArmorDecoder::whole_lines(std::span<const std::uin
   while (text.size() >= line_len) {
     const std::size_t lines = std::min(text.size() / line_len, step);
     const std::size_t from = bytes.size();
-    bytes.resize(from + lines * kLineBytes);
+    bytes.resize(from + lines * kBase64LineBytes);
     const std::size_t decoded = decode_base64_lines(bytes.data() + from, text.data(), lines, end);
-    bytes.resize(from + decoded * kLineBytes);
+    bytes.resize(from + decoded * kBase64LineBytes);
     line_number_ += decoded;
     text = text.subspan(decoded * line_len);
     if (decoded < lines) break;
@@ -222,7 +218,7 @@ void ArmorDecoder::evp_decode(std::span<const std::uint8_t> text, std::vector<st
     const auto piece = text.first(std::min(text.size(), kPiece));
     const std::size_t from = bytes.size();
     // At most 3 bytes for each 4 characters, with the 3 held from before.
-    bytes.resize(from + piece.size() + kLineBytes);
+    bytes.resize(from + piece.size() + kBase64LineBytes);
     int written = 0;
     if (EVP_DecodeUpdate(ctx_, bytes.data() + from, &written, piece.data(), static_cast<int>(piece.size())) < 0) {
       fail("not base64 text");
@@ -255,8 +251,8 @@ void ArmorDecoder::paes_line(std::string_view line, std::vector<std::uint8_t>& b
     fail(where() + " follows the last base64 line (one shorter than 64 columns or padded with '='), where the "
                    "END line belongs");
   }
-  if (line.size() > kColumns) fail(where() + " is longer than 64 columns");
-  std::uint8_t decoded[kLineBytes];
+  if (line.size() > kBase64LineChars) fail(where() + " is longer than 64 columns");
+  std::uint8_t decoded[kBase64LineBytes];
   std::size_t len = 0;
   switch (decode_base64_line(decoded, line, len)) {
     case Base64LineFault::none:
@@ -271,7 +267,7 @@ void ArmorDecoder::paes_line(std::string_view line, std::vector<std::uint8_t>& b
       fail(where() + " is not canonical base64");
   }
   bytes.insert(bytes.end(), decoded, decoded + len);
-  if (line.size() < kColumns || line.back() == '=') state_ = State::last_line_seen;
+  if (line.size() < kBase64LineChars || line.back() == '=') state_ = State::last_line_seen;
 }
 
 void ArmorDecoder::finish(std::vector<std::uint8_t>& bytes) {
@@ -284,7 +280,7 @@ void ArmorDecoder::finish(std::vector<std::uint8_t>& bytes) {
       evp_decode({reinterpret_cast<const std::uint8_t*>(line.data()), line.size()}, bytes);
     }
     const std::size_t from = bytes.size();
-    bytes.resize(from + kLineBytes);
+    bytes.resize(from + kBase64LineBytes);
     int written = 0;
     if (EVP_DecodeFinal(ctx_, bytes.data() + from, &written) < 0) fail("it ends inside a group of 4 characters");
     bytes.resize(from + static_cast<std::size_t>(written));

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "paes/armor.hpp"
+#include "util/base64_lines.hpp"
 
 namespace paes {
 
@@ -28,8 +29,10 @@ inline constexpr std::string_view kArmorEnd = kArmorEndLine.substr(0, kArmorEndL
 inline constexpr std::string_view kAgeArmorBegin = kAgeArmorBeginLine.substr(0, kAgeArmorBeginLine.size() - 1);
 inline constexpr std::string_view kAgeArmorEnd = kAgeArmorEndLine.substr(0, kAgeArmorEndLine.size() - 1);
 
-// Whitespace (space, tab, CR, LF) allowed before the BEGIN line: age.md lets
-// readers skip some, and age skips up to 1024 bytes of it.
+// The whitespace armor allows around its lines: space, tab, CR and LF.
+inline constexpr bool is_armor_whitespace(std::uint8_t c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+// Whitespace allowed before the BEGIN line: age.md lets readers skip some,
+// and age skips up to 1024 bytes of it.
 inline constexpr std::size_t kMaxArmorLeadingWhitespace = 1024;
 // Whether `start`, an input's first bytes, is the start of paes' armor or
 // age's: leading whitespace, its BEGIN line, then '\n' or "\r\n". Fewer bytes
@@ -42,7 +45,7 @@ inline constexpr std::size_t kArmorProbeLen = kMaxArmorLeadingWhitespace + kArmo
 // characters and '\n' (paes' armor and openssl enc -a alike) carry 48 bytes.
 // Exact for those lines' body; CRLF text or other line lengths run longer.
 inline constexpr std::uint64_t armor_text_len_of(std::uint64_t decoded) {
-  return decoded / 48 * 65 + (decoded % 48 * 4 + 2) / 3;
+  return decoded / kBase64LineBytes * kBase64LineLen + (decoded % kBase64LineBytes * 4 + 2) / 3;
 }
 
 // Armor's text at offsets: its lines carry 48 bytes each from the first byte
@@ -54,13 +57,18 @@ inline constexpr std::uint64_t armor_text_len_of(std::uint64_t decoded) {
 // Armor::openssl), and the END line and its '\n' it ends with.
 std::string_view armor_begin_line(Armor armor);
 std::string_view armor_end_line(Armor armor);
+// The groups of 3 bytes (4 characters) of a line.
+inline constexpr std::uint64_t kArmorGroupsPerLine = kBase64LineBytes / 3;
 // Where, in the base64 lines, the 4 characters of the group of bytes
 // 3 x `group` to 3 x `group` + 2 start: 16 groups a line, each line 65
 // characters with its '\n'.
-inline constexpr std::uint64_t armor_group_at(std::uint64_t group) { return group / 16 * 65 + group % 16 * 4; }
+inline constexpr std::uint64_t armor_group_at(std::uint64_t group) {
+  return group / kArmorGroupsPerLine * kBase64LineLen + group % kArmorGroupsPerLine * 4;
+}
 // The length of the base64 lines of `len` bytes, the last one's '\n' included.
 inline constexpr std::uint64_t armor_lines_len(std::uint64_t len) {
-  return len / 48 * 65 + (len % 48 == 0 ? 0 : (len % 48 + 2) / 3 * 4 + 1);
+  return len / kBase64LineBytes * kBase64LineLen +
+         (len % kBase64LineBytes == 0 ? 0 : (len % kBase64LineBytes + 2) / 3 * 4 + 1);
 }
 
 // Bytes to armor, piece by piece.
@@ -80,7 +88,7 @@ class ArmorEncoder {
   void begin(std::vector<std::uint8_t>& text);
   Armor armor_;
   bool begun_ = false;
-  std::uint8_t held_[48] = {};  // the bytes of a line not yet whole
+  std::uint8_t held_[kBase64LineBytes] = {};  // the bytes of a line not yet whole
   std::size_t held_len_ = 0;
 };
 
