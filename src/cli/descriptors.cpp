@@ -22,7 +22,7 @@ std::set<int>& inherited() {
   static std::set<int> fds;
   return fds;
 }
-bool g_known = false;  // until remember_inherited_descriptors() ran: nothing is refused before
+bool g_known = false;  // whether the list was taken: without it (no argument names a descriptor) nothing is refused
 
 }  // namespace
 

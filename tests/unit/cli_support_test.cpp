@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -247,6 +248,15 @@ TEST_F(PassphraseFileTest, RefusesAFileOverTheLimitWithoutQuotingIt) {
 
   content.resize(kMaxPassphraseFileLen);
   EXPECT_EQ(as_string(passphrase_from_file(write_file(content))), "hunter2 secret");
+}
+
+// A file whose size says less than it holds (procfs gives 0) is read to its
+// end: the buffer sized by fstat grows to the bound.
+TEST_F(PassphraseFileTest, ReadsAFileLongerThanItsSizeSays) {
+  const std::string path = "/proc/sys/kernel/ostype";
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || st.st_size != 0) GTEST_SKIP() << path << " is not a procfs file of size 0";
+  EXPECT_EQ(as_string(passphrase_from_file(path)), "Linux");
 }
 
 // ---- passphrase_from_env -----------------------------------------------------
